@@ -1,0 +1,118 @@
+//! The runtime identity an approval is bound to. The field set, key order
+//! and JSON spelling follow the Node tool exactly so that its records are
+//! honoured after a switch, and so that changing any bound input (CHECK,
+//! EXPECT, resolved CWD or shell, timeout, limits, platform, PATH) needs a
+//! fresh approval.
+
+use serde::Serialize;
+
+use crate::digest::sha256_hex;
+use crate::evidence::MAX_OUTPUT_BYTES;
+
+/// The Node tool's regex limits, bound into the identity for compatibility.
+const REGEX_TIMEOUT_MS: u64 = 250;
+const REGEX_STARTUP_TIMEOUT_MS: u64 = 5000;
+const MAX_REGEX_WORKERS: u64 = 4;
+
+/// Node's `process.platform` for this build target.
+pub const PLATFORM: &str = if cfg!(target_os = "linux") {
+    "linux"
+} else if cfg!(target_os = "macos") {
+    "darwin"
+} else if cfg!(target_os = "freebsd") {
+    "freebsd"
+} else if cfg!(target_os = "openbsd") {
+    "openbsd"
+} else if cfg!(target_os = "windows") {
+    "win32"
+} else {
+    std::env::consts::OS
+};
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Oracle {
+    schema: u32,
+    pub check: String,
+    pub expect: String,
+    pub cwd: String,
+    pub shell: String,
+    timeout_ms: u64,
+    max_output_bytes: usize,
+    regex_timeout_ms: u64,
+    regex_startup_timeout_ms: u64,
+    max_regex_workers: u64,
+    platform: &'static str,
+    pub path: String,
+}
+
+impl Oracle {
+    pub fn new(check: &str, expect: &str, cwd: &str, shell: &str, timeout_secs: u64, path: &str) -> Self {
+        Oracle {
+            schema: 1,
+            check: check.to_string(),
+            expect: expect.to_string(),
+            cwd: cwd.to_string(),
+            shell: shell.to_string(),
+            timeout_ms: timeout_secs * 1000,
+            max_output_bytes: MAX_OUTPUT_BYTES,
+            regex_timeout_ms: REGEX_TIMEOUT_MS,
+            regex_startup_timeout_ms: REGEX_STARTUP_TIMEOUT_MS,
+            max_regex_workers: MAX_REGEX_WORKERS,
+            platform: PLATFORM,
+            path: path.to_string(),
+        }
+    }
+
+    /// Compact JSON, as `JSON.stringify` writes it.
+    pub fn to_json(&self) -> String {
+        // A struct of strings and integers always serializes.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// SHA-256 of the compact JSON.
+    pub fn signature(&self) -> String {
+        sha256_hex(self.to_json())
+    }
+
+    /// The record's file name: `sha256(ledger \0 gate \0 signature).json`.
+    pub fn record_name(&self, ledger: &str, gate_id: &str) -> String {
+        let identity = format!("{ledger}\0{gate_id}\0{}", self.signature());
+        format!("{}.json", sha256_hex(identity))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_keys_in_node_order() {
+        let oracle = Oracle::new("c", "e", "/r", "/bin/sh", 120, "/usr/bin");
+        let expected = format!(
+            "{{\"schema\":1,\"check\":\"c\",\"expect\":\"e\",\"cwd\":\"/r\",\"shell\":\"/bin/sh\",\
+             \"timeoutMs\":120000,\"maxOutputBytes\":1048576,\"regexTimeoutMs\":250,\
+             \"regexStartupTimeoutMs\":5000,\"maxRegexWorkers\":4,\"platform\":\"{PLATFORM}\",\"path\":\"/usr/bin\"}}"
+        );
+        assert_eq!(oracle.to_json(), expected);
+    }
+
+    #[test]
+    fn every_bound_field_changes_the_record() {
+        let base = Oracle::new("c", "e", "/r", "/bin/sh", 120, "/usr/bin");
+        let name = base.record_name("/r/GATES.md", "G1");
+        let variants = [
+            Oracle::new("c2", "e", "/r", "/bin/sh", 120, "/usr/bin"),
+            Oracle::new("c", "e2", "/r", "/bin/sh", 120, "/usr/bin"),
+            Oracle::new("c", "e", "/r2", "/bin/sh", 120, "/usr/bin"),
+            Oracle::new("c", "e", "/r", "/bin/bash", 120, "/usr/bin"),
+            Oracle::new("c", "e", "/r", "/bin/sh", 121, "/usr/bin"),
+            Oracle::new("c", "e", "/r", "/bin/sh", 120, "/usr/bin:/bin"),
+        ];
+        for variant in variants {
+            assert_ne!(variant.record_name("/r/GATES.md", "G1"), name);
+        }
+        assert_ne!(base.record_name("/r/GATES.md", "G2"), name);
+        assert_ne!(base.record_name("/r/other.md", "G1"), name);
+    }
+}

@@ -1,0 +1,7 @@
+//! Approval: the exact identity of a runnable oracle (pure) and the
+//! owner-private store of records that say a person consented to run it.
+
+mod identity;
+pub mod store;
+
+pub use identity::{Oracle, PLATFORM};

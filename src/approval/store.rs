@@ -1,0 +1,234 @@
+//! The approval store: the only module that reads or writes approval
+//! records. It fails closed: anything about the store or a record that is
+//! not exactly a private, single-link, owner-owned regular file in a real
+//! private directory outside the repository is an error, never a "yes".
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::OFlag;
+use serde::Serialize;
+use thiserror::Error;
+
+use super::Oracle;
+use crate::paths;
+
+const MAX_RECORD_BYTES: u64 = 256 * 1024;
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("UNLAZY_APPROVAL_DIR must be outside the repository root")]
+    InsideRoot,
+    #[error("approval directory resolves inside the repository root: {0}")]
+    CanonicalInsideRoot(String),
+    #[error("cannot find the home directory for the default approval store; set UNLAZY_APPROVAL_DIR")]
+    NoHome,
+    #[error("{0} must be a real {1}")]
+    NotReal(String, &'static str),
+    #[error("{0} must be owned by the current user")]
+    WrongOwner(String),
+    #[error("{0} must not grant group or other permissions")]
+    LoosePermissions(String),
+    #[error("refusing linked or replaced approval record {0}")]
+    Linked(String),
+    #[error("approval record exceeds {MAX_RECORD_BYTES} bytes: {0}")]
+    TooLarge(String),
+    #[error("approval record changed while it was read: {0}")]
+    ChangedWhileRead(String),
+    #[error("approval directory changed during use: {0}")]
+    DirectoryChanged(String),
+    #[error("{0}: {1}")]
+    Io(String, std::io::Error),
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |error| StoreError::Io(path.display().to_string(), error)
+}
+
+/// Checks that a store entry is the right kind, owned by us, and private.
+fn assert_private(path: &Path, meta: &fs::Metadata, directory: bool) -> Result<(), StoreError> {
+    let kind_ok = if directory { meta.file_type().is_dir() } else { meta.file_type().is_file() };
+    if meta.file_type().is_symlink() || !kind_ok {
+        let kind = if directory { "directory" } else { "file" };
+        return Err(StoreError::NotReal(path.display().to_string(), kind));
+    }
+    if meta.uid() != nix::unistd::geteuid().as_raw() {
+        return Err(StoreError::WrongOwner(path.display().to_string()));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(StoreError::LoosePermissions(path.display().to_string()));
+    }
+    Ok(())
+}
+
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+/// A validated store directory and the identity it had when validated.
+struct OpenStore {
+    path: PathBuf,
+    meta: fs::Metadata,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Record<'a> {
+    schema: u32,
+    file: &'a str,
+    gate: &'a str,
+    signature: &'a str,
+    oracle: &'a Oracle,
+    approved_at: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+    canonical_root: PathBuf,
+}
+
+impl Store {
+    /// The store named by `UNLAZY_APPROVAL_DIR`, else `~/.unlazy/approved`.
+    /// `root` is the repository root as given; the store must lie outside
+    /// it both lexically (checked here) and canonically (checked on use).
+    pub fn locate(root: &Path) -> Result<Store, StoreError> {
+        let cwd = std::env::current_dir().map_err(io_error(Path::new(".")))?;
+        let dir = match std::env::var_os("UNLAZY_APPROVAL_DIR").filter(|v| !v.is_empty()) {
+            Some(dir) => paths::resolve(&cwd, Path::new(&dir)),
+            None => {
+                let home = directories::BaseDirs::new().ok_or(StoreError::NoHome)?;
+                home.home_dir().join(".unlazy").join("approved")
+            }
+        };
+        if paths::is_inside(root, &dir) {
+            return Err(StoreError::InsideRoot);
+        }
+        let canonical_root = fs::canonicalize(root).map_err(io_error(root))?;
+        Ok(Store { dir, canonical_root })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn open(&self, create: bool) -> Result<Option<OpenStore>, StoreError> {
+        if create {
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&self.dir)
+                .map_err(io_error(&self.dir))?;
+        }
+        let meta = match fs::symlink_metadata(&self.dir) {
+            Ok(meta) => meta,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(StoreError::Io(self.dir.display().to_string(), error)),
+        };
+        assert_private(&self.dir, &meta, true)?;
+        let canonical = fs::canonicalize(&self.dir).map_err(io_error(&self.dir))?;
+        if canonical.starts_with(&self.canonical_root) {
+            return Err(StoreError::CanonicalInsideRoot(canonical.display().to_string()));
+        }
+        let meta = fs::symlink_metadata(&canonical).map_err(io_error(&canonical))?;
+        assert_private(&canonical, &meta, true)?;
+        Ok(Some(OpenStore { path: canonical, meta }))
+    }
+
+    fn assert_unchanged(store: &OpenStore) -> Result<(), StoreError> {
+        let now = fs::symlink_metadata(&store.path).map_err(io_error(&store.path))?;
+        assert_private(&store.path, &now, true)?;
+        if !same_file(&now, &store.meta) {
+            return Err(StoreError::DirectoryChanged(store.path.display().to_string()));
+        }
+        Ok(())
+    }
+
+    /// True only for an intact private record naming this exact ledger,
+    /// gate and oracle signature.
+    pub fn is_approved(&self, ledger: &str, gate: &str, oracle: &Oracle) -> Result<bool, StoreError> {
+        let Some(store) = self.open(false)? else {
+            return Ok(false);
+        };
+        let path = store.path.join(oracle.record_name(ledger, gate));
+        let Some(text) = read_record(&path)? else {
+            return Ok(false);
+        };
+        Self::assert_unchanged(&store)?;
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+            return Ok(false);
+        };
+        let field = |name: &str| value.get(name).and_then(|v| v.as_str());
+        Ok(field("file") == Some(ledger)
+            && field("gate") == Some(gate)
+            && field("signature") == Some(oracle.signature().as_str()))
+    }
+
+    /// Records consent for this oracle; concurrent approvals are serialized
+    /// by a lock on the store directory. Returns the record's path.
+    pub fn approve(&self, ledger: &str, gate: &str, oracle: &Oracle) -> Result<PathBuf, StoreError> {
+        let store = self.open(true)?.ok_or_else(|| StoreError::NotReal(self.dir.display().to_string(), "directory"))?;
+        let lock = File::open(&store.path).map_err(io_error(&store.path))?;
+        lock.lock().map_err(io_error(&store.path))?;
+        let path = store.path.join(oracle.record_name(ledger, gate));
+        let signature = oracle.signature();
+        let record = Record {
+            schema: 1,
+            file: ledger,
+            gate,
+            signature: &signature,
+            oracle,
+            approved_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+        };
+        let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
+        text.push('\n');
+        let mut temp = tempfile::Builder::new()
+            .prefix(".approval-")
+            .tempfile_in(&store.path)
+            .map_err(io_error(&store.path))?;
+        temp.write_all(text.as_bytes()).map_err(io_error(temp.path()))?;
+        temp.as_file().sync_all().map_err(io_error(&path))?;
+        temp.persist(&path).map_err(|e| StoreError::Io(path.display().to_string(), e.error))?;
+        Self::assert_unchanged(&store)?;
+        Ok(path)
+    }
+}
+
+/// Reads a record without following links, blocking on FIFOs, or trusting
+/// a file that is linked, foreign, loose or swapped while being read.
+/// `None` when there is no record.
+fn read_record(path: &Path) -> Result<Option<String>, StoreError> {
+    let shown = || path.display().to_string();
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
+        .open(path);
+    let mut file = match file {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) if error.raw_os_error() == Some(nix::libc::ELOOP) => {
+            return Err(StoreError::NotReal(shown(), "file"))
+        }
+        Err(error) => return Err(StoreError::Io(shown(), error)),
+    };
+    let opened = file.metadata().map_err(io_error(path))?;
+    let named = fs::symlink_metadata(path).map_err(io_error(path))?;
+    assert_private(path, &opened, false)?;
+    assert_private(path, &named, false)?;
+    if opened.len() > MAX_RECORD_BYTES {
+        return Err(StoreError::TooLarge(shown()));
+    }
+    if opened.nlink() != 1 || !same_file(&opened, &named) {
+        return Err(StoreError::Linked(shown()));
+    }
+    let mut bytes = Vec::new();
+    Read::by_ref(&mut file).take(MAX_RECORD_BYTES + 1).read_to_end(&mut bytes).map_err(io_error(path))?;
+    let after = fs::symlink_metadata(path).map_err(io_error(path))?;
+    if !same_file(&after, &opened) || bytes.len() as u64 > MAX_RECORD_BYTES {
+        return Err(StoreError::ChangedWhileRead(shown()));
+    }
+    // A record that is not text is simply not an approval.
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}

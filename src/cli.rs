@@ -1,0 +1,134 @@
+//! The command line: clap definitions, the Node tool's option rules, and the
+//! mapping of outcomes to exit codes (0 met, 1 unmet, 2 usage/parse/
+//! infrastructure, 3 lease conflict).
+
+use std::path::PathBuf;
+
+use clap::builder::NonEmptyStringValueParser;
+use clap::Parser;
+
+use crate::run::{self, RunError, RunOptions};
+use crate::terminal;
+
+const AFTER_HELP: &str = "\
+CHECK execution requires prior approval keyed to the exact CHECK, EXPECT,
+resolved CWD, resolved shell, timeout, output/regex limits, platform, and PATH.
+Approvals live outside the repository under ~/.unlazy/approved by default
+(UNLAZY_APPROVAL_DIR overrides).
+
+exit codes: 0 all met/action succeeded; 1 unmet; 2 usage/parse/infrastructure;
+            3 lease conflict.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gate-check",
+    version,
+    about = "Run the approved gates of unlazy acceptance ledgers and record definition-bound evidence",
+    after_help = AFTER_HELP
+)]
+pub struct Cli {
+    /// Report only; never execute, approve, resolve a shell, or write
+    #[arg(long)]
+    pub status: bool,
+    /// Re-run every runnable gate, including met ones; failures are unchecked
+    #[arg(long)]
+    pub reverify: bool,
+    /// Approve each exact pending oracle, then run it
+    #[arg(long)]
+    pub approve: bool,
+    /// Rolling concurrency, integer 1..64 (default 1); reports stay in ledger order
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+    /// Per-check timeout, integer seconds 1..86400 (default 120)
+    #[arg(long, value_name = "S", value_parser = parse_timeout)]
+    pub timeout: Option<u64>,
+    /// Command shell (else UNLAZY_SHELL, else /bin/sh); a bare name is searched on PATH
+    #[arg(long, value_name = "PATH", value_parser = NonEmptyStringValueParser::new())]
+    pub shell: Option<String>,
+    /// Default CHECK directory (default: the ledger's directory for explicit files, else --root)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Repository/pipeline root (default: the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Use the pipeline .unlazy/ID (or UNLAZY_SCOPE)
+    #[arg(long, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+    pub scope: Option<String>,
+    /// Explicit ledger files; all are honored, and only those
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+fn parse_bounded(name: &str, value: &str, max: u64) -> Result<u64, String> {
+    match value.parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) && !value.starts_with('+') => Ok(n),
+        _ => Err(format!("{name} needs an integer from 1 through {max}, got {}", serde_json::Value::from(value))),
+    }
+}
+
+fn parse_timeout(value: &str) -> Result<u64, String> {
+    parse_bounded("--timeout", value, 86_400)
+}
+
+fn parse_jobs(value: &str) -> Result<usize, String> {
+    parse_bounded("--jobs", value, 64).map(|n| n as usize)
+}
+
+impl Cli {
+    /// The Node tool's rules for combining modes and options.
+    fn validate(&self) -> Result<(), String> {
+        if self.status && self.reverify {
+            return Err("--status and --reverify are mutually exclusive".into());
+        }
+        if self.status && self.approve {
+            return Err("--status never approves commands; remove --approve".into());
+        }
+        if !self.files.is_empty() && self.scope.is_some() {
+            return Err("explicit files and --scope are mutually exclusive".into());
+        }
+        let execution = self.timeout.is_some() || self.jobs.is_some() || self.shell.is_some() || self.cwd.is_some();
+        if execution && self.status {
+            return Err("--timeout, --jobs, --shell, and --cwd are execution options only".into());
+        }
+        Ok(())
+    }
+
+    fn into_options(self) -> RunOptions {
+        RunOptions {
+            status: self.status,
+            reverify: self.reverify,
+            approve: self.approve,
+            jobs: self.jobs.unwrap_or(1),
+            timeout_secs: self.timeout.unwrap_or(run::DEFAULT_TIMEOUT_SECS),
+            shell: self.shell,
+            cwd: self.cwd,
+            root: self.root,
+            scope: self.scope,
+            files: self.files,
+        }
+    }
+}
+
+fn usage_failure(message: &str) -> i32 {
+    terminal::warn(&format!("gate-check: {message}"));
+    terminal::warn("run gate-check --help for usage");
+    2
+}
+
+/// Parses the process arguments, runs, and returns the exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    if let Err(message) = cli.validate() {
+        return usage_failure(&message);
+    }
+    match run::execute(&cli.into_options()) {
+        Ok(code) => code,
+        Err(RunError::Usage(message)) => usage_failure(&message),
+        Err(RunError::Fatal(lines)) => {
+            for line in lines {
+                terminal::warn(&format!("gate-check: {line}"));
+            }
+            2
+        }
+    }
+}

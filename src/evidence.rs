@@ -1,0 +1,267 @@
+//! Definition-bound evidence: the digest that ties an `EVIDENCE:` line to
+//! the gate definition that produced it, the line's format, and the state a
+//! gate is in. Pure: no shell, no approval store, no execution.
+
+use crate::digest::sha256_hex;
+use crate::ledger::text::{is_js_line_terminator, utf16_len, utf16_prefix};
+use crate::ledger::Gate;
+use crate::terminal;
+
+/// The combined-output ceiling, shared with the runner.
+pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+/// Automatic evidence longer than this (UTF-16 code units) is not current.
+pub const MAX_EVIDENCE_CHARS: usize = 900;
+const TAG: &str = "automatic-evidence=v1; definition-sha256=";
+
+/// SHA-256 of `["unlazy.gate-definition",1,CHECK,EXPECT,CWD|null]` as
+/// compact JSON: exactly the Node tool's definition digest, so evidence it
+/// wrote stays current after a switch.
+pub fn definition_digest(check: &str, expect: &str, cwd: Option<&str>) -> String {
+    let payload = ("unlazy.gate-definition", 1, check, expect, cwd);
+    // Serializing strings and integers cannot fail.
+    let json = serde_json::to_string(&payload).unwrap_or_default();
+    sha256_hex(json)
+}
+
+/// The definition digest of a runnable gate.
+pub fn gate_digest(gate: &Gate) -> Option<String> {
+    match (gate.check.as_deref(), gate.expect.as_deref()) {
+        (Some(check), Some(expect)) if !check.is_empty() && !expect.is_empty() => {
+            Some(definition_digest(check, expect, gate.cwd.as_deref()))
+        }
+        _ => None,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvidenceKind {
+    /// Missing, blank or `pending`.
+    Pending,
+    /// A v1 success record bound to this exact definition.
+    AutomaticCurrent,
+    /// Automatic-looking evidence that is not current: pre-v1, malformed,
+    /// another version, or bound to another definition.
+    AutomaticStale,
+    /// Anything else: a person's words.
+    Human,
+}
+
+pub fn classify(evidence: Option<&str>, digest: Option<&str>) -> EvidenceKind {
+    let evidence = evidence.unwrap_or("");
+    if evidence.is_empty() || evidence.eq_ignore_ascii_case("pending") {
+        return EvidenceKind::Pending;
+    }
+    if let Some(digest) = digest {
+        if utf16_len(evidence) <= MAX_EVIDENCE_CHARS && is_current_success(evidence, digest) {
+            return EvidenceKind::AutomaticCurrent;
+        }
+    }
+    if evidence.starts_with("automatic-evidence=") || evidence.starts_with("exit=0; shell=") {
+        EvidenceKind::AutomaticStale
+    } else {
+        EvidenceKind::Human
+    }
+}
+
+/// `<tag><digest>; exit=0; EXPECT=matched; output-sha256=<64 hex>;
+/// output-bytes=<n ≤ 1 MiB>; shell=<at least one character>`.
+fn is_current_success(evidence: &str, digest: &str) -> bool {
+    let Some(rest) = evidence.strip_prefix(TAG).and_then(|r| r.strip_prefix(digest)) else {
+        return false;
+    };
+    let Some(rest) = rest.strip_prefix("; exit=0; EXPECT=matched; output-sha256=") else {
+        return false;
+    };
+    if rest.len() < 64 || !rest.as_bytes()[..64].iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return false;
+    }
+    let Some(rest) = rest[64..].strip_prefix("; output-bytes=") else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let count = &rest[..digits];
+    let canonical = count == "0" || (!count.starts_with('0') && (1..=7).contains(&count.len()));
+    if !canonical || count.parse::<usize>().map_or(true, |n| n > MAX_OUTPUT_BYTES) {
+        return false;
+    }
+    match rest[digits..].strip_prefix("; shell=").and_then(|r| r.chars().next()) {
+        Some(c) => !is_js_line_terminator(c),
+        None => false,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateState {
+    Abandoned,
+    /// Unchecked box.
+    Unmet,
+    /// A checked manual gate with no evidence.
+    UnmetNoEvidence,
+    /// A checked gate whose evidence does not prove its current definition.
+    StaleUnmet,
+    Met,
+}
+
+impl GateState {
+    /// The reason `--status` prints beside an unmet gate.
+    pub fn reason(self) -> &'static str {
+        match self {
+            GateState::Unmet => "unchecked",
+            GateState::UnmetNoEvidence => "checked but EVIDENCE pending",
+            _ => "checked but automatic evidence is stale or unbound",
+        }
+    }
+}
+
+pub fn gate_state(gate: &Gate, abandoned: bool) -> GateState {
+    if abandoned {
+        return GateState::Abandoned;
+    }
+    if !gate.checked {
+        return GateState::Unmet;
+    }
+    let digest = gate_digest(gate);
+    let kind = classify(gate.evidence.as_deref(), digest.as_deref());
+    match (digest.is_some(), kind) {
+        (true, EvidenceKind::AutomaticCurrent) => GateState::Met,
+        (true, _) => GateState::StaleUnmet,
+        (false, EvidenceKind::Pending) => GateState::UnmetNoEvidence,
+        (false, EvidenceKind::AutomaticCurrent | EvidenceKind::AutomaticStale) => GateState::StaleUnmet,
+        (false, EvidenceKind::Human) => GateState::Met,
+    }
+}
+
+/// The canonical output's fingerprint: SHA-256 and UTF-8 length.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub sha256: String,
+    pub bytes: usize,
+}
+
+impl Fingerprint {
+    pub fn of(output: &str) -> Self {
+        Fingerprint { sha256: sha256_hex(output), bytes: output.len() }
+    }
+}
+
+/// The machine-specific transcript fields that follow the deciding fields.
+#[derive(Debug, Clone)]
+pub struct Transcript<'a> {
+    pub shell: &'a str,
+    pub cwd: &'a str,
+    /// `<12 hex of sha256(PATH)>/<N> entries`
+    pub path: &'a str,
+}
+
+/// The success line. Deciding fields come first so the 900-character cap
+/// can only ever cut transcript detail.
+pub fn success_evidence(digest: &str, output: &Fingerprint, transcript: &Transcript) -> String {
+    let full = format!(
+        "{TAG}{digest}; exit=0; EXPECT=matched; output-sha256={}; output-bytes={}; shell={}; cwd={}; path={}",
+        output.sha256,
+        output.bytes,
+        terminal::safe(transcript.shell),
+        terminal::safe(transcript.cwd),
+        transcript.path,
+    );
+    utf16_prefix(&full, MAX_EVIDENCE_CHARS).to_string()
+}
+
+/// `<12 hex>/<N> entries` for a PATH value, never the PATH itself.
+pub fn path_summary(path: &str) -> String {
+    let entries = if path.is_empty() { 0 } else { path.split(':').count() };
+    format!("{}/{} entries", &sha256_hex(path)[..12], entries)
+}
+
+/// Trimmed non-blank lines of `output`.
+fn output_lines(output: &str) -> Vec<&str> {
+    output
+        .split('\n')
+        .map(|line| crate::ledger::text::js_trim(line.strip_suffix('\r').unwrap_or(line)))
+        .filter(|line| !line.is_empty())
+        .collect()
+}
+
+/// A failure summary for the console: up to eight lines, or the first six,
+/// an ellipsis and the last two; at most 480 characters.
+pub fn failure_summary(output: &str) -> String {
+    let lines = output_lines(output);
+    let joined = if lines.is_empty() {
+        "(no output)".to_string()
+    } else if lines.len() <= 8 {
+        lines.join(" | ")
+    } else {
+        let mut parts: Vec<&str> = lines[..6].to_vec();
+        parts.push("...");
+        parts.extend_from_slice(&lines[lines.len() - 2..]);
+        parts.join(" | ")
+    };
+    utf16_prefix(&joined, 480).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DIGEST_OF_KNOWN_GATE: &str = "37356384d550809d07f81f88a95c036d6f7241819876ea68fa8cfd150e0ba6db";
+
+    #[test]
+    fn digest_matches_the_node_tool() {
+        // Value taken from a ledger the Node tool wrote.
+        assert_eq!(
+            definition_digest("node verify/verify.cjs levels", "GRIDVILLE-G1-PASS", None),
+            DIGEST_OF_KNOWN_GATE
+        );
+        assert_ne!(definition_digest("a", "b", None), definition_digest("a", "b", Some(".")));
+    }
+
+    fn success(digest: &str) -> String {
+        let fp = Fingerprint::of("hello");
+        success_evidence(digest, &fp, &Transcript { shell: "/bin/sh", cwd: "/r", path: "abc/1 entries" })
+    }
+
+    #[test]
+    fn classification() {
+        let d = DIGEST_OF_KNOWN_GATE;
+        assert_eq!(classify(Some(&success(d)), Some(d)), EvidenceKind::AutomaticCurrent);
+        assert_eq!(classify(Some("PENDING"), Some(d)), EvidenceKind::Pending);
+        assert_eq!(classify(None, Some(d)), EvidenceKind::Pending);
+        let other = definition_digest("x", "y", None);
+        assert_eq!(classify(Some(&success(&other)), Some(d)), EvidenceKind::AutomaticStale);
+        assert_eq!(classify(Some("exit=0; shell=/bin/sh; cwd=/"), Some(d)), EvidenceKind::AutomaticStale);
+        assert_eq!(classify(Some("looked at it"), Some(d)), EvidenceKind::Human);
+        let long = format!("{}{}", success(d), "x".repeat(900));
+        assert_eq!(classify(Some(&long), Some(d)), EvidenceKind::AutomaticStale);
+        for bad_bytes in ["01", "1048577", "99999999", ""] {
+            let text = format!(
+                "{TAG}{d}; exit=0; EXPECT=matched; output-sha256={}; output-bytes={bad_bytes}; shell=/bin/sh",
+                "a".repeat(64)
+            );
+            assert_eq!(classify(Some(&text), Some(d)), EvidenceKind::AutomaticStale, "{bad_bytes}");
+        }
+        let upper = format!(
+            "{TAG}{d}; exit=0; EXPECT=matched; output-sha256={}; output-bytes=1; shell=/bin/sh",
+            "A".repeat(64)
+        );
+        assert_eq!(classify(Some(&upper), Some(d)), EvidenceKind::AutomaticStale);
+    }
+
+    #[test]
+    fn evidence_is_capped_after_the_deciding_fields() {
+        let fp = Fingerprint::of("x");
+        let cwd = "/very/long".repeat(200);
+        let line = success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &Transcript { shell: "/bin/sh", cwd: &cwd, path: "p" });
+        assert_eq!(utf16_len(&line), MAX_EVIDENCE_CHARS);
+        assert_eq!(classify(Some(&line), Some(DIGEST_OF_KNOWN_GATE)), EvidenceKind::AutomaticCurrent);
+    }
+
+    #[test]
+    fn summaries() {
+        assert_eq!(failure_summary(""), "(no output)");
+        assert_eq!(failure_summary(" a \r\n\n b\n"), "a | b");
+        let many: String = (1..=10).map(|i| format!("l{i}\n")).collect();
+        assert_eq!(failure_summary(&many), "l1 | l2 | l3 | l4 | l5 | l6 | ... | l9 | l10");
+        assert_eq!(path_summary(""), format!("{}/0 entries", &sha256_hex("")[..12]));
+        assert!(path_summary("/a:/b").ends_with("/2 entries"));
+    }
+}

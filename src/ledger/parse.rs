@@ -1,0 +1,472 @@
+//! The strict ledger parser. Every diagnostic is collected, so an author sees
+//! all problems of a ledger in one pass; any error makes the ledger unusable.
+
+use super::fence::{self, Fence};
+use super::text::{is_js_space, is_single_js_line, js_trim, strip_one_space};
+use super::{Abandonment, Document, Gate, Line};
+use crate::matcher::Expectation;
+
+/// One diagnostic. `line` is one-based; `None` for whole-ledger problems.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "line {line}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct ParseOutcome {
+    pub document: Document,
+    pub errors: Vec<ParseError>,
+    pub warnings: Vec<String>,
+}
+
+const ATTRIBUTES: [&str; 4] = ["CHECK", "EXPECT", "EVIDENCE", "CWD"];
+
+/// Splits text into lines, keeping each terminator (`\n` or `\r\n`).
+fn split_lines(text: &str) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        match rest.find('\n') {
+            Some(at) => {
+                let (body, ending) = if at > 0 && rest.as_bytes()[at - 1] == b'\r' {
+                    (&rest[..at - 1], "\r\n")
+                } else {
+                    (&rest[..at], "\n")
+                };
+                lines.push(Line { text: body.to_string(), ending });
+                rest = &rest[at + 1..];
+            }
+            None => {
+                lines.push(Line { text: rest.to_string(), ending: "" });
+                rest = "";
+            }
+        }
+    }
+    lines
+}
+
+/// `KEY:` followed by an optional space and single-line text, for one of the
+/// attribute keywords. Returns (keyword, value before trimming).
+fn attribute_after(text: &str) -> Option<(&'static str, &str)> {
+    for key in ATTRIBUTES {
+        if let Some(rest) = text.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
+            let value = strip_one_space(rest);
+            if is_single_js_line(value) {
+                return Some((key, value));
+            }
+        }
+    }
+    None
+}
+
+fn leading_space_len(text: &str) -> usize {
+    text.len() - text.trim_start_matches(is_js_space).len()
+}
+
+/// An indented attribute line, as the write-back's insertion point scans for.
+pub(crate) fn is_attribute_line(text: &str) -> bool {
+    let indent = leading_space_len(text);
+    indent > 0 && ATTRIBUTES.iter().any(|key| text[indent..].starts_with(&format!("{key}:")))
+}
+
+/// `- [ ] rest` / `- [x] rest`: (checked, rest).
+fn gate_line(text: &str) -> Option<(bool, &str)> {
+    let rest = text.strip_prefix("- [")?;
+    let mark = rest.chars().next()?;
+    let checked = match mark {
+        ' ' => false,
+        'x' | 'X' => true,
+        _ => return None,
+    };
+    let rest = rest[1..].strip_prefix("] ")?;
+    is_single_js_line(rest).then_some((checked, rest))
+}
+
+/// `ID: title` → (id, title) with the Node tool's lazy `^(\S+?):(?:\s+|$)`.
+fn split_id(title: &str) -> Option<(&str, &str)> {
+    for (at, c) in title.char_indices() {
+        if is_js_space(c) {
+            return None;
+        }
+        if c == ':' && at > 0 {
+            let after = &title[at + 1..];
+            if after.is_empty() || after.starts_with(is_js_space) {
+                return Some((&title[..at], js_trim(after)));
+            }
+        }
+    }
+    None
+}
+
+pub fn is_valid_gate_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// `OWNS:` entries as repository-relative globs with `./` and empty
+/// segments removed; absolute paths, traversal and the implicit root fail.
+pub fn normalize_owns_glob(value: &str) -> Result<String, String> {
+    let raw = js_trim(value).replace('\\', "/");
+    let raw = raw.strip_prefix("./").unwrap_or(&raw);
+    if raw.is_empty() {
+        return Err("OWNS path is blank".into());
+    }
+    let bytes = raw.as_bytes();
+    let drive = bytes.len() >= 3 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && bytes[2] == b'/';
+    if raw.starts_with('/') || drive {
+        return Err(format!("OWNS path must be relative: {value}"));
+    }
+    if raw.contains('\0') || raw.split('/').any(|part| part == "..") {
+        return Err(format!("OWNS path cannot contain traversal: {value}"));
+    }
+    let normalized: Vec<&str> = raw.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    if normalized.is_empty() {
+        return Err("OWNS path cannot claim an implicit root".into());
+    }
+    Ok(normalized.join("/"))
+}
+
+struct Builder {
+    gates: Vec<Gate>,
+    seen_attributes: Vec<Vec<&'static str>>,
+    abandoned: Vec<Abandonment>,
+    owns: Vec<String>,
+    errors: Vec<ParseError>,
+    warnings: Vec<String>,
+}
+
+impl Builder {
+    fn error(&mut self, index: usize, message: impl Into<String>) {
+        self.errors.push(ParseError { line: Some(index + 1), message: message.into() });
+    }
+}
+
+/// Parses ledger text. The document is returned even with errors so callers
+/// can report every diagnostic; it must not be acted on when `errors` is
+/// non-empty.
+pub fn parse(text: &str) -> ParseOutcome {
+    let lines = split_lines(text);
+    let mut b = Builder {
+        gates: Vec::new(),
+        seen_attributes: Vec::new(),
+        abandoned: Vec::new(),
+        owns: Vec::new(),
+        errors: Vec::new(),
+        warnings: Vec::new(),
+    };
+    // Index into `b.gates` of the gate that attribute lines attach to.
+    let mut current: Option<usize> = None;
+    let mut open_fence: Option<(Fence, usize)> = None;
+
+    for (index, line) in lines.iter().enumerate() {
+        let text = line.text.as_str();
+        if let Some((fence, _)) = open_fence {
+            if fence.is_closed_by(text) {
+                open_fence = None;
+            }
+            continue;
+        }
+        if let Some(fence) = fence::opening(text) {
+            open_fence = Some((fence, index));
+            continue;
+        }
+
+        if let Some((checked, rest)) = gate_line(text) {
+            let raw_title = js_trim(rest);
+            let (id, title) = match split_id(raw_title) {
+                Some((id, title)) => {
+                    if !is_valid_gate_id(id) {
+                        b.error(index, format!("invalid gate id {id}"));
+                    }
+                    (id.to_string(), title.to_string())
+                }
+                None => {
+                    b.error(index, "gate needs an explicit ID followed by a colon");
+                    (format!("L{}", index + 1), raw_title.to_string())
+                }
+            };
+            if title.is_empty() {
+                b.error(index, "gate outcome is blank");
+            }
+            if let Some(first) = b.gates.iter().find(|g| g.id == id).map(|g| g.line + 1) {
+                b.error(index, format!("duplicate gate id {id} (first declared on line {first})"));
+            }
+            b.gates.push(Gate {
+                line: index,
+                checked,
+                id,
+                title,
+                check: None,
+                expect: None,
+                cwd: None,
+                evidence: None,
+                evidence_line: None,
+                expectation: None,
+            });
+            b.seen_attributes.push(Vec::new());
+            current = Some(b.gates.len() - 1);
+            continue;
+        }
+
+        let indent = leading_space_len(text);
+        let body = &text[indent..];
+        if indent > 0 && body.starts_with("ABANDON:") {
+            b.error(index, "indented ABANDON is not applied; start ABANDON at column 1");
+            current = None;
+            continue;
+        }
+        if indent == 0 {
+            if let Some((key, _)) = attribute_after(text) {
+                b.error(
+                    index,
+                    format!("unindented {key} is not attached to a gate; indent attribute lines with spaces"),
+                );
+                current = None;
+                continue;
+            }
+        }
+        if indent > 0 {
+            if let Some((key, value)) = attribute_after(body) {
+                let Some(gate_index) = current else {
+                    b.error(index, format!("orphan {key} is not attached to a gate"));
+                    continue;
+                };
+                let value = js_trim(value).to_string();
+                if b.seen_attributes[gate_index].contains(&key) {
+                    let id = b.gates[gate_index].id.clone();
+                    b.error(index, format!("duplicate {key} for gate {id}"));
+                }
+                b.seen_attributes[gate_index].push(key);
+                let gate = &mut b.gates[gate_index];
+                match key {
+                    "CHECK" => gate.check = Some(value),
+                    "EXPECT" => gate.expect = Some(value),
+                    "CWD" => gate.cwd = Some(value),
+                    _ => {
+                        gate.evidence = Some(value);
+                        gate.evidence_line = Some(index);
+                    }
+                }
+                continue;
+            }
+        }
+
+        if let Some(rest) = text.strip_prefix("ABANDON:") {
+            if parse_abandon(&mut b, index, rest) {
+                current = None;
+                continue;
+            }
+        }
+        if let Some(rest) = text.strip_prefix("OWNS:") {
+            let rest = rest.trim_start_matches(is_js_space);
+            if is_single_js_line(rest) {
+                if !b.gates.is_empty() {
+                    b.error(index, "OWNS must appear before the first gate");
+                    current = None;
+                    continue;
+                }
+                let declared: Vec<&str> = rest.split(',').map(js_trim).filter(|s| !s.is_empty()).collect();
+                if declared.is_empty() {
+                    b.error(index, "OWNS declares no paths");
+                }
+                for item in declared {
+                    match normalize_owns_glob(item) {
+                        Ok(glob) => b.owns.push(glob),
+                        Err(message) => b.error(index, message),
+                    }
+                }
+                continue;
+            }
+        }
+        if text.starts_with('#') || text.starts_with("- ") {
+            current = None;
+        }
+    }
+
+    if let Some((_, opened)) = open_fence {
+        b.error(opened, "unclosed fenced block");
+    }
+    finish_gates(&mut b);
+    for index in 0..b.abandoned.len() {
+        let entry = &b.abandoned[index];
+        if !b.gates.iter().any(|g| g.id == entry.id) {
+            let (line, id) = (entry.line, entry.id.clone());
+            b.error(line, format!("ABANDON references unknown gate {id}"));
+        }
+    }
+    if b.gates.is_empty() {
+        b.errors.push(ParseError { line: None, message: "ledger contains zero live gates".into() });
+    }
+    b.errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
+
+    ParseOutcome {
+        document: Document { lines, gates: b.gates, abandoned: b.abandoned, owns: b.owns },
+        errors: b.errors,
+        warnings: b.warnings,
+    }
+}
+
+/// Applies an `ABANDON:` line; false when the line does not have the
+/// statement's shape (a reason spanning a line terminator).
+fn parse_abandon(b: &mut Builder, index: usize, rest: &str) -> bool {
+    let rest = rest.trim_start_matches(is_js_space);
+    let id_end = rest.find(is_js_space).unwrap_or(rest.len());
+    let (raw_id, after) = rest.split_at(id_end);
+    let after = after.trim_start_matches(is_js_space);
+    if !is_single_js_line(after) {
+        return false;
+    }
+    let id = raw_id.strip_suffix(':').unwrap_or(raw_id);
+    let reason = js_trim(after);
+    if id.is_empty() {
+        b.error(index, "ABANDON needs a gate id and reason");
+    } else if reason.is_empty() {
+        b.error(index, format!("ABANDON {id} needs a non-blank reason"));
+    } else if b.abandoned.iter().any(|a| a.id == id) {
+        b.error(index, format!("duplicate ABANDON for {id}"));
+    } else {
+        b.abandoned.push(Abandonment { id: id.to_string(), reason: reason.to_string(), line: index });
+    }
+    true
+}
+
+/// Whole-gate rules: runnable gates need both CHECK and EXPECT, and EXPECT
+/// must compile.
+fn finish_gates(b: &mut Builder) {
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    for gate in &mut b.gates {
+        let line = Some(gate.line + 1);
+        let id = gate.id.clone();
+        let has_check = gate.check.as_deref().is_some_and(|c| !c.is_empty());
+        let has_expect = gate.expect.as_deref().is_some_and(|e| !e.is_empty());
+        if gate.check.as_deref() == Some("") || gate.expect.as_deref() == Some("") {
+            errors.push(ParseError { line, message: format!("gate {id}: CHECK and EXPECT cannot be blank") });
+        } else if has_check != has_expect {
+            errors.push(ParseError {
+                line,
+                message: format!("gate {id}: runnable gates require both non-blank CHECK and EXPECT"),
+            });
+        }
+        if let Some(expect) = gate.expect.as_deref().filter(|e| !e.is_empty()) {
+            match Expectation::parse(expect) {
+                Ok(expectation) => {
+                    if expectation.is_path_like() {
+                        warnings.push(format!(
+                            "gate {id}: EXPECT {} is read as a regular expression, so its dots and other \
+                             metacharacters are wildcards. Escape the inner slashes to keep the pattern, \
+                             or drop the wrapping slashes to match a literal substring.",
+                            serde_json::Value::from(expect)
+                        ));
+                    }
+                    gate.expectation = Some(expectation);
+                }
+                Err(error) => errors.push(ParseError { line, message: format!("gate {id}: {error}") }),
+            }
+        }
+    }
+    b.errors.extend(errors);
+    b.warnings.extend(warnings);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors_of(text: &str) -> Vec<String> {
+        parse(text).errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn parses_runnable_and_manual_gates() {
+        let out = parse("# T\n- [ ] G1: one\n  CHECK: make\n  EXPECT: ok\n- [x] G2: two\n  EVIDENCE: seen\n");
+        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        let gates = &out.document.gates;
+        assert_eq!(gates.len(), 2);
+        assert!(gates[0].is_runnable() && !gates[0].checked);
+        assert_eq!(gates[1].evidence.as_deref(), Some("seen"));
+        assert_eq!(gates[1].evidence_line, Some(5));
+    }
+
+    #[test]
+    fn render_is_byte_exact() {
+        for text in ["- [ ] A: a\r\n  CHECK: x\n  EXPECT: y", "- [ ] A: a\n\n\n", "- [ ] A: a\r\r\n"] {
+            assert_eq!(parse(text).document.render(), text);
+        }
+    }
+
+    #[test]
+    fn id_rules() {
+        assert!(errors_of("- [ ] no id here\n")[0].contains("explicit ID"));
+        assert!(errors_of("- [ ] a/b: x\n")[0].contains("invalid gate id a/b"));
+        assert!(errors_of("- [ ] A: x\n- [ ] A: y\n")[0].contains("duplicate gate id A (first declared on line 1)"));
+        assert!(errors_of("- [ ] A:\n")[0].contains("outcome is blank"));
+        assert_eq!(parse("- [ ] a:b: x\n").document.gates[0].id, "a:b");
+    }
+
+    #[test]
+    fn attribute_rules() {
+        assert!(errors_of("- [ ] A: x\nCHECK: y\n")[0].contains("unindented CHECK"));
+        assert!(errors_of("  CHECK: y\n- [ ] A: x\n")[0].contains("orphan CHECK"));
+        assert!(errors_of("- [ ] A: x\n  CHECK: y\n")[0].contains("require both"));
+        assert!(errors_of("- [ ] A: x\n  CHECK:\n  EXPECT: z\n")[0].contains("cannot be blank"));
+        assert!(errors_of("- [ ] A: x\n  CWD: a\n  CWD: b\n")[0].contains("duplicate CWD"));
+        assert!(errors_of("- [ ] A: x\n  CHECK: a\n  EXPECT: /(/\n")[0].contains("invalid EXPECT regex"));
+    }
+
+    #[test]
+    fn abandon_rules() {
+        let ok = parse("- [ ] A: x\nABANDON: A: out of scope\n");
+        assert!(ok.errors.is_empty());
+        assert_eq!(ok.document.abandoned[0].reason, "out of scope");
+        assert!(errors_of("- [ ] A: x\nABANDON: A\n")[0].contains("non-blank reason"));
+        assert!(errors_of("- [ ] A: x\nABANDON: B because\n")[0].contains("unknown gate B"));
+        assert!(errors_of("- [ ] A: x\n  ABANDON: A why\n")[0].contains("indented ABANDON"));
+    }
+
+    #[test]
+    fn owns_rules() {
+        let ok = parse("OWNS: ./src/**, docs//a.md\n- [ ] A: x\n");
+        assert_eq!(ok.document.owns, vec!["src/**", "docs/a.md"]);
+        assert!(errors_of("OWNS: /abs\n- [ ] A: x\n")[0].contains("must be relative"));
+        assert!(errors_of("OWNS: a/../b\n- [ ] A: x\n")[0].contains("traversal"));
+        assert!(errors_of("- [ ] A: x\nOWNS: a\n")[0].contains("before the first gate"));
+    }
+
+    #[test]
+    fn fences_hide_gates() {
+        let text = "- [ ] A: x\n````md\n- [ ] A: dup\n```\nCHECK: hidden\n````\n";
+        assert!(parse(text).errors.is_empty());
+        assert!(errors_of("- [ ] A: x\n```\n")[0].contains("line 2: unclosed fenced block"));
+        assert!(errors_of("```\n- [ ] A: x\n```\n")[0].contains("zero live gates"));
+    }
+
+    #[test]
+    fn insert_and_replace_evidence() {
+        let mut doc = parse("- [ ] A: x\r\n  CHECK: c\r\n  EXPECT: e\r\n# next\r\n").document;
+        let gate = doc.gates[0].clone();
+        doc.set_checked(gate.line, true);
+        doc.set_evidence(&gate, "v");
+        assert_eq!(doc.render(), "- [x] A: x\r\n  CHECK: c\r\n  EXPECT: e\r\n  EVIDENCE: v\r\n# next\r\n");
+        let mut doc = parse("- [x] A: x\n\tEVIDENCE: old\n  CHECK: c\n  EXPECT: e").document;
+        let gate = doc.gates[0].clone();
+        doc.set_checked(gate.line, false);
+        doc.set_evidence(&gate, "pending");
+        assert_eq!(doc.render(), "- [ ] A: x\n\tEVIDENCE: pending\n  CHECK: c\n  EXPECT: e");
+        let mut doc = parse("- [ ] A: x\n  CHECK: c\n  EXPECT: e").document;
+        let gate = doc.gates[0].clone();
+        doc.set_evidence(&gate, "v");
+        assert_eq!(doc.render(), "- [ ] A: x\n  CHECK: c\n  EXPECT: e\n  EVIDENCE: v");
+    }
+}

@@ -1,0 +1,21 @@
+//! gate-check: parse unlazy acceptance ledgers, refuse unapproved oracles,
+//! run approved checks under output and time limits, and write
+//! definition-bound evidence back atomically.
+//!
+//! Pure modules: `ledger` (model, parser, edits), `evidence`, `matcher`,
+//! `approval` identity, `paths`. Side effects live in one module each:
+//! `runner` spawns, `approval::store` touches approval records,
+//! `ledger::file` reads and rewrites ledgers.
+
+pub mod approval;
+pub mod cli;
+pub mod digest;
+pub mod evidence;
+pub mod ledger;
+pub mod matcher;
+pub mod paths;
+pub mod run;
+pub mod runner;
+pub mod shell;
+pub mod target;
+pub mod terminal;

@@ -1,0 +1,531 @@
+//! One checker run: target the ledgers, decide which gates need running,
+//! enforce approval, run checks with rolling concurrency, write results
+//! back one gate at a time, and print the Node tool's markers.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::approval::store::Store;
+use crate::approval::Oracle;
+use crate::evidence::{self, Fingerprint, GateState, Transcript, MAX_OUTPUT_BYTES};
+use crate::ledger::{self, file::LedgerLock, qualify, Document, Gate};
+use crate::matcher::Expectation;
+use crate::runner::{self, CheckRequest, RunFailure};
+use crate::target::{self, Mode, Target};
+use crate::terminal::{say, warn};
+use crate::{paths, shell};
+
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+const PATH_TRANSCRIPT_CHARS: usize = 800;
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub status: bool,
+    pub reverify: bool,
+    pub approve: bool,
+    pub jobs: usize,
+    pub timeout_secs: u64,
+    pub shell: Option<String>,
+    pub cwd: Option<PathBuf>,
+    pub root: Option<PathBuf>,
+    pub scope: Option<String>,
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug)]
+pub enum RunError {
+    /// A usage problem: printed with a pointer to `--help`.
+    Usage(String),
+    /// Parse or infrastructure failure: each line printed as is.
+    Fatal(Vec<String>),
+}
+
+struct Ledger {
+    path: PathBuf,
+    /// The path as text, as bound into approval identities.
+    text_path: String,
+    document: Document,
+}
+
+/// The execution context that `--status` never builds.
+struct Runtime {
+    shell: PathBuf,
+    shell_text: String,
+    path_var: String,
+    path_summary: String,
+    path_transcript: String,
+    store: Store,
+}
+
+struct Task {
+    ledger: usize,
+    gate: Gate,
+    qualified: String,
+    cwd: PathBuf,
+    starting_state: GateState,
+    digest: String,
+    oracle: Oracle,
+}
+
+struct CheckResult {
+    output: String,
+    fingerprint: Fingerprint,
+    exit_code: Option<i32>,
+    signal: Option<String>,
+    matched: bool,
+    error: Option<String>,
+}
+
+impl CheckResult {
+    fn ok(&self) -> bool {
+        self.error.is_none() && self.exit_code == Some(0) && self.matched
+    }
+}
+
+fn require_directory(path: &Path, label: &str) -> Result<(), RunError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(RunError::Usage(format!("{label} is not a directory: {}", path.display()))),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            Err(RunError::Usage(format!("{label} does not exist: {}", path.display())))
+        }
+        Err(error) => Err(RunError::Usage(format!("cannot inspect {label} {}: {error}", path.display()))),
+    }
+}
+
+fn path_text(path: &Path) -> Result<String, RunError> {
+    paths::utf8(path).map(str::to_string).map_err(RunError::Usage)
+}
+
+/// Reads and strictly parses one ledger; warnings go to stderr.
+fn load_ledger(path: &Path) -> Result<Ledger, RunError> {
+    let text = ledger::file::read(path).map_err(|error| RunError::Usage(error.to_string()))?;
+    let outcome = ledger::parse(&text);
+    let shown = path.display();
+    for warning in &outcome.warnings {
+        warn(&format!("gate-check: {shown}: warning: {warning}"));
+    }
+    if !outcome.errors.is_empty() {
+        return Err(RunError::Fatal(outcome.errors.iter().map(|e| format!("{shown}: {e}")).collect()));
+    }
+    Ok(Ledger { text_path: path_text(path)?, path: path.to_path_buf(), document: outcome.document })
+}
+
+fn build_runtime(options: &RunOptions, root: &Path) -> Result<Runtime, RunError> {
+    let path_var = std::env::var_os("PATH").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    let shell = shell::resolve(&shell::requested(options.shell.as_deref()), &path_var).map_err(RunError::Usage)?;
+    let store = Store::locate(root).map_err(|error| match error {
+        crate::approval::store::StoreError::InsideRoot => RunError::Usage(error.to_string()),
+        other => RunError::Fatal(vec![other.to_string()]),
+    })?;
+    let mut path_transcript: String = path_var.replace(['\r', '\n'], " ").chars().take(PATH_TRANSCRIPT_CHARS).collect();
+    if path_var.chars().count() > PATH_TRANSCRIPT_CHARS {
+        path_transcript.push_str("...");
+    }
+    Ok(Runtime {
+        shell_text: path_text(&shell)?,
+        shell,
+        path_summary: evidence::path_summary(&path_var),
+        path_transcript,
+        path_var,
+        store,
+    })
+}
+
+/// The directory a gate's CHECK runs in.
+fn gate_cwd(options: &RunOptions, target: &Target, root: &Path, default_cwd: &Path, ledger: &Ledger, gate: &Gate) -> PathBuf {
+    let base = if options.cwd.is_some() {
+        default_cwd.to_path_buf()
+    } else if target.mode == Mode::Explicit {
+        ledger.path.parent().map(Path::to_path_buf).unwrap_or_else(|| root.to_path_buf())
+    } else {
+        root.to_path_buf()
+    };
+    match gate.cwd.as_deref() {
+        Some(cwd) if !cwd.is_empty() => paths::resolve(&base, Path::new(cwd)),
+        _ => base,
+    }
+}
+
+fn oracle_for(runtime: &Runtime, options: &RunOptions, gate: &Gate, cwd: &str) -> Oracle {
+    Oracle::new(
+        gate.check.as_deref().unwrap_or(""),
+        gate.expect.as_deref().unwrap_or(""),
+        cwd,
+        &runtime.shell_text,
+        options.timeout_secs,
+        &runtime.path_var,
+    )
+}
+
+fn print_oracle(task: &Task, runtime: &Runtime) {
+    say(&format!("APPROVAL REQUIRED {}", task.qualified));
+    say(&format!("    CHECK: {}", task.oracle.check));
+    say(&format!("    EXPECT: {}", task.oracle.expect));
+    say(&format!("    CWD: {}", task.oracle.cwd));
+    say(&format!("    SHELL: {}", task.oracle.shell));
+    say(&format!("    PATH: {}", runtime.path_transcript));
+}
+
+/// Runs one check and judges it: exit 0 and EXPECT matching the canonical
+/// output, within both output ceilings.
+fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResult {
+    let outcome = runner::run_check(&CheckRequest {
+        shell: &runtime.shell,
+        command: task.gate.check.as_deref().unwrap_or(""),
+        cwd: &task.cwd,
+        timeout: Duration::from_secs(timeout_secs),
+        max_output_bytes: MAX_OUTPUT_BYTES,
+    });
+    let stdout = String::from_utf8_lossy(&outcome.stdout);
+    let stderr = String::from_utf8_lossy(&outcome.stderr);
+    let separator = if !stdout.is_empty() && !stderr.is_empty() { "\n" } else { "" };
+    let output = format!("{stdout}{separator}{stderr}");
+    let fingerprint = Fingerprint::of(&output);
+    let combined_overflow = fingerprint.bytes > MAX_OUTPUT_BYTES;
+    let mut error = match &outcome.failure {
+        Some(RunFailure::TimedOut) => Some(format!("timed out after {timeout_secs}s")),
+        Some(RunFailure::Overflow) => Some(format!("output exceeded {MAX_OUTPUT_BYTES} bytes")),
+        Some(RunFailure::Spawn(message)) => Some(message.clone()),
+        None if combined_overflow => {
+            Some(format!("output exceeded {MAX_OUTPUT_BYTES} bytes after stdout/stderr UTF-8 combination"))
+        }
+        None => None,
+    };
+    let mut matched = false;
+    if error.is_none() {
+        match task.gate.expectation.as_ref().map(|e: &Expectation| e.matches(&output)) {
+            Some(Ok(yes)) => matched = yes,
+            Some(Err(budget)) => error = Some(budget.to_string()),
+            None => error = Some("gate has no EXPECT".into()),
+        }
+    }
+    CheckResult {
+        output,
+        fingerprint,
+        exit_code: outcome.exit_code,
+        signal: outcome.signal,
+        matched,
+        error,
+    }
+}
+
+fn print_result(task: &Task, result: &CheckResult) {
+    let summary = if result.ok() {
+        format!("sha256={}; bytes={}", result.fingerprint.sha256, result.fingerprint.bytes)
+    } else {
+        evidence::failure_summary(&result.output)
+    };
+    let exit = result.exit_code.map_or("none".to_string(), |c| c.to_string());
+    let signal = result.signal.as_ref().map(|s| format!(" signal={s}")).unwrap_or_default();
+    let matched = if result.matched { "matched" } else { "not matched" };
+    let outcome = format!("exit={exit}{signal}; EXPECT={matched}; output={summary}");
+    if result.ok() {
+        say(&format!("  PASS {}: {}", task.qualified, task.gate.title));
+        say(&format!("       {outcome}"));
+    } else {
+        say(&format!("  FAIL {}: {}", task.qualified, task.gate.title));
+        let reason = result.error.as_ref().map(|e| format!("{e}; ")).unwrap_or_default();
+        say(&format!("       {reason}{outcome}"));
+    }
+}
+
+enum WriteBack {
+    Written,
+    Unchanged,
+    Stale,
+}
+
+/// Applies one result to the ledger as it is on disk now, under its lock.
+fn write_back(
+    options: &RunOptions,
+    runtime: &Runtime,
+    root: &Path,
+    ledger: &Ledger,
+    task: &Task,
+    result: &CheckResult,
+) -> Result<WriteBack, String> {
+    let _lock = LedgerLock::acquire(root, &ledger.path).map_err(|e| e.to_string())?;
+    let text = ledger::file::read(&ledger.path).map_err(|e| e.to_string())?;
+    let outcome = ledger::parse(&text);
+    if !outcome.errors.is_empty() {
+        let joined: Vec<String> = outcome.errors.iter().map(ToString::to_string).collect();
+        return Err(format!("fresh ledger became invalid: {}", joined.join("; ")));
+    }
+    let mut document = outcome.document;
+    let Some(fresh) = document.gate(&task.gate.id).cloned() else {
+        return Ok(WriteBack::Stale);
+    };
+    let same_definition = evidence::gate_digest(&fresh).as_deref() == Some(task.digest.as_str());
+    let same_oracle = oracle_for(runtime, options, &fresh, &task.oracle.cwd).signature() == task.oracle.signature();
+    if !same_definition || !same_oracle {
+        return Ok(WriteBack::Stale);
+    }
+    if document.is_abandoned(&fresh.id) {
+        return Ok(WriteBack::Unchanged);
+    }
+    let was_met = task.starting_state == GateState::Met;
+    let must_write_failure = task.starting_state == GateState::StaleUnmet || (options.reverify && was_met) || fresh.checked;
+    if result.ok() {
+        let line = evidence::success_evidence(
+            &task.digest,
+            &result.fingerprint,
+            &Transcript { shell: &runtime.shell_text, cwd: &task.oracle.cwd, path: &runtime.path_summary },
+        );
+        document.set_checked(fresh.line, true);
+        document.set_evidence(&fresh, &line);
+    } else if must_write_failure {
+        document.set_checked(fresh.line, false);
+        document.set_evidence(&fresh, "pending");
+    } else {
+        return Ok(WriteBack::Unchanged);
+    }
+    ledger::file::replace_atomically(&ledger.path, &document.render()).map_err(|e| e.to_string())?;
+    Ok(WriteBack::Written)
+}
+
+/// Runs tasks on up to `jobs` threads, handing each result to `on_result`
+/// in task order as soon as it and all earlier ones are done.
+fn run_rolling(tasks: &[Task], jobs: usize, evaluate_one: impl Fn(&Task) -> CheckResult + Sync, mut on_result: impl FnMut(usize, CheckResult)) {
+    let next = AtomicUsize::new(0);
+    let (sender, receiver) = mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(tasks.len()) {
+            let sender = sender.clone();
+            let (next, evaluate_one) = (&next, &evaluate_one);
+            scope.spawn(move || loop {
+                let index = next.fetch_add(1, Ordering::SeqCst);
+                let Some(task) = tasks.get(index) else { break };
+                if sender.send((index, evaluate_one(task))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(sender);
+        let mut waiting = BTreeMap::new();
+        let mut expected = 0;
+        for (index, result) in receiver {
+            waiting.insert(index, result);
+            while let Some(result) = waiting.remove(&expected) {
+                on_result(expected, result);
+                expected += 1;
+            }
+        }
+    });
+}
+
+pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
+    let cwd = std::env::current_dir().map_err(|e| RunError::Fatal(vec![format!("cannot read the working directory: {e}")]))?;
+    let root = paths::resolve(&cwd, options.root.as_deref().unwrap_or(Path::new(".")));
+    require_directory(&root, "--root")?;
+    let default_cwd = paths::resolve(&root, options.cwd.as_deref().unwrap_or(Path::new(".")));
+    if !options.status {
+        require_directory(&default_cwd, "--cwd")?;
+    }
+    if let Some(scope) = &options.scope {
+        target::validate_scope_id(scope, "scope").map_err(RunError::Usage)?;
+    }
+    let target = target::resolve(&root, &options.files, options.scope.as_deref()).map_err(RunError::Usage)?;
+    if target.files.is_empty() {
+        return Err(RunError::Usage(format!(
+            "no gate files found (looked for {}/<scope>/, then GATES.md and gates/*.md under {})",
+            target::STATE_DIR,
+            root.display()
+        )));
+    }
+    let ledgers = target.files.iter().map(|f| load_ledger(f)).collect::<Result<Vec<_>, _>>()?;
+    let runtime = if options.status { None } else { Some(build_runtime(options, &root)?) };
+
+    let mut tasks = Vec::new();
+    if let Some(runtime) = &runtime {
+        for (index, ledger) in ledgers.iter().enumerate() {
+            for gate in &ledger.document.gates {
+                if ledger.document.is_abandoned(&gate.id) || !gate.is_runnable() {
+                    continue;
+                }
+                let state = evidence::gate_state(gate, false);
+                if !options.reverify && state == GateState::Met {
+                    continue;
+                }
+                let qualified = qualify(&ledger.path, &gate.id);
+                let cwd = gate_cwd(options, &target, &root, &default_cwd, ledger, gate);
+                require_directory(&cwd, &format!("gate {qualified} CWD"))?;
+                let oracle = oracle_for(runtime, options, gate, &path_text(&cwd)?);
+                tasks.push(Task {
+                    ledger: index,
+                    digest: evidence::gate_digest(gate).unwrap_or_default(),
+                    gate: gate.clone(),
+                    qualified,
+                    cwd,
+                    starting_state: state,
+                    oracle,
+                });
+            }
+        }
+    }
+
+    let mut runnable = Vec::new();
+    let mut not_run = Vec::new();
+    let mut approval_failures = 0;
+    if let Some(runtime) = &runtime {
+        for task in tasks {
+            let ledger = &ledgers[task.ledger];
+            match runtime.store.is_approved(&ledger.text_path, &task.gate.id, &task.oracle) {
+                Ok(true) => runnable.push(task),
+                Ok(false) => {
+                    print_oracle(&task, runtime);
+                    if !options.approve {
+                        say("    NOT RUN: inspect this oracle, then re-run with --approve");
+                        not_run.push(task);
+                        continue;
+                    }
+                    match runtime.store.approve(&ledger.text_path, &task.gate.id, &task.oracle) {
+                        Ok(path) => {
+                            say(&format!("    APPROVED: {}", path.display()));
+                            runnable.push(task);
+                        }
+                        Err(error) => {
+                            warn(&format!("gate-check: could not record approval for {}: {error}", task.qualified));
+                            approval_failures += 1;
+                            not_run.push(task);
+                        }
+                    }
+                }
+                Err(error) => {
+                    warn(&format!("gate-check: could not validate approval for {}: {error}", task.qualified));
+                    approval_failures += 1;
+                    not_run.push(task);
+                }
+            }
+        }
+    }
+
+    let mut stale: Vec<(usize, String, String)> = Vec::new();
+    let mut reverified = 0;
+    let mut write_failures = Vec::new();
+    if let Some(runtime) = &runtime {
+        for task in &runnable {
+            say(&format!(
+                "  RUN  {} shell={} cwd={} PATH={}",
+                task.qualified, runtime.shell_text, task.oracle.cwd, runtime.path_transcript
+            ));
+        }
+        run_rolling(
+            &runnable,
+            options.jobs,
+            |task| evaluate(task, runtime, options.timeout_secs),
+            |index, result| {
+                let task = &runnable[index];
+                print_result(task, &result);
+                let ledger = &ledgers[task.ledger];
+                match write_back(options, runtime, &root, ledger, task, &result) {
+                    Ok(WriteBack::Stale) => {
+                        say(&format!(
+                            "  STALE {}: definition or runtime approval oracle changed; result not written",
+                            task.qualified
+                        ));
+                        stale.push((task.ledger, task.gate.id.clone(), task.qualified.clone()));
+                    }
+                    Ok(_) => {
+                        if options.reverify && task.starting_state == GateState::Met {
+                            reverified += 1;
+                        }
+                    }
+                    Err(error) => write_failures.push(format!("cannot update {}: {error}", ledger.path.display())),
+                }
+            },
+        );
+    }
+    if !write_failures.is_empty() {
+        return Err(RunError::Fatal(write_failures));
+    }
+
+    // Final states come from the ledgers as they are on disk now.
+    let finals = target.files.iter().map(|f| load_ledger(f)).collect::<Result<Vec<_>, _>>()?;
+    let mut final_states: HashMap<(usize, String), GateState> = HashMap::new();
+    let (mut met, mut unmet, mut abandoned) = (0usize, 0usize, 0usize);
+    let mut unmet_ids = Vec::new();
+    let mut abandoned_ids = Vec::new();
+    for (index, ledger) in finals.iter().enumerate() {
+        for gate in &ledger.document.gates {
+            let state = evidence::gate_state(gate, ledger.document.is_abandoned(&gate.id));
+            final_states.insert((index, gate.id.clone()), state);
+            let qualified = qualify(&ledger.path, &gate.id);
+            match state {
+                GateState::Abandoned => {
+                    abandoned += 1;
+                    abandoned_ids.push(qualified);
+                }
+                GateState::Met => met += 1,
+                _ => {
+                    unmet += 1;
+                    if options.status {
+                        say(&format!("  UNMET {qualified} ({}): {}", state.reason(), gate.title));
+                    }
+                    unmet_ids.push(qualified);
+                }
+            }
+        }
+        let name = ledger.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        say(&format!("{name}: {} gates", ledger.document.gates.len()));
+    }
+
+    let scope_note = target.scope.as_ref().map(|s| format!(" [scope {s}]")).unwrap_or_default();
+    let verify_note = if options.reverify {
+        format!(", reran: {}, previously met reverified: {reverified}", runnable.len())
+    } else {
+        String::new()
+    };
+    // Gates that still read as met although this run could not confirm them.
+    let mut extra_unmet: Vec<((usize, String), String)> = Vec::new();
+    let still_met = |key: &(usize, String)| matches!(final_states.get(key), Some(GateState::Met) | None);
+    if options.reverify {
+        for task in not_run.iter().filter(|t| t.starting_state == GateState::Met) {
+            let key = (task.ledger, task.gate.id.clone());
+            if still_met(&key) && !extra_unmet.iter().any(|(k, _)| *k == key) {
+                extra_unmet.push((key, format!("{} (reverify not run)", task.qualified)));
+            }
+        }
+    }
+    for (ledger, id, qualified) in &stale {
+        let key = (*ledger, id.clone());
+        if still_met(&key) {
+            extra_unmet.retain(|(k, _)| *k != key);
+            extra_unmet.push((key, format!("{qualified} (stale result discarded)")));
+        }
+    }
+    let effective_unmet = unmet + extra_unmet.len();
+    unmet_ids.extend(extra_unmet.iter().map(|(_, label)| label.clone()));
+    if approval_failures > 0 {
+        warn(&format!("gate-check: infrastructure failure prevented {approval_failures} approval(s)"));
+        return Ok(2);
+    }
+    if effective_unmet == 0 && abandoned == 0 {
+        say(&format!("ALL MET ({met} met{verify_note}){scope_note}"));
+        return Ok(0);
+    }
+    let confirmed_met = met.saturating_sub(extra_unmet.len());
+    if abandoned > 0 {
+        let unmet_note = if effective_unmet > 0 { format!(", unmet: {effective_unmet}") } else { String::new() };
+        say(&format!("HANDOFF REQUIRED: {abandoned} abandoned (met: {confirmed_met}{unmet_note}{verify_note}){scope_note}"));
+        say(&format!("  {}", capped_list(&abandoned_ids)));
+    }
+    if effective_unmet > 0 {
+        let abandoned_note = if abandoned > 0 { format!(", abandoned: {abandoned}") } else { String::new() };
+        say(&format!("UNMET: {effective_unmet} (met: {confirmed_met}{abandoned_note}{verify_note}){scope_note}"));
+        say(&format!("  {}", capped_list(&unmet_ids)));
+    }
+    Ok(1)
+}
+
+/// At most twelve ids, then `+N more`.
+fn capped_list(ids: &[String]) -> String {
+    let mut text = ids.iter().take(12).cloned().collect::<Vec<_>>().join(", ");
+    if ids.len() > 12 {
+        text.push_str(&format!(", +{} more", ids.len() - 12));
+    }
+    text
+}

@@ -1,0 +1,36 @@
+//! Which shell runs CHECK lines: `--shell`, then `UNLAZY_SHELL`, then
+//! `/bin/sh`. A name with a separator resolves against the working
+//! directory; a bare name is searched on PATH. The result must be a file.
+
+use std::path::{Path, PathBuf};
+
+use crate::paths;
+
+pub const DEFAULT_SHELL: &str = "/bin/sh";
+
+/// The requested shell text, before resolution.
+pub fn requested(flag: Option<&str>) -> String {
+    flag.map(str::to_string)
+        .or_else(|| std::env::var("UNLAZY_SHELL").ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| DEFAULT_SHELL.to_string())
+}
+
+/// Resolves `requested` to a shell file, or a one-line reason.
+pub fn resolve(requested: &str, path_var: &str) -> Result<PathBuf, String> {
+    let is_file = |candidate: &Path| std::fs::metadata(candidate).map(|m| m.is_file()).unwrap_or(false);
+    if requested.contains('/') {
+        let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+        let candidate = paths::resolve(&cwd, Path::new(requested));
+        if is_file(&candidate) {
+            return Ok(candidate);
+        }
+    } else {
+        for directory in path_var.split(':').filter(|d| !d.is_empty()) {
+            let candidate = paths::normalize(&Path::new(directory).join(requested));
+            if is_file(&candidate) {
+                return Ok(candidate);
+            }
+        }
+    }
+    Err(format!("cannot resolve command shell {} from PATH", serde_json::Value::from(requested)))
+}

@@ -1,0 +1,136 @@
+//! Which ledgers a run covers: explicit files (all of them, only them),
+//! else a scope (`--scope`, `UNLAZY_SCOPE`, or the single pipeline under
+//! `.unlazy/`), else the legacy `GATES.md` and `gates/*.md` under the root.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::paths;
+
+pub const STATE_DIR: &str = ".unlazy";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Explicit,
+    Scope,
+    Legacy,
+}
+
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub mode: Mode,
+    pub scope: Option<String>,
+    pub files: Vec<PathBuf>,
+}
+
+/// Scope and leaf ids: `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`.
+pub fn validate_scope_id(value: &str, label: &str) -> Result<(), String> {
+    let mut chars = value.chars();
+    let first_ok = matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric());
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if first_ok && rest_ok && value.len() <= 64 {
+        Ok(())
+    } else {
+        Err(format!("{label} must match /^[A-Za-z0-9][A-Za-z0-9._-]{{0,63}}$/ and cannot be . or .."))
+    }
+}
+
+/// A real directory (not a link) whose canonical path lies inside `root`.
+fn real_directory_inside(root: &Path, directory: &Path) -> bool {
+    let Ok(meta) = fs::symlink_metadata(directory) else {
+        return false;
+    };
+    if meta.file_type().is_symlink() || !meta.is_dir() {
+        return false;
+    }
+    match (fs::canonicalize(root), fs::canonicalize(directory)) {
+        (Ok(root), Ok(directory)) => directory.starts_with(root),
+        _ => false,
+    }
+}
+
+/// Pipelines under `<root>/.unlazy/`, sorted.
+pub fn list_scopes(root: &Path) -> Vec<String> {
+    let base = root.join(STATE_DIR);
+    if !real_directory_inside(root, &base) {
+        return Vec::new();
+    }
+    let Ok(entries) = fs::read_dir(&base) else {
+        return Vec::new();
+    };
+    let mut scopes: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter(|name| name != "locks" && validate_scope_id(name, "scope").is_ok())
+        .filter(|name| real_directory_inside(root, &base.join(name)))
+        .collect();
+    scopes.sort();
+    scopes
+}
+
+/// `GATES.md` (when present) then every `*.md` in `gates/`, sorted.
+fn discover(root: &Path, base: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    let top = base.join("GATES.md");
+    if fs::symlink_metadata(&top).is_ok() {
+        files.push(top);
+    }
+    let nested = base.join("gates");
+    if fs::symlink_metadata(&nested).is_ok() {
+        if !real_directory_inside(root, &nested) {
+            return Err(format!(
+                "gate directory must be a real directory inside the repository: {}",
+                nested.display()
+            ));
+        }
+        let entries = fs::read_dir(&nested).map_err(|e| format!("cannot inspect gate directory {}: {e}", nested.display()))?;
+        let mut found: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
+            .collect();
+        found.sort();
+        files.extend(found);
+    }
+    Ok(files)
+}
+
+pub fn resolve(root: &Path, files: &[PathBuf], scope: Option<&str>) -> Result<Target, String> {
+    if !files.is_empty() {
+        return Ok(Target {
+            mode: Mode::Explicit,
+            scope: None,
+            files: files.iter().map(|f| paths::resolve(root, f)).collect(),
+        });
+    }
+    let scopes = list_scopes(root);
+    let wanted = scope
+        .map(str::to_string)
+        .or_else(|| std::env::var("UNLAZY_SCOPE").ok().filter(|s| !s.is_empty()));
+    let chosen = match wanted {
+        Some(wanted) => {
+            validate_scope_id(&wanted, "scope")?;
+            if !scopes.contains(&wanted) {
+                let have = if scopes.is_empty() { "none".to_string() } else { scopes.join(", ") };
+                return Err(format!("no such scope \"{wanted}\" under {STATE_DIR}/ (have: {have})"));
+            }
+            Some(wanted)
+        }
+        None if scopes.len() == 1 => scopes.first().cloned(),
+        None if scopes.len() > 1 => {
+            return Err(format!(
+                "{} pipelines present ({}); pass --scope <id> or set UNLAZY_SCOPE. Refusing to guess.",
+                scopes.len(),
+                scopes.join(", ")
+            ))
+        }
+        None => None,
+    };
+    match chosen {
+        Some(scope) => {
+            let base = root.join(STATE_DIR).join(&scope);
+            Ok(Target { mode: Mode::Scope, files: discover(root, &base)?, scope: Some(scope) })
+        }
+        None => Ok(Target { mode: Mode::Legacy, scope: None, files: discover(root, root)? }),
+    }
+}

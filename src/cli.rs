@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::builder::NonEmptyStringValueParser;
-use clap::Parser;
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::run::{self, RunError, RunOptions};
 use crate::terminal;
@@ -24,9 +24,12 @@ exit codes: 0 all met/action succeeded; 1 unmet; 2 usage/parse/infrastructure;
     name = "gate-check",
     version,
     about = "Run the approved gates of unlazy acceptance ledgers and record definition-bound evidence",
-    after_help = AFTER_HELP
+    after_help = AFTER_HELP,
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
     /// Report only; never execute, approve, resolve a shell, or write
     #[arg(long)]
     pub status: bool,
@@ -57,6 +60,40 @@ pub struct Cli {
     /// Explicit ledger files; all are honored, and only those
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
+}
+
+/// Tools that ship in the same binary. A ledger file that happens to be
+/// named like one of these is passed as `./NAME` or after `--`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print a shell completion script for this command line
+    Completions {
+        /// bash, elvish, fish, powershell or zsh
+        shell: clap_complete::Shell,
+    },
+    /// Print the roff manual page
+    Man,
+}
+
+fn print_completions(shell: clap_complete::Shell) -> i32 {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "gate-check", &mut script);
+    terminal::emit(&script);
+    0
+}
+
+fn print_man_page() -> i32 {
+    let mut page = Vec::new();
+    match clap_mangen::Man::new(Cli::command()).render(&mut page) {
+        Ok(()) => {
+            terminal::emit(&page);
+            0
+        }
+        Err(error) => {
+            terminal::warn(&format!("gate-check: cannot write the manual page: {error}"));
+            2
+        }
+    }
 }
 
 fn parse_bounded(name: &str, value: &str, max: u64) -> Result<u64, String> {
@@ -117,7 +154,12 @@ fn usage_failure(message: &str) -> i32 {
 
 /// Parses the process arguments, runs, and returns the exit code.
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    match cli.command.take() {
+        Some(Command::Completions { shell }) => return print_completions(shell),
+        Some(Command::Man) => return print_man_page(),
+        None => {}
+    }
     if let Err(message) = cli.validate() {
         return usage_failure(&message);
     }

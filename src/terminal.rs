@@ -3,6 +3,8 @@
 //! a space. That keeps a ledger from rewriting terminal history or reordering
 //! what a reviewer reads.
 
+use std::io::Write;
+
 /// True for characters that must never reach a terminal raw.
 pub fn is_unsafe(c: char) -> bool {
     matches!(c,
@@ -20,14 +22,21 @@ pub fn safe(text: &str) -> String {
     text.chars().map(|c| if is_unsafe(c) { ' ' } else { c }).collect()
 }
 
-/// Prints one sanitized line on stdout.
+/// Prints one sanitized line on stdout. A closed pipe must not abort a run
+/// half way through its write-backs, so write errors are ignored.
 pub fn say(line: &str) {
-    println!("{}", safe(line));
+    let _ = writeln!(std::io::stdout().lock(), "{}", safe(line));
 }
 
 /// Prints one sanitized line on stderr.
 pub fn warn(line: &str) {
-    eprintln!("{}", safe(line));
+    let _ = writeln!(std::io::stderr().lock(), "{}", safe(line));
+}
+
+/// Writes trusted, preformatted bytes (help, completions, manual) to stdout.
+pub fn emit(bytes: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(bytes).and_then(|()| out.flush());
 }
 
 #[cfg(test)]

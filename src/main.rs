@@ -1,3 +1,5 @@
 fn main() {
-    std::process::exit(gate_check::cli::main());
+    let code = gate_check::cli::main();
+    gate_check::terminal::flush();
+    std::process::exit(code);
 }

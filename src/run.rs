@@ -413,6 +413,7 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
                 task.qualified, runtime.shell_text, task.oracle.cwd, runtime.path_transcript
             ));
         }
+        crate::terminal::flush();
         run_rolling(
             &runnable,
             options.jobs,
@@ -420,6 +421,7 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
             |index, result| {
                 let task = &runnable[index];
                 print_result(task, &result);
+                crate::terminal::flush();
                 let ledger = &ledgers[task.ledger];
                 match write_back(options, runtime, &root, ledger, task, &result) {
                     Ok(WriteBack::Stale) => {
@@ -443,8 +445,13 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
         return Err(RunError::Fatal(write_failures));
     }
 
-    // Final states come from the ledgers as they are on disk now.
-    let finals = target.files.iter().map(|f| load_ledger(f)).collect::<Result<Vec<_>, _>>()?;
+    // Final states come from the ledgers as they are on disk now; a status
+    // run wrote nothing, so what it loaded is current.
+    let finals = if options.status {
+        ledgers
+    } else {
+        target.files.iter().map(|f| load_ledger(f)).collect::<Result<Vec<_>, _>>()?
+    };
     let mut final_states: HashMap<(usize, String), GateState> = HashMap::new();
     let (mut met, mut unmet, mut abandoned) = (0usize, 0usize, 0usize);
     let mut unmet_ids = Vec::new();

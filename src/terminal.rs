@@ -3,7 +3,8 @@
 //! a space. That keeps a ledger from rewriting terminal history or reordering
 //! what a reviewer reads.
 
-use std::io::Write;
+use std::io::{BufWriter, Stdout, Write};
+use std::sync::Mutex;
 
 /// True for characters that must never reach a terminal raw.
 pub fn is_unsafe(c: char) -> bool {
@@ -22,21 +23,42 @@ pub fn safe(text: &str) -> String {
     text.chars().map(|c| if is_unsafe(c) { ' ' } else { c }).collect()
 }
 
+/// Stdout, buffered: large reports cost one write per 8 KiB instead of one
+/// per line. Callers `flush` before anything slow so progress stays visible.
+static STDOUT: Mutex<Option<BufWriter<Stdout>>> = Mutex::new(None);
+
+fn with_stdout(write: impl FnOnce(&mut BufWriter<Stdout>)) {
+    let mut guard = STDOUT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    write(guard.get_or_insert_with(|| BufWriter::new(std::io::stdout())));
+}
+
 /// Prints one sanitized line on stdout. A closed pipe must not abort a run
 /// half way through its write-backs, so write errors are ignored.
 pub fn say(line: &str) {
-    let _ = writeln!(std::io::stdout().lock(), "{}", safe(line));
+    with_stdout(|out| {
+        let _ = writeln!(out, "{}", safe(line));
+    });
 }
 
-/// Prints one sanitized line on stderr.
+/// Pushes buffered stdout to the terminal or pipe.
+pub fn flush() {
+    with_stdout(|out| {
+        let _ = out.flush();
+    });
+}
+
+/// Prints one sanitized line on stderr, after any pending stdout so the two
+/// streams interleave in the order they were written.
 pub fn warn(line: &str) {
+    flush();
     let _ = writeln!(std::io::stderr().lock(), "{}", safe(line));
 }
 
 /// Writes trusted, preformatted bytes (help, completions, manual) to stdout.
 pub fn emit(bytes: &[u8]) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(bytes).and_then(|()| out.flush());
+    with_stdout(|out| {
+        let _ = out.write_all(bytes).and_then(|()| out.flush());
+    });
 }
 
 #[cfg(test)]

@@ -54,6 +54,8 @@ pub struct Document {
     pub lines: Vec<Line>,
     pub gates: Vec<Gate>,
     pub abandoned: Vec<Abandonment>,
+    /// The ids in `abandoned`, for constant-time lookups on large ledgers.
+    abandoned_ids: std::collections::HashSet<String>,
     pub owns: Vec<String>,
 }
 
@@ -63,7 +65,7 @@ impl Document {
     }
 
     pub fn is_abandoned(&self, id: &str) -> bool {
-        self.abandoned.iter().any(|entry| entry.id == id)
+        self.abandoned_ids.contains(id)
     }
 
     /// The ledger text, byte-identical to the input unless lines were edited.

@@ -1,6 +1,8 @@
 //! The strict ledger parser. Every diagnostic is collected, so an author sees
 //! all problems of a ledger in one pass; any error makes the ledger unusable.
 
+use std::collections::{HashMap, HashSet};
+
 use super::fence::{self, Fence};
 use super::text::{is_js_space, is_single_js_line, js_trim, strip_one_space};
 use super::{Abandonment, Document, Gate, Line};
@@ -139,8 +141,11 @@ pub fn normalize_owns_glob(value: &str) -> Result<String, String> {
 
 struct Builder {
     gates: Vec<Gate>,
+    /// Gate id → one-based line of its first declaration.
+    gate_lines: HashMap<String, usize>,
     seen_attributes: Vec<Vec<&'static str>>,
     abandoned: Vec<Abandonment>,
+    abandoned_ids: HashSet<String>,
     owns: Vec<String>,
     errors: Vec<ParseError>,
     warnings: Vec<String>,
@@ -159,8 +164,10 @@ pub fn parse(text: &str) -> ParseOutcome {
     let lines = split_lines(text);
     let mut b = Builder {
         gates: Vec::new(),
+        gate_lines: HashMap::new(),
         seen_attributes: Vec::new(),
         abandoned: Vec::new(),
+        abandoned_ids: HashSet::new(),
         owns: Vec::new(),
         errors: Vec::new(),
         warnings: Vec::new(),
@@ -199,8 +206,10 @@ pub fn parse(text: &str) -> ParseOutcome {
             if title.is_empty() {
                 b.error(index, "gate outcome is blank");
             }
-            if let Some(first) = b.gates.iter().find(|g| g.id == id).map(|g| g.line + 1) {
+            if let Some(&first) = b.gate_lines.get(&id) {
                 b.error(index, format!("duplicate gate id {id} (first declared on line {first})"));
+            } else {
+                b.gate_lines.insert(id.clone(), index + 1);
             }
             b.gates.push(Gate {
                 line: index,
@@ -298,12 +307,14 @@ pub fn parse(text: &str) -> ParseOutcome {
         b.error(opened, "unclosed fenced block");
     }
     finish_gates(&mut b);
-    for index in 0..b.abandoned.len() {
-        let entry = &b.abandoned[index];
-        if !b.gates.iter().any(|g| g.id == entry.id) {
-            let (line, id) = (entry.line, entry.id.clone());
-            b.error(line, format!("ABANDON references unknown gate {id}"));
-        }
+    let unknown: Vec<(usize, String)> = b
+        .abandoned
+        .iter()
+        .filter(|entry| !b.gate_lines.contains_key(&entry.id))
+        .map(|entry| (entry.line, entry.id.clone()))
+        .collect();
+    for (line, id) in unknown {
+        b.error(line, format!("ABANDON references unknown gate {id}"));
     }
     if b.gates.is_empty() {
         b.errors.push(ParseError { line: None, message: "ledger contains zero live gates".into() });
@@ -311,7 +322,13 @@ pub fn parse(text: &str) -> ParseOutcome {
     b.errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
 
     ParseOutcome {
-        document: Document { lines, gates: b.gates, abandoned: b.abandoned, owns: b.owns },
+        document: Document {
+            lines,
+            gates: b.gates,
+            abandoned: b.abandoned,
+            abandoned_ids: b.abandoned_ids,
+            owns: b.owns,
+        },
         errors: b.errors,
         warnings: b.warnings,
     }
@@ -333,9 +350,10 @@ fn parse_abandon(b: &mut Builder, index: usize, rest: &str) -> bool {
         b.error(index, "ABANDON needs a gate id and reason");
     } else if reason.is_empty() {
         b.error(index, format!("ABANDON {id} needs a non-blank reason"));
-    } else if b.abandoned.iter().any(|a| a.id == id) {
+    } else if b.abandoned_ids.contains(id) {
         b.error(index, format!("duplicate ABANDON for {id}"));
     } else {
+        b.abandoned_ids.insert(id.to_string());
         b.abandoned.push(Abandonment { id: id.to_string(), reason: reason.to_string(), line: index });
     }
     true

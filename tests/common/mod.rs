@@ -50,7 +50,13 @@ impl Sandbox {
     /// `gate-check` run from the root with the sandbox's approval store and
     /// none of the variables that would change its decisions.
     pub fn cmd(&self) -> Command {
-        let mut cmd = Command::cargo_bin("gate-check").expect("binary");
+        Command::from_std(self.std_cmd())
+    }
+
+    /// The same command as a plain `std::process::Command`, for tests that
+    /// spawn and signal the process themselves.
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("gate-check"));
         cmd.current_dir(&self.root)
             .env("UNLAZY_APPROVAL_DIR", &self.approvals)
             .env_remove("UNLAZY_SHELL")

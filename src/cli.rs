@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::builder::NonEmptyStringValueParser;
 use clap::{CommandFactory, Parser, Subcommand};
 
+use crate::report::{OutputFormat, RunReport};
 use crate::run::{self, RunError, RunOptions};
 use crate::terminal;
 
@@ -57,6 +58,9 @@ pub struct Cli {
     /// Use the pipeline .unlazy/ID (or UNLAZY_SCOPE)
     #[arg(long, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
     pub scope: Option<String>,
+    /// Put a machine document on stdout (human lines move to stderr)
+    #[arg(long, value_name = "FORMAT", value_enum)]
+    pub format: Option<OutputFormat>,
     /// Explicit ledger files; all are honored, and only those
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
@@ -130,6 +134,11 @@ impl Cli {
         Ok(())
     }
 
+    fn into_options_checked(self) -> Result<RunOptions, String> {
+        self.validate()?;
+        Ok(self.into_options())
+    }
+
     fn into_options(self) -> RunOptions {
         RunOptions {
             status: self.status,
@@ -142,8 +151,21 @@ impl Cli {
             root: self.root,
             scope: self.scope,
             files: self.files,
+            format: self.format.unwrap_or(OutputFormat::Human),
         }
     }
+}
+
+/// A run that stopped early still owes a machine reader its document.
+fn failed_run(options: &RunOptions, error: RunError) -> RunError {
+    if options.format != OutputFormat::Human {
+        let lines = match &error {
+            RunError::Usage(message) => vec![message.clone()],
+            RunError::Fatal(lines) => lines.clone(),
+        };
+        run::publish(options, &RunReport::failed(options.mode_name(), lines));
+    }
+    error
 }
 
 fn usage_failure(message: &str) -> i32 {
@@ -160,10 +182,13 @@ pub fn main() -> i32 {
         Some(Command::Man) => return print_man_page(),
         None => {}
     }
-    if let Err(message) = cli.validate() {
-        return usage_failure(&message);
-    }
-    match run::execute(&cli.into_options()) {
+    let options = cli.into_options_checked();
+    terminal::configure(options.as_ref().is_ok_and(|o| o.format != OutputFormat::Human));
+    let result = options.map_err(RunError::Usage).and_then(|options| match run::execute(&options) {
+        Ok(code) => Ok(code),
+        Err(error) => Err(failed_run(&options, error)),
+    });
+    match result {
         Ok(code) => code,
         Err(RunError::Usage(message)) => usage_failure(&message),
         Err(RunError::Fatal(lines)) => {

@@ -103,6 +103,17 @@ pub enum GateState {
 }
 
 impl GateState {
+    /// The Node tool's name for the state, as machine reports spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            GateState::Abandoned => "abandoned",
+            GateState::Unmet => "unmet",
+            GateState::UnmetNoEvidence => "unmet-no-evidence",
+            GateState::StaleUnmet => "stale-unmet",
+            GateState::Met => "met",
+        }
+    }
+
     /// The reason `--status` prints beside an unmet gate.
     pub fn reason(self) -> &'static str {
         match self {

@@ -14,6 +14,7 @@ pub mod evidence;
 pub mod ledger;
 pub mod matcher;
 pub mod paths;
+pub mod report;
 pub mod run;
 pub mod runner;
 pub mod shell;

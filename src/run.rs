@@ -4,15 +4,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::approval::store::Store;
 use crate::approval::Oracle;
 use crate::evidence::{self, Fingerprint, GateState, Transcript, MAX_OUTPUT_BYTES};
 use crate::ledger::{self, file::LedgerLock, qualify, Document, Gate};
 use crate::matcher::Expectation;
+use crate::report::{CheckRecord, GateRecord, LedgerRecord, OutputFormat, RunReport, Summary};
 use crate::runner::{self, CheckRequest, RunFailure};
 use crate::target::{self, Mode, Target};
 use crate::terminal::{say, warn};
@@ -33,6 +34,21 @@ pub struct RunOptions {
     pub root: Option<PathBuf>,
     pub scope: Option<String>,
     pub files: Vec<PathBuf>,
+    pub format: OutputFormat,
+}
+
+impl RunOptions {
+    /// The mode name machine reports carry.
+    pub fn mode_name(&self) -> String {
+        match (self.status, self.approve, self.reverify) {
+            (true, _, _) => "status",
+            (_, true, true) => "approve+reverify",
+            (_, true, false) => "approve",
+            (_, false, true) => "reverify",
+            _ => "run",
+        }
+        .to_string()
+    }
 }
 
 #[derive(Debug)]
@@ -77,11 +93,46 @@ struct CheckResult {
     signal: Option<String>,
     matched: bool,
     error: Option<String>,
+    duration: Duration,
 }
 
 impl CheckResult {
     fn ok(&self) -> bool {
         self.error.is_none() && self.exit_code == Some(0) && self.matched
+    }
+
+    /// The result as a machine report records it.
+    fn record(&self, written: bool) -> CheckRecord {
+        let status = match (written, self.ok()) {
+            (false, _) => "stale",
+            (true, true) => "pass",
+            (true, false) => "fail",
+        };
+        let reason = match (&self.error, self.ok()) {
+            (Some(error), _) => Some(error.clone()),
+            (None, false) if self.exit_code != Some(0) => Some("non-zero exit".to_string()),
+            (None, false) => Some("EXPECT not matched".to_string()),
+            (None, true) => None,
+        };
+        CheckRecord {
+            status,
+            exit: self.exit_code,
+            signal: self.signal.clone(),
+            duration_ms: Some(self.duration.as_millis() as u64),
+            reason: if written { reason } else { Some("definition or runtime approval oracle changed".into()) },
+            output_sha256: self.ok().then(|| self.fingerprint.sha256.clone()),
+        }
+    }
+}
+
+fn not_run_record(reason: &str) -> CheckRecord {
+    CheckRecord {
+        status: "not-run",
+        exit: None,
+        signal: None,
+        duration_ms: None,
+        reason: Some(reason.to_string()),
+        output_sha256: None,
     }
 }
 
@@ -210,6 +261,7 @@ fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResult {
         signal: outcome.signal,
         matched,
         error,
+        duration: outcome.duration,
     }
 }
 
@@ -291,20 +343,27 @@ fn write_back(
 /// in task order as soon as it and all earlier ones are done.
 fn run_rolling(tasks: &[Task], jobs: usize, evaluate_one: impl Fn(&Task) -> CheckResult + Sync, mut on_result: impl FnMut(usize, CheckResult)) {
     let next = AtomicUsize::new(0);
+    let running: Mutex<BTreeMap<usize, Instant>> = Mutex::new(BTreeMap::new());
+    let finished = AtomicBool::new(false);
     let (sender, receiver) = mpsc::channel();
     std::thread::scope(|scope| {
         for _ in 0..jobs.min(tasks.len()) {
             let sender = sender.clone();
-            let (next, evaluate_one) = (&next, &evaluate_one);
+            let (next, evaluate_one, running) = (&next, &evaluate_one, &running);
             scope.spawn(move || loop {
                 let index = next.fetch_add(1, Ordering::SeqCst);
                 let Some(task) = tasks.get(index) else { break };
-                if sender.send((index, evaluate_one(task))).is_err() {
+                lock(running).insert(index, Instant::now());
+                let result = evaluate_one(task);
+                lock(running).remove(&index);
+                if sender.send((index, result)).is_err() {
                     break;
                 }
             });
         }
         drop(sender);
+        let (running, finished) = (&running, &finished);
+        scope.spawn(move || show_progress(tasks, running, finished));
         let mut waiting = BTreeMap::new();
         let mut expected = 0;
         for (index, result) in receiver {
@@ -314,7 +373,38 @@ fn run_rolling(tasks: &[Task], jobs: usize, evaluate_one: impl Fn(&Task) -> Chec
                 expected += 1;
             }
         }
+        finished.store(true, Ordering::SeqCst);
     });
+    crate::terminal::progress(None);
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The live progress line: the longest-running check once it has run for
+/// a second (the terminal module shows it only on an interactive terminal).
+fn show_progress(tasks: &[Task], running: &Mutex<BTreeMap<usize, Instant>>, finished: &AtomicBool) {
+    const TICK: Duration = Duration::from_millis(200);
+    let mut shown = String::new();
+    while !finished.load(Ordering::SeqCst) {
+        std::thread::sleep(TICK);
+        let line = {
+            let running = lock(running);
+            running.iter().min_by_key(|(_, started)| **started).and_then(|(index, started)| {
+                let elapsed = started.elapsed();
+                (elapsed >= Duration::from_secs(1)).then(|| {
+                    let others = running.len() - 1;
+                    let more = if others > 0 { format!(" (+{others} more running)") } else { String::new() };
+                    format!("  ... {} running for {}s{more}", tasks[*index].qualified, elapsed.as_secs())
+                })
+            })
+        };
+        if let Some(line) = line.filter(|line| *line != shown) {
+            crate::terminal::progress(Some(&line));
+            shown = line;
+        }
+    }
 }
 
 pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
@@ -403,6 +493,11 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
         }
     }
 
+    let mut checks: HashMap<(usize, String), CheckRecord> = HashMap::new();
+    for task in &not_run {
+        let reason = if options.approve { "approval could not be recorded" } else { "approval required" };
+        checks.insert((task.ledger, task.gate.id.clone()), not_run_record(reason));
+    }
     let mut stale: Vec<(usize, String, String)> = Vec::new();
     let mut reverified = 0;
     let mut write_failures = Vec::new();
@@ -423,7 +518,10 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
                 print_result(task, &result);
                 crate::terminal::flush();
                 let ledger = &ledgers[task.ledger];
-                match write_back(options, runtime, &root, ledger, task, &result) {
+                let written = write_back(options, runtime, &root, ledger, task, &result);
+                let record = result.record(!matches!(written, Ok(WriteBack::Stale)));
+                checks.insert((task.ledger, task.gate.id.clone()), record);
+                match written {
                     Ok(WriteBack::Stale) => {
                         say(&format!(
                             "  STALE {}: definition or runtime approval oracle changed; result not written",
@@ -456,11 +554,24 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
     let (mut met, mut unmet, mut abandoned) = (0usize, 0usize, 0usize);
     let mut unmet_ids = Vec::new();
     let mut abandoned_ids = Vec::new();
+    let mut gate_records = Vec::new();
     for (index, ledger) in finals.iter().enumerate() {
         for gate in &ledger.document.gates {
             let state = evidence::gate_state(gate, ledger.document.is_abandoned(&gate.id));
             final_states.insert((index, gate.id.clone()), state);
             let qualified = qualify(&ledger.path, &gate.id);
+            gate_records.push(GateRecord {
+                ledger: ledger.text_path.clone(),
+                line: gate.line + 1,
+                id: gate.id.clone(),
+                qualified_id: qualified.clone(),
+                title: gate.title.clone(),
+                state: state.name(),
+                checked: gate.checked,
+                runnable: gate.is_runnable(),
+                definition_digest: evidence::gate_digest(gate),
+                check: checks.remove(&(index, gate.id.clone())),
+            });
             match state {
                 GateState::Abandoned => {
                     abandoned += 1;
@@ -506,26 +617,87 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
     }
     let effective_unmet = unmet + extra_unmet.len();
     unmet_ids.extend(extra_unmet.iter().map(|(_, label)| label.clone()));
-    if approval_failures > 0 {
-        warn(&format!("gate-check: infrastructure failure prevented {approval_failures} approval(s)"));
-        return Ok(2);
-    }
-    if effective_unmet == 0 && abandoned == 0 {
-        say(&format!("ALL MET ({met} met{verify_note}){scope_note}"));
-        return Ok(0);
-    }
     let confirmed_met = met.saturating_sub(extra_unmet.len());
-    if abandoned > 0 {
-        let unmet_note = if effective_unmet > 0 { format!(", unmet: {effective_unmet}") } else { String::new() };
-        say(&format!("HANDOFF REQUIRED: {abandoned} abandoned (met: {confirmed_met}{unmet_note}{verify_note}){scope_note}"));
-        say(&format!("  {}", capped_list(&abandoned_ids)));
+    let (outcome, code) = if approval_failures > 0 {
+        warn(&format!("gate-check: infrastructure failure prevented {approval_failures} approval(s)"));
+        ("error", 2)
+    } else if effective_unmet == 0 && abandoned == 0 {
+        say(&format!("ALL MET ({met} met{verify_note}){scope_note}"));
+        ("all-met", 0)
+    } else {
+        if abandoned > 0 {
+            let unmet_note = if effective_unmet > 0 { format!(", unmet: {effective_unmet}") } else { String::new() };
+            say(&format!(
+                "HANDOFF REQUIRED: {abandoned} abandoned (met: {confirmed_met}{unmet_note}{verify_note}){scope_note}"
+            ));
+            say(&format!("  {}", capped_list(&abandoned_ids)));
+        }
+        if effective_unmet > 0 {
+            let abandoned_note = if abandoned > 0 { format!(", abandoned: {abandoned}") } else { String::new() };
+            say(&format!("UNMET: {effective_unmet} (met: {confirmed_met}{abandoned_note}{verify_note}){scope_note}"));
+            say(&format!("  {}", capped_list(&unmet_ids)));
+        }
+        (if abandoned > 0 { "handoff-required" } else { "unmet" }, 1)
+    };
+    publish(
+        options,
+        &RunReport {
+            schema: 1,
+            tool: "gate-check",
+            version: env!("CARGO_PKG_VERSION"),
+            mode: options.mode_name(),
+            scope: target.scope.clone(),
+            outcome,
+            exit_code: code,
+            summary: Summary {
+                met: confirmed_met,
+                unmet: effective_unmet,
+                abandoned,
+                reran: options.reverify.then_some(runnable.len()),
+                previously_met_reverified: options.reverify.then_some(reverified),
+            },
+            unmet: unmet_ids,
+            abandoned: abandoned_ids,
+            ledgers: finals
+                .iter()
+                .map(|l| LedgerRecord { path: l.text_path.clone(), gates: l.document.gates.len() })
+                .collect(),
+            gates: gate_records,
+            errors: Vec::new(),
+        },
+    );
+    Ok(code)
+}
+
+/// Emits the machine document the options ask for, and GitHub Actions
+/// annotations when running there.
+pub fn publish(options: &RunOptions, report: &RunReport) {
+    match options.format {
+        OutputFormat::Human => {}
+        OutputFormat::Json => crate::terminal::emit(report.to_json().as_bytes()),
+        OutputFormat::Junit => crate::terminal::emit(report.to_junit().as_bytes()),
     }
-    if effective_unmet > 0 {
-        let abandoned_note = if abandoned > 0 { format!(", abandoned: {abandoned}") } else { String::new() };
-        say(&format!("UNMET: {effective_unmet} (met: {confirmed_met}{abandoned_note}{verify_note}){scope_note}"));
-        say(&format!("  {}", capped_list(&unmet_ids)));
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        let workspace = std::env::var_os("GITHUB_WORKSPACE")
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok());
+        let display = |ledger: &str| match &workspace {
+            Some(base) => Path::new(ledger)
+                .strip_prefix(base)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| ledger.to_string()),
+            None => ledger.to_string(),
+        };
+        for line in report.github_annotations(display) {
+            // Workflow commands are read from stdout unless stdout carries a
+            // document; the runner reads stderr too.
+            if options.format == OutputFormat::Human {
+                say(&line);
+            } else {
+                warn(&line);
+            }
+        }
     }
-    Ok(1)
 }
 
 /// At most twelve ids, then `+N more`.

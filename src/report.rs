@@ -1,0 +1,289 @@
+//! Machine-readable run reports: one stable JSON document, JUnit XML for CI
+//! test views, and GitHub Actions annotations. Pure: renderers return text.
+
+use serde::Serialize;
+
+/// Which document, if any, stdout carries instead of the human report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    Human,
+    Json,
+    Junit,
+}
+
+/// What happened to a gate's check in this run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckRecord {
+    /// `pass`, `fail`, `stale` (result discarded) or `not-run`.
+    pub status: &'static str,
+    pub exit: Option<i32>,
+    pub signal: Option<String>,
+    pub duration_ms: Option<u64>,
+    pub reason: Option<String>,
+    pub output_sha256: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateRecord {
+    pub ledger: String,
+    /// One-based line of the gate.
+    pub line: usize,
+    pub id: String,
+    pub qualified_id: String,
+    pub title: String,
+    /// `met`, `unmet`, `unmet-no-evidence`, `stale-unmet` or `abandoned`.
+    pub state: &'static str,
+    pub checked: bool,
+    pub runnable: bool,
+    /// The definition digest that automatic evidence must be bound to.
+    pub definition_digest: Option<String>,
+    pub check: Option<CheckRecord>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LedgerRecord {
+    pub path: String,
+    pub gates: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub met: usize,
+    pub unmet: usize,
+    pub abandoned: usize,
+    pub reran: Option<usize>,
+    pub previously_met_reverified: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunReport {
+    pub schema: u32,
+    pub tool: &'static str,
+    pub version: &'static str,
+    /// `run`, `status`, `approve`, `reverify` or `approve+reverify`.
+    pub mode: String,
+    pub scope: Option<String>,
+    /// `all-met`, `unmet`, `handoff-required` or `error`.
+    pub outcome: &'static str,
+    pub exit_code: i32,
+    pub summary: Summary,
+    /// Everything counted unmet, qualified, with a note where the reason
+    /// is not the gate's own state (for example `(reverify not run)`).
+    pub unmet: Vec<String>,
+    pub abandoned: Vec<String>,
+    pub ledgers: Vec<LedgerRecord>,
+    pub gates: Vec<GateRecord>,
+    pub errors: Vec<String>,
+}
+
+impl RunReport {
+    /// A report for a run that stopped on a usage, parse or infrastructure
+    /// error before it could judge any gate.
+    pub fn failed(mode: String, errors: Vec<String>) -> RunReport {
+        RunReport {
+            schema: 1,
+            tool: "gate-check",
+            version: env!("CARGO_PKG_VERSION"),
+            mode,
+            scope: None,
+            outcome: "error",
+            exit_code: 2,
+            summary: Summary { met: 0, unmet: 0, abandoned: 0, reran: None, previously_met_reverified: None },
+            unmet: Vec::new(),
+            abandoned: Vec::new(),
+            ledgers: Vec::new(),
+            gates: Vec::new(),
+            errors,
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    pub fn to_junit(&self) -> String {
+        let failing = |g: &GateRecord| g.state != "met" && g.state != "abandoned";
+        let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        let failures = self.gates.iter().filter(|g| failing(g)).count();
+        let skipped = self.gates.iter().filter(|g| g.state == "abandoned").count();
+        let seconds = |gates: &[&GateRecord]| -> f64 {
+            gates.iter().filter_map(|g| g.check.as_ref()?.duration_ms).sum::<u64>() as f64 / 1000.0
+        };
+        let all: Vec<&GateRecord> = self.gates.iter().collect();
+        xml.push_str(&format!(
+            "<testsuites name=\"gate-check\" tests=\"{}\" failures=\"{failures}\" errors=\"{}\" skipped=\"{skipped}\" time=\"{:.3}\">\n",
+            self.gates.len(),
+            self.errors.len(),
+            seconds(&all)
+        ));
+        if !self.errors.is_empty() {
+            xml.push_str("  <testsuite name=\"gate-check\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n");
+            xml.push_str("    <testcase classname=\"gate-check\" name=\"ledger\">\n");
+            xml.push_str(&format!(
+                "      <error message=\"{}\">{}</error>\n",
+                xml_escape(self.errors.first().map_or("", String::as_str)),
+                xml_escape(&self.errors.join("\n"))
+            ));
+            xml.push_str("    </testcase>\n  </testsuite>\n");
+        }
+        for ledger in &self.ledgers {
+            let gates: Vec<&GateRecord> = self.gates.iter().filter(|g| g.ledger == ledger.path).collect();
+            xml.push_str(&format!(
+                "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3}\">\n",
+                xml_escape(&ledger.path),
+                gates.len(),
+                gates.iter().filter(|g| failing(g)).count(),
+                gates.iter().filter(|g| g.state == "abandoned").count(),
+                seconds(&gates)
+            ));
+            for gate in gates {
+                let classname = gate.qualified_id.rsplit_once(':').map_or("", |(stem, _)| stem);
+                let time = gate.check.as_ref().and_then(|c| c.duration_ms).unwrap_or(0) as f64 / 1000.0;
+                xml.push_str(&format!(
+                    "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{}\" time=\"{time:.3}\"",
+                    xml_escape(classname),
+                    xml_escape(&format!("{}: {}", gate.id, gate.title)),
+                    xml_escape(&gate.ledger),
+                    gate.line
+                ));
+                if gate.state == "met" {
+                    xml.push_str("/>\n");
+                    continue;
+                }
+                xml.push_str(">\n");
+                let message = describe(gate);
+                if gate.state == "abandoned" {
+                    xml.push_str(&format!("      <skipped message=\"{}\"/>\n", xml_escape(&message)));
+                } else {
+                    xml.push_str(&format!(
+                        "      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
+                        xml_escape(&message),
+                        gate.state,
+                        xml_escape(&message)
+                    ));
+                }
+                xml.push_str("    </testcase>\n");
+            }
+            xml.push_str("  </testsuite>\n");
+        }
+        xml.push_str("</testsuites>\n");
+        xml
+    }
+
+    /// `::error`/`::warning` workflow commands, one per gate that is not
+    /// met, pointing at its line. `display_path` maps a ledger path to the
+    /// path GitHub should link (relative to the workspace where possible).
+    pub fn github_annotations(&self, display_path: impl Fn(&str) -> String) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .gates
+            .iter()
+            .filter(|g| g.state != "met")
+            .map(|gate| {
+                let level = if gate.state == "abandoned" { "warning" } else { "error" };
+                format!(
+                    "::{level} file={},line={},title={}::{}",
+                    escape_property(&display_path(&gate.ledger)),
+                    gate.line,
+                    escape_property(&format!("gate {}", gate.qualified_id)),
+                    escape_data(&describe(gate))
+                )
+            })
+            .collect();
+        lines.extend(self.errors.iter().map(|e| format!("::error title=gate-check::{}", escape_data(e))));
+        lines
+    }
+}
+
+/// One sentence for a gate that is not met.
+fn describe(gate: &GateRecord) -> String {
+    let state = match gate.state {
+        "unmet" => "unmet (unchecked)",
+        "unmet-no-evidence" => "unmet (checked but EVIDENCE pending)",
+        "stale-unmet" => "unmet (checked but automatic evidence is stale or unbound)",
+        "abandoned" => "abandoned (handoff required)",
+        other => other,
+    };
+    match gate.check.as_ref() {
+        Some(check) if check.status != "pass" => {
+            let reason = check.reason.as_deref().unwrap_or("EXPECT not matched or non-zero exit");
+            format!("{}: {state}; {}: {reason}", gate.title, check.status)
+        }
+        _ => format!("{}: {state}", gate.title),
+    }
+}
+
+/// XML 1.0 text: markup characters escaped, characters XML cannot carry
+/// replaced.
+fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> RunReport {
+        let mut report = RunReport::failed("run".into(), Vec::new());
+        report.outcome = "unmet";
+        report.exit_code = 1;
+        report.ledgers.push(LedgerRecord { path: "/r/GATES.md".into(), gates: 2 });
+        for (id, state) in [("G1", "met"), ("G2", "stale-unmet")] {
+            report.gates.push(GateRecord {
+                ledger: "/r/GATES.md".into(),
+                line: 3,
+                id: id.into(),
+                qualified_id: format!("GATES:{id}"),
+                title: "a <b> & \"c\"".into(),
+                state,
+                checked: true,
+                runnable: true,
+                definition_digest: None,
+                check: None,
+            });
+        }
+        report
+    }
+
+    #[test]
+    fn junit_counts_and_escapes() {
+        let xml = report().to_junit();
+        assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
+        assert!(xml.contains("a &lt;b&gt; &amp; &quot;c&quot;"), "{xml}");
+        assert!(xml.contains("<failure message="), "{xml}");
+    }
+
+    #[test]
+    fn annotations_escape_workflow_syntax() {
+        let lines = report().github_annotations(|p| p.trim_start_matches("/r/").to_string());
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].starts_with("::error file=GATES.md,line=3,title=gate GATES%3AG2::"), "{}", lines[0]);
+        assert_eq!(escape_data("50%\nx"), "50%25%0Ax");
+    }
+}

@@ -287,23 +287,32 @@ fn records_with_wrong_fields_are_not_approvals() {
 fn concurrent_approvals_leave_one_valid_record() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("A", "sleep 0.2; echo ok", "ok"));
-    let children: Vec<_> = (0..8)
-        .map(|_| {
-            std::process::Command::new(assert_cmd::cargo::cargo_bin("gate-check"))
-                .current_dir(&sandbox.root)
-                .env("UNLAZY_APPROVAL_DIR", &sandbox.approvals)
-                .env("PATH", PATH)
-                .env_remove("UNLAZY_SHELL")
-                .env_remove("UNLAZY_SCOPE")
-                .arg("--approve")
-                .output()
-        })
-        .collect();
-    for child in children {
-        let output = child.unwrap();
-        let (code, out, err) = outcome(&output);
-        assert_eq!(code, 0, "{out}{err}");
-    }
+    let run_eight = |args: &[&str]| {
+        let children: Vec<_> = (0..8)
+            .map(|_| {
+                std::process::Command::new(assert_cmd::cargo::cargo_bin("gate-check"))
+                    .current_dir(&sandbox.root)
+                    .env("UNLAZY_APPROVAL_DIR", &sandbox.approvals)
+                    .env("PATH", PATH)
+                    .env_remove("UNLAZY_SHELL")
+                    .env_remove("UNLAZY_SCOPE")
+                    .args(args)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let (code, out, err) = outcome(&child.wait_with_output().unwrap());
+            assert_eq!(code, 0, "{args:?}: {out}{err}");
+        }
+    };
+    run_eight(&["--approve"]);
+    // Concurrent runs replace the ledger under each other's reads; each
+    // must see the old or the new file, never fail.
+    run_eight(&["--reverify"]);
+    run_eight(&["--reverify", "--approve"]);
     let names: Vec<String> = fs::read_dir(&sandbox.approvals)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -41,22 +41,22 @@ pub struct Cli {
     #[arg(long)]
     pub approve: bool,
     /// Rolling concurrency, integer 1..64 (default 1); reports stay in ledger order
-    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Per-check timeout, integer seconds 1..86400 (default 120)
-    #[arg(long, value_name = "S", value_parser = parse_timeout)]
+    #[arg(long, allow_hyphen_values = true, value_name = "S", value_parser = parse_timeout)]
     pub timeout: Option<u64>,
     /// Command shell (else UNLAZY_SHELL, else /bin/sh); a bare name is searched on PATH
-    #[arg(long, value_name = "PATH", value_parser = NonEmptyStringValueParser::new())]
+    #[arg(long, allow_hyphen_values = true, value_name = "PATH", value_parser = NonEmptyStringValueParser::new())]
     pub shell: Option<String>,
     /// Default CHECK directory (default: the ledger's directory for explicit files, else --root)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, allow_hyphen_values = true, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
     /// Repository/pipeline root (default: the current directory)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, allow_hyphen_values = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Use the pipeline .unlazy/ID (or UNLAZY_SCOPE)
-    #[arg(long, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+    #[arg(long, allow_hyphen_values = true, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
     pub scope: Option<String>,
     /// Put a machine document on stdout (human lines move to stderr)
     #[arg(long, value_name = "FORMAT", value_enum)]

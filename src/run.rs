@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::approval::store::Store;
 use crate::approval::Oracle;
 use crate::evidence::{self, Fingerprint, GateState, Transcript, MAX_OUTPUT_BYTES};
+use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, file::LedgerLock, qualify, Document, Gate};
 use crate::matcher::Expectation;
 use crate::report::{CheckRecord, GateRecord, LedgerRecord, OutputFormat, RunReport, Summary};
@@ -172,8 +173,10 @@ fn build_runtime(options: &RunOptions, root: &Path) -> Result<Runtime, RunError>
         crate::approval::store::StoreError::InsideRoot => RunError::Usage(error.to_string()),
         other => RunError::Fatal(vec![other.to_string()]),
     })?;
-    let mut path_transcript: String = path_var.replace(['\r', '\n'], " ").chars().take(PATH_TRANSCRIPT_CHARS).collect();
-    if path_var.chars().count() > PATH_TRANSCRIPT_CHARS {
+    // The cap counts UTF-16 code units, as the Node tool's string length does.
+    let flat = path_var.replace(['\r', '\n'], " ");
+    let mut path_transcript = utf16_prefix(&flat, PATH_TRANSCRIPT_CHARS).to_string();
+    if utf16_len(&path_var) > PATH_TRANSCRIPT_CHARS {
         path_transcript.push_str("...");
     }
     Ok(Runtime {

@@ -86,8 +86,9 @@ fn discover(root: &Path, base: &Path) -> Result<Vec<PathBuf>, String> {
         let entries = fs::read_dir(&nested).map_err(|e| format!("cannot inspect gate directory {}: {e}", nested.display()))?;
         let mut found: Vec<PathBuf> = entries
             .filter_map(Result::ok)
+            // Every name ending in `.md`, `.md` itself included, as the Node tool lists them.
+            .filter(|entry| entry.file_name().as_encoded_bytes().ends_with(b".md"))
             .map(|entry| entry.path())
-            .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
             .collect();
         found.sort();
         files.extend(found);

@@ -152,11 +152,15 @@ impl Store {
         let Some(store) = self.open(false)? else {
             return Ok(false);
         };
+        Self::holds_record(&store, ledger, gate, oracle)
+    }
+
+    fn holds_record(store: &OpenStore, ledger: &str, gate: &str, oracle: &Oracle) -> Result<bool, StoreError> {
         let path = store.path.join(oracle.record_name(ledger, gate));
         let Some(text) = read_record(&path)? else {
             return Ok(false);
         };
-        Self::assert_unchanged(&store)?;
+        Self::assert_unchanged(store)?;
         let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
             return Ok(false);
         };
@@ -173,6 +177,11 @@ impl Store {
         let lock = File::open(&store.path).map_err(io_error(&store.path))?;
         lock.lock().map_err(io_error(&store.path))?;
         let path = store.path.join(oracle.record_name(ledger, gate));
+        // A concurrent approver got here first: replacing its valid record
+        // would make runs reading it right now fail closed on a replaced file.
+        if Self::holds_record(&store, ledger, gate, oracle)? {
+            return Ok(path);
+        }
         let signature = oracle.signature();
         let record = Record {
             schema: 1,

@@ -37,9 +37,25 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> LedgerFileError + '_ 
     move |error| LedgerFileError::Io(path.display().to_string(), error)
 }
 
+/// How often a read restarts when a concurrent write-back replaced the file
+/// under it.
+const READ_ATTEMPTS: usize = 5;
+
 /// Reads a ledger as UTF-8 text without following a final symlink or
 /// blocking on a FIFO; hard-linked, oversize or swapped files are refused.
+/// A file replaced by another run's atomic rename while it was read is read
+/// again, so concurrent runs see the old or the new ledger, never an error.
 pub fn read(path: &Path) -> Result<String, LedgerFileError> {
+    let mut attempt = 1;
+    loop {
+        match read_once(path) {
+            Err(LedgerFileError::Changed(_)) if attempt < READ_ATTEMPTS => attempt += 1,
+            result => return result,
+        }
+    }
+}
+
+fn read_once(path: &Path) -> Result<String, LedgerFileError> {
     let shown = || path.display().to_string();
     let opened = OpenOptions::new()
         .read(true)
@@ -54,6 +70,10 @@ pub fn read(path: &Path) -> Result<String, LedgerFileError> {
         Err(error) => return Err(LedgerFileError::Io(shown(), error)),
     };
     let before = file.metadata().map_err(io_error(path))?;
+    if before.file_type().is_file() && before.nlink() == 0 {
+        // Unlinked after we opened it: an atomic replacement just happened.
+        return Err(LedgerFileError::Changed(shown()));
+    }
     if !before.file_type().is_file() || before.nlink() != 1 {
         return Err(LedgerFileError::NotRegular(shown()));
     }

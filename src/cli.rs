@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::builder::NonEmptyStringValueParser;
 use clap::{CommandFactory, Parser, Subcommand};
 
+use crate::actions::{self, Action, ActionOptions};
 use crate::report::{OutputFormat, RunReport};
 use crate::run::{self, RunError, RunOptions};
 use crate::terminal;
@@ -61,6 +62,24 @@ pub struct Cli {
     /// Put a machine document on stdout (human lines move to stderr)
     #[arg(long, value_name = "FORMAT", value_enum)]
     pub format: Option<OutputFormat>,
+    /// Atomically claim the leaf's OWNS paths as ownership leases (exit 3 on conflict)
+    #[arg(long, help_heading = "Pipeline actions")]
+    pub claim: bool,
+    /// Release the scope's ownership leases (also after its folder is gone)
+    #[arg(long, help_heading = "Pipeline actions")]
+    pub release: bool,
+    /// The leaf (gate file stem) to --claim or --release
+    #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new(), help_heading = "Pipeline actions")]
+    pub leaf: Option<String>,
+    /// Append one timestamped line to the scope's status.log
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true, value_parser = NonEmptyStringValueParser::new(), help_heading = "Pipeline actions")]
+    pub log: Option<String>,
+    /// Bind an agent session id to the scope (writes .unlazy/ID/session)
+    #[arg(long, value_name = "SESSION", allow_hyphen_values = true, value_parser = NonEmptyStringValueParser::new(), help_heading = "Pipeline actions")]
+    pub bind: Option<String>,
+    /// List the pipelines under .unlazy/
+    #[arg(long = "list-scopes", help_heading = "Pipeline actions")]
+    pub list_scopes: bool,
     /// Explicit ledger files; all are honored, and only those
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
@@ -116,27 +135,63 @@ fn parse_jobs(value: &str) -> Result<usize, String> {
 }
 
 impl Cli {
+    /// The pipeline actions requested, in the Node tool's order.
+    fn actions(&self) -> Vec<Action> {
+        let mut found = Vec::new();
+        if self.claim {
+            found.push(Action::Claim);
+        }
+        if self.release {
+            found.push(Action::Release);
+        }
+        if self.list_scopes {
+            found.push(Action::ListScopes);
+        }
+        if let Some(text) = &self.log {
+            found.push(Action::Log(text.clone()));
+        }
+        if let Some(session) = &self.bind {
+            found.push(Action::Bind(session.clone()));
+        }
+        found
+    }
+
     /// The Node tool's rules for combining modes and options.
     fn validate(&self) -> Result<(), String> {
+        let actions = self.actions();
+        if actions.len() > 1 {
+            let flags: Vec<&str> = actions.iter().map(Action::flag).collect();
+            return Err(format!("pipeline actions are mutually exclusive: {}", flags.join(", ")));
+        }
+        let action = actions.first().map(Action::flag);
         if self.status && self.reverify {
             return Err("--status and --reverify are mutually exclusive".into());
         }
         if self.status && self.approve {
             return Err("--status never approves commands; remove --approve".into());
         }
+        if let Some(action) = action {
+            if self.status || self.reverify || self.approve {
+                return Err(format!("{action} cannot be combined with a run mode"));
+            }
+            if !self.files.is_empty() {
+                return Err(format!("{action} cannot be combined with explicit files"));
+            }
+            if self.format.is_some() {
+                return Err(format!("{action} cannot be combined with --format"));
+            }
+        }
         if !self.files.is_empty() && self.scope.is_some() {
             return Err("explicit files and --scope are mutually exclusive".into());
         }
+        if self.leaf.is_some() && !self.claim && !self.release {
+            return Err("--leaf is only valid with --claim or --release".into());
+        }
         let execution = self.timeout.is_some() || self.jobs.is_some() || self.shell.is_some() || self.cwd.is_some();
-        if execution && self.status {
+        if execution && (self.status || action.is_some()) {
             return Err("--timeout, --jobs, --shell, and --cwd are execution options only".into());
         }
         Ok(())
-    }
-
-    fn into_options_checked(self) -> Result<RunOptions, String> {
-        self.validate()?;
-        Ok(self.into_options())
     }
 
     fn into_options(self) -> RunOptions {
@@ -182,13 +237,18 @@ pub fn main() -> i32 {
         Some(Command::Man) => return print_man_page(),
         None => {}
     }
-    let options = cli.into_options_checked();
-    terminal::configure(options.as_ref().is_ok_and(|o| o.format != OutputFormat::Human));
-    let result = options.map_err(RunError::Usage).and_then(|options| match run::execute(&options) {
-        Ok(code) => Ok(code),
-        Err(error) => Err(failed_run(&options, error)),
-    });
-    match result {
+    if let Err(message) = cli.validate() {
+        return usage_failure(&message);
+    }
+    let outcome = match cli.actions().pop() {
+        Some(action) => actions::execute(&ActionOptions { action, root: cli.root, scope: cli.scope, leaf: cli.leaf }),
+        None => {
+            let options = cli.into_options();
+            terminal::configure(options.format != OutputFormat::Human);
+            run::execute(&options).map_err(|error| failed_run(&options, error))
+        }
+    };
+    match outcome {
         Ok(code) => code,
         Err(RunError::Usage(message)) => usage_failure(&message),
         Err(RunError::Fatal(lines)) => {

@@ -5,15 +5,21 @@
 //! Pure modules: `ledger` (model, parser, edits), `evidence`, `matcher`,
 //! `approval` identity, `paths`. Side effects live in one module each:
 //! `runner` spawns, `approval::store` touches approval records,
-//! `ledger::file` reads and rewrites ledgers.
+//! `ledger::file` reads and rewrites ledgers, `pipeline` writes a scope's
+//! session and status log, `lease::registry` keeps ownership leases
+//! (`lease` itself is the pure overlap logic), and `actions` runs the
+//! pipeline actions of the command line.
 
+pub mod actions;
 pub mod approval;
 pub mod cli;
 pub mod digest;
 pub mod evidence;
+pub mod lease;
 pub mod ledger;
 pub mod matcher;
 pub mod paths;
+pub mod pipeline;
 pub mod report;
 pub mod run;
 pub mod runner;

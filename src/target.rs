@@ -111,6 +111,17 @@ pub fn resolve(root: &Path, files: &[PathBuf], scope: Option<&str>) -> Result<Ta
     let chosen = match wanted {
         Some(wanted) => {
             validate_scope_id(&wanted, "scope")?;
+            let state = root.join(STATE_DIR);
+            let named = fs::symlink_metadata(state.join(&wanted)).is_ok();
+            let state_unsafe = fs::symlink_metadata(&state).is_ok() && !real_directory_inside(root, &state);
+            if !scopes.contains(&wanted) && (named || state_unsafe) {
+                // Present but excluded from the listing (a link, a file, or
+                // outside the root): an invalid input, not a missing scope.
+                return Err(format!(
+                    "scope directory must be a real directory inside the repository: {}",
+                    state.join(&wanted).display()
+                ));
+            }
             if !scopes.contains(&wanted) {
                 let have = if scopes.is_empty() { "none".to_string() } else { scopes.join(", ") };
                 return Err(format!("no such scope \"{wanted}\" under {STATE_DIR}/ (have: {have})"));

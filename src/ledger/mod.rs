@@ -6,7 +6,7 @@ pub mod file;
 mod parse;
 pub mod text;
 
-pub use parse::{parse, ParseError, ParseOutcome};
+pub use parse::{normalize_owns_glob, parse, ParseError, ParseOutcome};
 
 use crate::matcher::Expectation;
 

@@ -1,0 +1,169 @@
+//! Files a pipeline keeps under `.unlazy/`: the scope's session binding and
+//! its append-only status log, plus the directory and atomic-write rules the
+//! lease registry shares. Every directory written into must be a real
+//! directory (never a link) inside the repository root, and no write leaves
+//! a partial file behind.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use nix::fcntl::OFlag;
+use thiserror::Error;
+
+use crate::target::STATE_DIR;
+use crate::terminal;
+
+#[derive(Debug, Error)]
+pub enum StateError {
+    #[error("{0} must be a real directory inside the repository, not a link or file")]
+    NotRealDirectory(String),
+    #[error("refusing non-file or linked {0} {1}")]
+    NotRegular(&'static str, String),
+    #[error("{0}: {1}")]
+    Io(String, std::io::Error),
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> StateError + '_ {
+    move |error| StateError::Io(path.display().to_string(), error)
+}
+
+pub fn scope_directory(root: &Path, scope: &str) -> PathBuf {
+    root.join(STATE_DIR).join(scope)
+}
+
+pub fn status_log_path(root: &Path, scope: &str) -> PathBuf {
+    scope_directory(root, scope).join("status.log")
+}
+
+pub fn session_path(root: &Path, scope: &str) -> PathBuf {
+    scope_directory(root, scope).join("session")
+}
+
+fn is_real_directory(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
+}
+
+/// Creates `directory` (0700, with parents) when missing and checks that
+/// `.unlazy` and `directory` are real directories inside `root`.
+pub fn ensure_state_directory(root: &Path, directory: &Path) -> Result<(), StateError> {
+    let state = root.join(STATE_DIR);
+    if fs::symlink_metadata(&state).is_ok() && !is_real_directory(&state) {
+        return Err(StateError::NotRealDirectory(state.display().to_string()));
+    }
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(directory)
+        .map_err(io_error(directory))?;
+    let canonical_root = fs::canonicalize(root).map_err(io_error(root))?;
+    let canonical = fs::canonicalize(directory).map_err(io_error(directory))?;
+    if !is_real_directory(directory) || !is_real_directory(&state) || !canonical.starts_with(&canonical_root) {
+        return Err(StateError::NotRealDirectory(directory.display().to_string()));
+    }
+    Ok(())
+}
+
+/// Replaces (or creates) `path` with `text`: a private temp file in the same
+/// directory, fsync, rename, fsync of the directory. A link or other
+/// non-regular file at `path` is refused rather than replaced.
+pub fn write_atomically(path: &Path, text: &str, label: &'static str) -> Result<(), StateError> {
+    if let Ok(existing) = fs::symlink_metadata(path) {
+        if !existing.is_file() {
+            return Err(StateError::NotRegular(label, path.display().to_string()));
+        }
+    }
+    let directory = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(directory)
+        .map_err(io_error(directory))?;
+    temp.write_all(text.as_bytes()).map_err(io_error(temp.path()))?;
+    temp.as_file().sync_all().map_err(io_error(path))?;
+    temp.persist(path).map_err(|e| StateError::Io(path.display().to_string(), e.error))?;
+    File::open(directory).and_then(|dir| dir.sync_all()).map_err(io_error(directory))?;
+    Ok(())
+}
+
+/// Records which agent session owns the scope (`.unlazy/<scope>/session`).
+pub fn bind_session(root: &Path, scope: &str, session: &str) -> Result<PathBuf, StateError> {
+    let path = session_path(root, scope);
+    ensure_state_directory(root, &scope_directory(root, scope))?;
+    write_atomically(&path, &format!("{}\n", session.trim()), "session binding")?;
+    Ok(path)
+}
+
+/// One status-log line: an RFC 3339 UTC timestamp, a space, and `text`
+/// folded onto one line (line breaks become one space, other control and
+/// bidi characters a space each).
+pub fn status_line(at: SystemTime, text: &str) -> String {
+    let mut folded = String::with_capacity(text.len());
+    let mut in_break = false;
+    for c in text.chars() {
+        if c == '\r' || c == '\n' {
+            if !in_break {
+                folded.push(' ');
+            }
+            in_break = true;
+        } else {
+            folded.push(c);
+            in_break = false;
+        }
+    }
+    format!("{} {}\n", humantime::format_rfc3339_millis(at), terminal::safe(&folded))
+}
+
+/// Appends one line to the scope's status log. The file is opened with
+/// O_APPEND and written with a single write, so concurrent appenders never
+/// overwrite each other; links, FIFOs and swapped files are refused.
+pub fn append_status(root: &Path, scope: &str, text: &str) -> Result<PathBuf, StateError> {
+    const LABEL: &str = "status log";
+    let path = status_log_path(root, scope);
+    ensure_state_directory(root, &scope_directory(root, scope))?;
+    let refused = || StateError::NotRegular(LABEL, path.display().to_string());
+    if let Ok(before) = fs::symlink_metadata(&path) {
+        if !before.is_file() || before.nlink() != 1 {
+            return Err(refused());
+        }
+    }
+    let mut file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
+        .open(&path)
+        .map_err(|error| {
+            if error.raw_os_error() == Some(nix::libc::ELOOP) {
+                refused()
+            } else {
+                StateError::Io(path.display().to_string(), error)
+            }
+        })?;
+    let opened = file.metadata().map_err(io_error(&path))?;
+    let named = fs::symlink_metadata(&path).map_err(io_error(&path))?;
+    if !opened.is_file() || opened.nlink() != 1 || opened.dev() != named.dev() || opened.ino() != named.ino() {
+        return Err(refused());
+    }
+    let line = status_line(SystemTime::now(), text);
+    file.write_all(line.as_bytes()).map_err(io_error(&path))?;
+    file.sync_all().map_err(io_error(&path))?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn status_lines_are_timestamped_single_lines() {
+        let at = UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+        assert_eq!(status_line(at, "leaf-1 verified"), "2023-11-14T22:13:20.123Z leaf-1 verified\n");
+        assert_eq!(status_line(at, "a\r\n\nb\tc\u{1b}[2J"), "2023-11-14T22:13:20.123Z a b c [2J\n");
+    }
+}

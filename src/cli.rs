@@ -73,6 +73,8 @@ pub enum Command {
     },
     /// Print the roff manual page
     Man,
+    /// Record and check native dispatch launch waves
+    Dispatch(crate::dispatch::cli::DispatchArgs),
 }
 
 fn print_completions(shell: clap_complete::Shell) -> i32 {
@@ -158,6 +160,7 @@ pub fn main() -> i32 {
     match cli.command.take() {
         Some(Command::Completions { shell }) => return print_completions(shell),
         Some(Command::Man) => return print_man_page(),
+        Some(Command::Dispatch(args)) => return crate::dispatch::cli::run(args),
         None => {}
     }
     if let Err(message) = cli.validate() {

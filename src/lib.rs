@@ -5,11 +5,13 @@
 //! Pure modules: `ledger` (model, parser, edits), `evidence`, `matcher`,
 //! `approval` identity, `paths`. Side effects live in one module each:
 //! `runner` spawns, `approval::store` touches approval records,
-//! `ledger::file` reads and rewrites ledgers.
+//! `ledger::file` reads and rewrites ledgers, `dispatch::store` reads and
+//! replaces dispatch wave state.
 
 pub mod approval;
 pub mod cli;
 pub mod digest;
+pub mod dispatch;
 pub mod evidence;
 pub mod ledger;
 pub mod matcher;

@@ -122,6 +122,8 @@ fn open_refuses_bad_ids_duplicate_leaves_and_existing_waves() {
     refused(&sandbox, &["open", "--scope", "../api", "--wave", "ready-1", "--leaf", "a"], "scope must match");
     assert!(!sandbox.path(".unlazy").exists(), "a refused scope created state");
     refused(&sandbox, &verb("open", "ready-1", &["--leaf", "leaf-a", "--leaf", "leaf-a"]), "duplicate leaf leaf-a");
+    refused(&sandbox, &verb("seal", "ready-1", &[]), "unknown wave ready-1");
+    assert!(!sandbox.path(".unlazy").exists(), "a refused transition created directories");
     refused(&sandbox, &verb("open", "bad/wave", &["--leaf", "leaf-a"]), "wave must match");
     refused(&sandbox, &verb("open", "ready-1", &["--leaf", "_x"]), "leaf must match");
     let (code, _, err) = dispatch(&sandbox, &verb("open", "ready-1", &[]));

@@ -199,6 +199,11 @@ fn append_status(directory: &Path, line: &str) -> Result<(), String> {
 /// holding the lock (so the log lists transitions in commit order).
 pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Result<Committed, String> {
     let directory = scope_directory(root, scope)?;
+    if !real_directory(&root.join(STATE_DIR))? || !real_directory(&directory)? {
+        // No scope directory means no waves: a transition that would be
+        // refused anyway must not create directories first.
+        State::default().apply(wave_id, action, &Stamp::now())?;
+    }
     ensure_directory(&root.join(STATE_DIR))?;
     ensure_directory(&directory)?;
     let _lock = StateLock::acquire(root, scope)?;

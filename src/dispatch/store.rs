@@ -39,10 +39,6 @@ fn scope_directory(root: &Path, scope: &str) -> Result<PathBuf, String> {
     Ok(root.join(STATE_DIR).join(scope))
 }
 
-pub fn state_path(root: &Path, scope: &str) -> Result<PathBuf, String> {
-    Ok(scope_directory(root, scope)?.join(STATE_FILE))
-}
-
 /// Whether `path` is a real directory: `Ok(false)` when it does not exist,
 /// an error when it is a link, a file or anything else.
 fn real_directory(path: &Path) -> Result<bool, String> {

@@ -96,6 +96,8 @@ pub enum Command {
     },
     /// Print the roff manual page
     Man,
+    /// Record and check native dispatch launch waves
+    Dispatch(crate::dispatch::cli::DispatchArgs),
 }
 
 fn print_completions(shell: clap_complete::Shell) -> i32 {
@@ -229,12 +231,30 @@ fn usage_failure(message: &str) -> i32 {
     2
 }
 
+/// Prints clap's help (trusted) as is, and its errors, which echo raw
+/// arguments, through the sanitizer so no argument can drive the terminal.
+fn report_parse_error(error: &clap::Error) -> i32 {
+    let text = error.render().to_string();
+    if error.use_stderr() {
+        for line in text.lines() {
+            terminal::warn(line);
+        }
+    } else {
+        terminal::emit(text.as_bytes());
+    }
+    error.exit_code()
+}
+
 /// Parses the process arguments, runs, and returns the exit code.
 pub fn main() -> i32 {
-    let mut cli = Cli::parse();
+    let mut cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return report_parse_error(&error),
+    };
     match cli.command.take() {
         Some(Command::Completions { shell }) => return print_completions(shell),
         Some(Command::Man) => return print_man_page(),
+        Some(Command::Dispatch(args)) => return crate::dispatch::cli::run(args),
         None => {}
     }
     if let Err(message) = cli.validate() {

@@ -8,12 +8,14 @@
 //! `ledger::file` reads and rewrites ledgers, `pipeline` writes a scope's
 //! session and status log, `lease::registry` keeps ownership leases
 //! (`lease` itself is the pure overlap logic), and `actions` runs the
-//! pipeline actions of the command line.
+//! pipeline actions of the command line, `dispatch::store` reads and
+//! replaces dispatch wave state.
 
 pub mod actions;
 pub mod approval;
 pub mod cli;
 pub mod digest;
+pub mod dispatch;
 pub mod evidence;
 pub mod lease;
 pub mod ledger;

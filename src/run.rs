@@ -594,6 +594,17 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
         say(&format!("{name}: {} gates", ledger.document.gates.len()));
     }
 
+    // A scope is complete only when its ledgers and its dispatch waves are;
+    // completion must not depend on callers remembering `dispatch status`.
+    let waves = crate::dispatch::aggregate(&root, target.scope.as_deref()).map_err(|e| RunError::Fatal(vec![e]))?;
+    abandoned += waves.abandoned.len();
+    abandoned_ids.extend(waves.abandoned.iter().cloned());
+    if options.status {
+        for blocker in &waves.blocking {
+            say(&format!("  UNMET {blocker}"));
+        }
+    }
+
     let scope_note = target.scope.as_ref().map(|s| format!(" [scope {s}]")).unwrap_or_default();
     let verify_note = if options.reverify {
         format!(", reran: {}, previously met reverified: {reverified}", runnable.len())
@@ -618,8 +629,9 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
             extra_unmet.push((key, format!("{qualified} (stale result discarded)")));
         }
     }
-    let effective_unmet = unmet + extra_unmet.len();
+    let effective_unmet = unmet + extra_unmet.len() + waves.blocking.len();
     unmet_ids.extend(extra_unmet.iter().map(|(_, label)| label.clone()));
+    unmet_ids.extend(waves.blocking.iter().cloned());
     let confirmed_met = met.saturating_sub(extra_unmet.len());
     let (outcome, code) = if approval_failures > 0 {
         warn(&format!("gate-check: infrastructure failure prevented {approval_failures} approval(s)"));

@@ -8,7 +8,7 @@ use clap::builder::NonEmptyStringValueParser;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::run::{self, RunError, RunOptions};
-use crate::terminal;
+use crate::{hook, install, lint, terminal};
 
 const AFTER_HELP: &str = "\
 CHECK execution requires prior approval keyed to the exact CHECK, EXPECT,
@@ -73,6 +73,102 @@ pub enum Command {
     },
     /// Print the roff manual page
     Man,
+    /// Audit whether ledgers' gates are worth passing; never executes a CHECK
+    Lint {
+        /// Treat warnings as failures (exit 1)
+        #[arg(long)]
+        strict: bool,
+        /// Print one JSON document instead of text
+        #[arg(long)]
+        json: bool,
+        /// Ledger files to lint
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Agent hooks (Claude Code); they never execute a check
+    Hook {
+        #[command(subcommand)]
+        event: HookEvent,
+    },
+    /// Register (or remove) the Claude Code Stop hook that runs `gate-check hook stop`
+    InstallHooks {
+        /// Pin the hook to the pipeline .unlazy/ID
+        #[arg(long, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+        scope: Option<String>,
+        /// Write the project's shared .claude/settings.json (embeds an absolute path)
+        #[arg(long, conflicts_with = "global")]
+        shared: bool,
+        /// Write the current user's ~/.claude/settings.json
+        #[arg(long)]
+        global: bool,
+        /// Remove this tool's Stop hook entries from the chosen settings file
+        #[arg(long)]
+        uninstall: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookEvent {
+    /// Claude Code Stop hook: reads the hook JSON on stdin and blocks while gates are unmet
+    Stop {
+        /// Guard only the pipeline .unlazy/ID
+        #[arg(long, value_name = "ID")]
+        scope: Option<String>,
+    },
+}
+
+/// Lints each file; prints findings and the `LINT OK` / `LINT FINDINGS`
+/// marker (or one JSON document). Exit 2 when a ledger cannot be read or
+/// parsed, 1 on errors (or warnings with `--strict`), else 0.
+fn run_lint(strict: bool, json: bool, files: &[PathBuf]) -> i32 {
+    let mut findings = Vec::new();
+    let mut unusable = false;
+    for file in files {
+        let shown = file.display().to_string();
+        // (line, message, the stderr line naming the file)
+        let problems: Vec<(Option<usize>, String, String)> = match crate::ledger::file::read(file) {
+            Err(error) => vec![(None, error.to_string(), error.to_string())],
+            Ok(text) => {
+                let outcome = crate::ledger::parse(&text);
+                if outcome.errors.is_empty() {
+                    findings.extend(lint::lint(&shown, &outcome.document));
+                    continue;
+                }
+                outcome.errors.into_iter().map(|e| (e.line, e.message.clone(), format!("{shown}: {e}"))).collect()
+            }
+        };
+        unusable = true;
+        for (line, message, diagnostic) in problems {
+            if !json {
+                terminal::warn(&format!("gate-check: {diagnostic}"));
+            }
+            findings.push(lint::Finding {
+                file: shown.clone(),
+                line,
+                gate: None,
+                severity: lint::Severity::Error,
+                code: "parse",
+                message,
+            });
+        }
+    }
+    let totals = lint::totals(&findings);
+    let failed = unusable || totals.errors > 0 || (strict && totals.warnings > 0);
+    if json {
+        let mut document = lint::json_report(&findings, failed);
+        document.push('\n');
+        terminal::emit(document.as_bytes());
+    } else {
+        for finding in findings.iter().filter(|f| f.code != "parse") {
+            terminal::say(&lint::format_finding(finding));
+        }
+        terminal::say(&lint::summary(totals, failed));
+    }
+    match (unusable, failed) {
+        (true, _) => 2,
+        (false, true) => 1,
+        (false, false) => 0,
+    }
 }
 
 fn print_completions(shell: clap_complete::Shell) -> i32 {
@@ -154,10 +250,29 @@ fn usage_failure(message: &str) -> i32 {
 
 /// Parses the process arguments, runs, and returns the exit code.
 pub fn main() -> i32 {
-    let mut cli = Cli::parse();
+    let mut cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // A Stop hook that exits 2 blocks the agent with its stderr as the
+        // reason, so a broken hook command line must never do that.
+        Err(error) if error.use_stderr() && std::env::args().nth(1).as_deref() == Some("hook") => {
+            terminal::warn(&format!("gate-check hook: {}; not blocking", error.kind()));
+            return 0;
+        }
+        Err(error) => error.exit(),
+    };
     match cli.command.take() {
         Some(Command::Completions { shell }) => return print_completions(shell),
         Some(Command::Man) => return print_man_page(),
+        Some(Command::Lint { strict, json, files }) => return run_lint(strict, json, &files),
+        Some(Command::Hook { event: HookEvent::Stop { scope } }) => return hook::stop(scope.as_deref()),
+        Some(Command::InstallHooks { scope, shared, global, uninstall }) => {
+            let location = match (shared, global) {
+                (true, _) => install::Location::Shared,
+                (_, true) => install::Location::Global,
+                _ => install::Location::Local,
+            };
+            return install::run(location, scope.as_deref(), uninstall);
+        }
         None => {}
     }
     if let Err(message) = cli.validate() {

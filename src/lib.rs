@@ -3,7 +3,9 @@
 //! definition-bound evidence back atomically.
 //!
 //! Pure modules: `ledger` (model, parser, edits), `evidence`, `matcher`,
-//! `approval` identity, `paths`. Side effects live in one module each:
+//! `approval` identity, `paths`, `lint` (gate-quality rules),
+//! `hook::assess` (Stop-hook decisions), `install::settings` (the Claude Code
+//! settings transform), `shell_words`. Side effects live in one module each:
 //! `runner` spawns, `approval::store` touches approval records,
 //! `ledger::file` reads and rewrites ledgers.
 
@@ -15,6 +17,7 @@ pub mod hook;
 pub mod install;
 pub mod ledger;
 pub mod lint;
+pub mod lint_files;
 pub mod matcher;
 pub mod paths;
 pub mod run;

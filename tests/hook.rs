@@ -89,6 +89,15 @@ fn parse_errors_block_without_echoing_diagnostics() {
 }
 
 #[test]
+fn an_untrustworthy_gate_directory_blocks() {
+    let sandbox = Sandbox::new();
+    sandbox.write("elsewhere/leaf.md", MET);
+    std::os::unix::fs::symlink(sandbox.path("elsewhere"), sandbox.path("gates")).unwrap();
+    let reason = block_reason(&stop(&sandbox, "s1").1);
+    assert!(reason.contains("need work: discovery:PARSE (gate directory is not a real directory inside the repository)"), "{reason}");
+}
+
+#[test]
 fn never_executes_a_check() {
     let sandbox = Sandbox::new();
     let marker = sandbox.path("executed");

@@ -10,7 +10,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use crate::actions::{self, Action, ActionOptions};
 use crate::report::{OutputFormat, RunReport};
 use crate::run::{self, RunError, RunOptions};
-use crate::terminal;
+use crate::{hook, install, lint_files, terminal};
 
 const AFTER_HELP: &str = "\
 CHECK execution requires prior approval keyed to the exact CHECK, EXPECT,
@@ -98,6 +98,48 @@ pub enum Command {
     Man,
     /// Record and check native dispatch launch waves
     Dispatch(crate::dispatch::cli::DispatchArgs),
+    /// Audit whether ledgers' gates are worth passing; never executes a CHECK
+    Lint {
+        /// Treat warnings as failures (exit 1)
+        #[arg(long)]
+        strict: bool,
+        /// Print one JSON document instead of text
+        #[arg(long)]
+        json: bool,
+        /// Ledger files to lint
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Agent hooks (Claude Code); they never execute a check
+    Hook {
+        #[command(subcommand)]
+        event: HookEvent,
+    },
+    /// Register (or remove) the Claude Code Stop hook that runs `gate-check hook stop`
+    InstallHooks {
+        /// Pin the hook to the pipeline .unlazy/ID
+        #[arg(long, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+        scope: Option<String>,
+        /// Write the project's shared .claude/settings.json (embeds an absolute path)
+        #[arg(long, conflicts_with = "global")]
+        shared: bool,
+        /// Write the current user's ~/.claude/settings.json
+        #[arg(long)]
+        global: bool,
+        /// Remove this tool's Stop hook entries from the chosen settings file
+        #[arg(long)]
+        uninstall: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookEvent {
+    /// Claude Code Stop hook: reads the hook JSON on stdin and blocks while gates are unmet
+    Stop {
+        /// Guard only the pipeline .unlazy/ID
+        #[arg(long, value_name = "ID")]
+        scope: Option<String>,
+    },
 }
 
 fn print_completions(shell: clap_complete::Shell) -> i32 {
@@ -249,12 +291,28 @@ fn report_parse_error(error: &clap::Error) -> i32 {
 pub fn main() -> i32 {
     let mut cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        // A Stop hook that exits 2 blocks the agent with its stderr as the
+        // reason, so a broken hook command line must never do that.
+        Err(error) if error.use_stderr() && std::env::args().nth(1).as_deref() == Some("hook") => {
+            terminal::warn(&format!("gate-check hook: {}; not blocking", error.kind()));
+            return 0;
+        }
         Err(error) => return report_parse_error(&error),
     };
     match cli.command.take() {
         Some(Command::Completions { shell }) => return print_completions(shell),
         Some(Command::Man) => return print_man_page(),
         Some(Command::Dispatch(args)) => return crate::dispatch::cli::run(args),
+        Some(Command::Lint { strict, json, files }) => return lint_files::run(strict, json, &files),
+        Some(Command::Hook { event: HookEvent::Stop { scope } }) => return hook::stop(scope.as_deref()),
+        Some(Command::InstallHooks { scope, shared, global, uninstall }) => {
+            let location = match (shared, global) {
+                (true, _) => install::Location::Shared,
+                (_, true) => install::Location::Global,
+                _ => install::Location::Local,
+            };
+            return install::run(location, scope.as_deref(), uninstall);
+        }
         None => {}
     }
     if let Err(message) = cli.validate() {

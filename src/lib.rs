@@ -3,13 +3,16 @@
 //! definition-bound evidence back atomically.
 //!
 //! Pure modules: `ledger` (model, parser, edits), `evidence`, `matcher`,
-//! `approval` identity, `paths`. Side effects live in one module each:
+//! `approval` identity, `paths`, `lint` (gate-quality rules),
+//! `hook::assess` (Stop-hook decisions), `install::settings` (the Claude Code
+//! settings transform), `shell_words`. Side effects live in one module each:
 //! `runner` spawns, `approval::store` touches approval records,
 //! `ledger::file` reads and rewrites ledgers, `pipeline` writes a scope's
 //! session and status log, `lease::registry` keeps ownership leases
 //! (`lease` itself is the pure overlap logic), and `actions` runs the
 //! pipeline actions of the command line, `dispatch::store` reads and
-//! replaces dispatch wave state.
+//! replaces dispatch wave state, `hook::state` keeps the Stop hook's
+//! progress state, and `install` writes Claude Code settings.
 
 pub mod actions;
 pub mod approval;
@@ -17,8 +20,12 @@ pub mod cli;
 pub mod digest;
 pub mod dispatch;
 pub mod evidence;
+pub mod hook;
+pub mod install;
 pub mod lease;
 pub mod ledger;
+pub mod lint;
+pub mod lint_files;
 pub mod matcher;
 pub mod paths;
 pub mod pipeline;
@@ -26,5 +33,6 @@ pub mod report;
 pub mod run;
 pub mod runner;
 pub mod shell;
+pub mod shell_words;
 pub mod target;
 pub mod terminal;

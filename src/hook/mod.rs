@@ -1,0 +1,287 @@
+//! `gate-check hook stop`: the Claude Code Stop hook.
+//!
+//! It reads the hook's JSON on stdin, finds the session's ledgers, and
+//! prints `{"decision":"block","reason":...}` while any gate is unmet or
+//! stale or any ledger is unparseable. It never executes a check, resolves
+//! a shell or reads approvals: gate states come from `evidence::gate_state`
+//! alone. It always exits 0; a stop it lets through prints nothing, or a
+//! `{"systemMessage":...}` note when there is something to say.
+//!
+//! The semantic state it blocked on is remembered per session (see
+//! `state`); after `state::MAX_BLOCKS` consecutive blocks without progress
+//! the next stop is let through, so a stuck agent is never trapped.
+//!
+//! Inputs are combined in `assess`: today the ledgers of the chosen target.
+//! Dispatch waves are one more input of the same shape, a function of the
+//! root and scope that adds its blocking items, handoffs and resolved state
+//! strings to the `Assessment` before the decision is made.
+
+pub mod assess;
+pub mod state;
+
+use std::fs::OpenOptions;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::OFlag;
+use serde::Serialize;
+
+use crate::ledger::{self, file::LedgerFileError};
+use crate::target::{self, STATE_DIR};
+use crate::terminal::{say, warn};
+use assess::Assessment;
+
+/// Hook input larger than this is not a Claude Code payload.
+const MAX_PAYLOAD_BYTES: u64 = 1024 * 1024;
+const MAX_SESSION_FILE_BYTES: u64 = 4096;
+
+#[derive(Serialize)]
+struct Block<'a> {
+    decision: &'static str,
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+struct Note<'a> {
+    #[serde(rename = "systemMessage")]
+    system_message: &'a str,
+}
+
+fn print_json(value: &impl Serialize) {
+    say(&serde_json::to_string(value).unwrap_or_default());
+}
+
+/// Lets the stop through with a note for the user.
+fn allow_with(message: &str) -> i32 {
+    print_json(&Note { system_message: message });
+    0
+}
+
+/// The fields of the hook input the hook uses.
+#[derive(Debug)]
+struct Payload {
+    session: Option<String>,
+    cwd: Option<String>,
+}
+
+fn read_payload() -> Result<Payload, String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_PAYLOAD_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the hook input: {e}"))?;
+    if bytes.len() as u64 > MAX_PAYLOAD_BYTES {
+        return Err(format!("hook input exceeds {MAX_PAYLOAD_BYTES} bytes"));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "hook input is not UTF-8".to_string())?;
+    if text.trim().is_empty() {
+        return Ok(Payload { session: None, cwd: None });
+    }
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("hook input is not JSON ({e})"))?;
+    let object = value.as_object().ok_or("hook input is not a JSON object")?;
+    let text_field = |name: &str| -> Result<Option<String>, String> {
+        match object.get(name) {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::String(text)) => Ok(Some(text.clone()).filter(|t| !t.is_empty())),
+            Some(_) => Err(format!("hook input field {name} is not a string")),
+        }
+    };
+    let session = match text_field("session_id")? {
+        Some(session) => Some(session),
+        None => text_field("sessionId")?,
+    };
+    Ok(Payload { session, cwd: text_field("cwd")? })
+}
+
+/// The session id recorded by `--bind` for `scope`, if readable.
+fn bound_session(root: &Path, scope: &str) -> Option<String> {
+    let path = root.join(STATE_DIR).join(scope).join("session");
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_SESSION_FILE_BYTES).read_to_string(&mut text).ok()?;
+    Some(text.trim().to_string())
+}
+
+/// Which ledger set the hook guards for this session.
+#[derive(Debug, PartialEq, Eq)]
+enum Choice {
+    Scope(String),
+    Legacy,
+    /// Let the stop through, with a note when there is one.
+    Skip(Option<String>),
+}
+
+/// `--scope` from the installed command, then the pipeline bound to this
+/// session, then `UNLAZY_SCOPE`, then the one pipeline not bound to another
+/// session, then (with no pipelines at all) the legacy ledgers.
+fn choose(root: &Path, pinned: Option<&str>, session: Option<&str>) -> Choice {
+    let scopes = target::list_scopes(root);
+    let missing = |scope: &str| {
+        let have = if scopes.is_empty() { "none".to_string() } else { scopes.join(", ") };
+        Choice::Skip(Some(format!("unlazy: no such scope \"{scope}\" under {STATE_DIR}/ (have: {have}); not blocking.")))
+    };
+    if let Some(scope) = pinned {
+        return if scopes.iter().any(|s| s == scope) { Choice::Scope(scope.to_string()) } else { missing(scope) };
+    }
+    let bindings: Vec<(String, Option<String>)> =
+        scopes.iter().map(|scope| (scope.clone(), bound_session(root, scope))).collect();
+    if let Some(session) = session {
+        let mine: Vec<&String> =
+            bindings.iter().filter(|(_, bound)| bound.as_deref() == Some(session.trim())).map(|(s, _)| s).collect();
+        match mine.as_slice() {
+            [only] => return Choice::Scope((*only).clone()),
+            [] => {}
+            several => {
+                let names: Vec<&str> = several.iter().map(|s| s.as_str()).collect();
+                return Choice::Skip(Some(format!(
+                    "unlazy: {} pipelines under {STATE_DIR}/ ({}) are bound to this session; not blocking.",
+                    names.len(),
+                    names.join(", ")
+                )));
+            }
+        }
+    }
+    if let Some(scope) = std::env::var("UNLAZY_SCOPE").ok().filter(|s| !s.is_empty()) {
+        if target::validate_scope_id(&scope, "UNLAZY_SCOPE").is_err() {
+            return Choice::Skip(Some("unlazy: UNLAZY_SCOPE is not a valid scope id; not blocking.".into()));
+        }
+        return if scopes.contains(&scope) { Choice::Scope(scope) } else { missing(&scope) };
+    }
+    if scopes.is_empty() {
+        return Choice::Legacy;
+    }
+    let unowned: Vec<&str> = bindings
+        .iter()
+        .filter(|(_, bound)| bound.as_deref().is_none_or(str::is_empty))
+        .map(|(scope, _)| scope.as_str())
+        .collect();
+    match unowned.as_slice() {
+        [only] => Choice::Scope(only.to_string()),
+        // Every pipeline belongs to another session: nothing here is ours.
+        [] => Choice::Skip(None),
+        several => Choice::Skip(Some(format!(
+            "unlazy: {} pipelines under {STATE_DIR}/ ({}) and none bound to this session; not blocking.",
+            several.len(),
+            several.join(", ")
+        ))),
+    }
+}
+
+/// The ledgers of the choice, or `Err` when they cannot be listed.
+fn discover(root: &Path, choice: &Choice) -> Result<Vec<PathBuf>, String> {
+    let scope = match choice {
+        Choice::Scope(scope) => Some(scope.as_str()),
+        _ => None,
+    };
+    let mut files = target::resolve(root, &[], scope)?.files;
+    files.sort();
+    Ok(files)
+}
+
+fn assess(files: &[PathBuf]) -> Assessment {
+    let mut assessment = Assessment::default();
+    for file in files {
+        match ledger::file::read(file) {
+            Err(LedgerFileError::InvalidUtf8(_, line)) => assessment.add_invalid(file, Some(line)),
+            Err(_) => assessment.add_unreadable(file),
+            Ok(text) => {
+                let outcome = ledger::parse(&text);
+                match outcome.errors.first() {
+                    Some(error) => assessment.add_invalid(file, error.line),
+                    None => assessment.add_document(file, &outcome.document),
+                }
+            }
+        }
+    }
+    assessment
+}
+
+/// Runs the Stop hook. Always returns 0: the decision is in the output.
+pub fn stop(pinned: Option<&str>) -> i32 {
+    if pinned.is_some_and(|scope| target::validate_scope_id(scope, "scope").is_err()) {
+        return allow_with("unlazy: installed hook has an invalid --scope value; not blocking.");
+    }
+    let payload = match read_payload() {
+        Ok(payload) => payload,
+        Err(message) => {
+            warn(&format!("gate-check hook stop: {message}; not blocking"));
+            return 0;
+        }
+    };
+    let Ok(process_cwd) = std::env::current_dir() else {
+        warn("gate-check hook stop: cannot read the working directory; not blocking");
+        return 0;
+    };
+    let root = crate::paths::resolve(&process_cwd, Path::new(payload.cwd.as_deref().unwrap_or(".")));
+    if !root.is_dir() {
+        warn(&format!("gate-check hook stop: {} is not a directory; not blocking", root.display()));
+        return 0;
+    }
+    let session = payload.session.as_deref().unwrap_or("anonymous");
+
+    let choice = choose(&root, pinned, payload.session.as_deref());
+    let scope = match &choice {
+        Choice::Skip(Some(message)) => return allow_with(message),
+        Choice::Skip(None) => return 0,
+        Choice::Scope(scope) => Some(scope.as_str()),
+        Choice::Legacy => None,
+    };
+    let key = state::session_key(session, scope);
+    let (assessment, state_path) = match discover(&root, &choice) {
+        Ok(files) if files.is_empty() => {
+            state::clear_session(&root, &state::state_path(&root, scope), &key);
+            return 0;
+        }
+        Ok(files) => (assess(&files), state::state_path(&root, scope)),
+        Err(_) => {
+            // A scope whose folder cannot be trusted cannot hold its own
+            // state either; the session key keeps the scope apart.
+            let mut assessment = Assessment::default();
+            assessment.add_discovery_error();
+            (assessment, state::state_path(&root, None))
+        }
+    };
+
+    if assessment.is_complete() {
+        state::clear_session(&root, &state_path, &key);
+        if assessment.has_handoffs() {
+            return allow_with(&assess::handoff_message(scope, &assessment));
+        }
+        return 0;
+    }
+    let blocks = match state::record_block(&root, &state_path, &key, &assessment.progress_hash()) {
+        Ok(blocks) => blocks,
+        Err(error) => {
+            return allow_with(&format!(
+                "unlazy: could not update the serialized hook state ({}); not blocking to avoid a trap.",
+                crate::terminal::safe(&error)
+            ))
+        }
+    };
+    if blocks > state::MAX_BLOCKS {
+        return allow_with(&assess::release_message(scope, &assessment, state::MAX_BLOCKS));
+    }
+    let reason = assess::block_reason(scope, &assessment, blocks, state::MAX_BLOCKS);
+    print_json(&Block { decision: "block", reason: &reason });
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_json_escapes_everything() {
+        let text = serde_json::to_string(&Block { decision: "block", reason: "a\"}\n" }).unwrap();
+        assert_eq!(text, r#"{"decision":"block","reason":"a\"}\n"}"#);
+    }
+}

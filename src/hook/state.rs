@@ -1,0 +1,293 @@
+//! The Stop hook's loop-guard state: per session, the digest of the last
+//! blocked semantic state and how many consecutive stops it has blocked.
+//!
+//! One JSON file per ledger set, at the Node tool's paths and in its schema
+//! (`{"schema":1,"sessions":{"<key>":{"hash","blocks","updatedAt"}}}`):
+//! `.unlazy/<scope>/hook-state.json`, or `.unlazy-hook-state.json` at the
+//! root for a legacy ledger. Every read-modify-write happens under an
+//! exclusive lock in `.unlazy/locks/` and replaces the file atomically, so
+//! concurrent hooks never lose a count and a crash never leaves half a file.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use nix::fcntl::OFlag;
+use serde::{Deserialize, Serialize};
+
+use crate::digest::sha256_hex;
+use crate::target::STATE_DIR;
+
+/// Consecutive blocks without progress before the hook lets a stop through.
+pub const MAX_BLOCKS: u64 = 6;
+/// Sessions kept per state file; the least recently updated are dropped.
+const MAX_SESSIONS: usize = 64;
+const MAX_STATE_BYTES: u64 = 1024 * 1024;
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionEntry {
+    pub hash: String,
+    pub blocks: u64,
+    #[serde(rename = "updatedAt")]
+    pub updated_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HookState {
+    schema: u32,
+    sessions: BTreeMap<String, SessionEntry>,
+}
+
+impl Default for HookState {
+    fn default() -> Self {
+        HookState { schema: 1, sessions: BTreeMap::new() }
+    }
+}
+
+fn is_key(text: &str) -> bool {
+    text.len() == 24 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+impl HookState {
+    /// Reads state text, keeping only well-formed entries; anything else
+    /// (corrupt JSON, another schema) starts from empty.
+    pub fn from_json(text: &str) -> HookState {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
+            return HookState::default();
+        };
+        let (Some(1), Some(sessions)) = (value.get("schema").and_then(|s| s.as_u64()), value.get("sessions").and_then(|s| s.as_object())) else {
+            return HookState::default();
+        };
+        let sessions = sessions
+            .iter()
+            .filter(|(key, _)| is_key(key))
+            .filter_map(|(key, entry)| Some((key.clone(), serde_json::from_value::<SessionEntry>(entry.clone()).ok()?)))
+            .filter(|(_, entry)| is_key(&entry.hash) && humantime::parse_rfc3339_weak(&entry.updated_at).is_ok())
+            .collect();
+        HookState { schema: 1, sessions }
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// Counts one block of `hash` for `key` and returns the consecutive
+    /// count: a new semantic state starts again at one.
+    pub fn record_block(&mut self, key: &str, hash: &str, now: &str) -> u64 {
+        let entry = self
+            .sessions
+            .entry(key.to_string())
+            .or_insert_with(|| SessionEntry { hash: hash.to_string(), blocks: 0, updated_at: String::new() });
+        if entry.hash != hash {
+            entry.hash = hash.to_string();
+            entry.blocks = 0;
+        }
+        entry.blocks += 1;
+        entry.updated_at = now.to_string();
+        let blocks = entry.blocks;
+        if self.sessions.len() > MAX_SESSIONS {
+            let mut by_age: Vec<(String, String)> =
+                self.sessions.iter().map(|(k, e)| (e.updated_at.clone(), k.clone())).collect();
+            by_age.sort();
+            for (_, stale) in by_age.into_iter().take(self.sessions.len() - MAX_SESSIONS) {
+                self.sessions.remove(&stale);
+            }
+        }
+        blocks
+    }
+
+    pub fn forget(&mut self, key: &str) -> bool {
+        self.sessions.remove(key).is_some()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
+    }
+}
+
+/// Where a ledger set keeps its hook state.
+pub fn state_path(root: &Path, scope: Option<&str>) -> PathBuf {
+    match scope {
+        Some(scope) => root.join(STATE_DIR).join(scope).join("hook-state.json"),
+        None => root.join(".unlazy-hook-state.json"),
+    }
+}
+
+/// The session's key: counters of different sessions, and of one session
+/// in different scopes, never mix.
+pub fn session_key(session: &str, scope: Option<&str>) -> String {
+    sha256_hex(format!("{session}\0{}", scope.unwrap_or("unscoped")))[..24].to_string()
+}
+
+/// Holds the exclusive lock that serializes every update of one state file.
+struct StateLock {
+    _file: File,
+}
+
+impl StateLock {
+    /// The lock file is `.unlazy/locks/<24 hex of the canonical path>.filelock`
+    /// under the canonical root, the naming every lock of this tool uses.
+    fn acquire(root: &Path, path: &Path) -> Result<StateLock, String> {
+        let root = fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))?;
+        let directory = root.join(STATE_DIR).join("locks");
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&directory)
+            .map_err(|e| format!("{}: {e}", directory.display()))?;
+        let meta = fs::symlink_metadata(&directory).map_err(|e| format!("{}: {e}", directory.display()))?;
+        if !meta.is_dir() {
+            return Err(format!("{} must be a real directory", directory.display()));
+        }
+        let canonical = match (path.parent().map(fs::canonicalize), path.file_name()) {
+            (Some(Ok(parent)), Some(name)) => parent.join(name),
+            _ => path.to_path_buf(),
+        };
+        let name = format!("{}.filelock", &sha256_hex(canonical.as_os_str().as_encoded_bytes())[..24]);
+        let lock_path = directory.join(name);
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .custom_flags(OFlag::O_NOFOLLOW.bits())
+            .open(&lock_path)
+            .map_err(|e| format!("{}: {e}", lock_path.display()))?;
+        let deadline = Instant::now() + LOCK_WAIT;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(StateLock { _file: file }),
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(format!("timed out waiting for {}", lock_path.display()))
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(format!("{}: {e}", lock_path.display())),
+            }
+        }
+    }
+}
+
+/// Reads the state file without following a link or blocking on a FIFO.
+/// `Ok(None)` when it does not exist.
+fn read_state(path: &Path) -> Result<Option<HookState>, String> {
+    let shown = || path.display().to_string();
+    let opened = OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
+        .open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", shown())),
+    };
+    let meta = file.metadata().map_err(|e| format!("{}: {e}", shown()))?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a regular file", shown()));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_STATE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("{}: {e}", shown()))?;
+    if bytes.len() as u64 > MAX_STATE_BYTES {
+        return Ok(Some(HookState::default()));
+    }
+    Ok(Some(HookState::from_json(&String::from_utf8_lossy(&bytes))))
+}
+
+/// Replaces the state file atomically: temp file beside it, fsync, rename.
+fn write_state(path: &Path, state: &HookState) -> Result<(), String> {
+    let directory = path.parent().ok_or_else(|| format!("{} has no directory", path.display()))?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".hook-state.")
+        .suffix(".tmp")
+        .tempfile_in(directory)
+        .map_err(|e| format!("{}: {e}", directory.display()))?;
+    temp.write_all(state.to_json().as_bytes())
+        .and_then(|()| temp.as_file().sync_all())
+        .map_err(|e| format!("{}: {e}", temp.path().display()))?;
+    temp.persist(path).map_err(|e| format!("{}: {}", path.display(), e.error))?;
+    if let Ok(dir) = File::open(directory) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+/// Counts one block for the session under the lock; returns the
+/// consecutive count for this semantic state.
+pub fn record_block(root: &Path, path: &Path, key: &str, hash: &str) -> Result<u64, String> {
+    let _lock = StateLock::acquire(root, path)?;
+    let mut state = read_state(path)?.unwrap_or_default();
+    let blocks = state.record_block(key, hash, &now());
+    write_state(path, &state)?;
+    Ok(blocks)
+}
+
+/// Forgets the session once its work is complete; the file goes away with
+/// its last session. Best effort: cleanup must never trap a finished session.
+pub fn clear_session(root: &Path, path: &Path, key: &str) {
+    if !matches!(fs::symlink_metadata(path), Ok(meta) if meta.is_file()) {
+        return;
+    }
+    let Ok(_lock) = StateLock::acquire(root, path) else {
+        return;
+    };
+    let Ok(Some(mut state)) = read_state(path) else {
+        return;
+    };
+    if !state.forget(key) {
+        return;
+    }
+    if state.is_empty() {
+        let _ = fs::remove_file(path);
+    } else {
+        let _ = write_state(path, &state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_reset_on_progress_and_sessions_are_bounded() {
+        let mut state = HookState::default();
+        let key = session_key("s1", None);
+        let (a, b) = ("a".repeat(24), "b".repeat(24));
+        assert_eq!(state.record_block(&key, &a, "2026-01-01T00:00:00.000Z"), 1);
+        assert_eq!(state.record_block(&key, &a, "2026-01-01T00:00:01.000Z"), 2);
+        assert_eq!(state.record_block(&key, &b, "2026-01-01T00:00:02.000Z"), 1);
+        for i in 0..100 {
+            state.record_block(&session_key(&format!("other{i}"), None), &a, &format!("2026-01-02T00:00:{:02}.{:03}Z", i % 60, i));
+        }
+        assert_eq!(state.sessions.len(), MAX_SESSIONS);
+        assert!(!state.sessions.contains_key(&key), "the oldest session is dropped");
+        assert_ne!(session_key("s1", Some("api")), session_key("s1", None));
+    }
+
+    #[test]
+    fn reads_node_state_and_drops_malformed_entries() {
+        let key = session_key("s", None);
+        let text = format!(
+            r#"{{"schema":1,"sessions":{{"{key}":{{"hash":"{}","blocks":3,"updatedAt":"2026-08-01T10:00:00.000Z"}},"bad":{{"hash":"x","blocks":1,"updatedAt":"x"}},"{}":{{"hash":"{}","blocks":-1,"updatedAt":"2026-08-01T10:00:00.000Z"}}}}}}"#,
+            "c".repeat(24),
+            "d".repeat(24),
+            "e".repeat(24)
+        );
+        let mut state = HookState::from_json(&text);
+        assert_eq!(state.sessions.len(), 1);
+        assert_eq!(state.record_block(&key, &"c".repeat(24), &now()), 4);
+        assert!(HookState::from_json("[1]").is_empty() && HookState::from_json(r#"{"schema":2,"sessions":{}}"#).is_empty());
+        let round = HookState::from_json(&state.to_json());
+        assert_eq!(round, state);
+    }
+}

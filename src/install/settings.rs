@@ -1,0 +1,239 @@
+//! The settings transform behind `install-hooks`: pure functions from one
+//! Claude Code settings document to the next. Only `hooks.Stop` is touched,
+//! and inside it only hook entries this tool wrote (its own `gate-check
+//! hook stop` command, from any install location, or the Node tool's
+//! `stop-hook.mjs`). Every other key, group and sibling hook is kept as is.
+
+use serde_json::{json, Map, Value};
+use thiserror::Error;
+
+use crate::shell_words::{quote, tokenize, Token};
+
+/// Seconds Claude Code gives the hook before it gives up on it.
+pub const HOOK_TIMEOUT_SECS: u64 = 20;
+
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum ShapeError {
+    #[error("the settings file is not a JSON object")]
+    NotAnObject,
+    #[error("\"hooks\" is not an object")]
+    HooksNotAnObject,
+    #[error("\"hooks.Stop\" is not an array")]
+    StopNotAnArray,
+    #[error("hooks.Stop[{0}] is not an object with a \"hooks\" array")]
+    BadGroup(usize),
+    #[error("hooks.Stop[{0}].hooks[{1}] is not an object, or its \"command\" is not a string")]
+    BadHook(usize, usize),
+}
+
+/// The hook command this binary installs: `<program> hook stop [--scope ID]`.
+pub fn hook_command(program: &str, scope: Option<&str>) -> String {
+    let mut command = format!("{} hook stop", quote(program));
+    if let Some(scope) = scope {
+        command.push_str(&format!(" --scope {}", quote(scope)));
+    }
+    command
+}
+
+/// True for a command an install of this tool (any version, any location)
+/// wrote: `.../gate-check hook stop ...`, or the Node tool's hook script,
+/// which always carried the word "unlazy" in its command.
+pub fn is_ours(command: &str) -> bool {
+    let words = tokenize(command);
+    let invokes_gate_check = matches!(words.as_slice(),
+        [Token::Word(program), hook, stop, ..]
+            if program.rsplit('/').next() == Some("gate-check") && hook.is_word("hook") && stop.is_word("stop"));
+    invokes_gate_check || (command.contains("stop-hook.mjs") && command.to_lowercase().contains("unlazy"))
+}
+
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    /// The exact command is already the only entry of ours.
+    AlreadyInstalled,
+    /// `replaced` older entries of ours were removed first.
+    Installed { settings: Value, replaced: usize },
+    Removed { settings: Value, removed: usize },
+    NothingToRemove,
+}
+
+/// Checks the shape of everything the transform walks through.
+fn validate(settings: &Value) -> Result<(), ShapeError> {
+    let root = settings.as_object().ok_or(ShapeError::NotAnObject)?;
+    let Some(hooks) = root.get("hooks") else {
+        return Ok(());
+    };
+    let hooks = hooks.as_object().ok_or(ShapeError::HooksNotAnObject)?;
+    let Some(stop) = hooks.get("Stop") else {
+        return Ok(());
+    };
+    let groups = stop.as_array().ok_or(ShapeError::StopNotAnArray)?;
+    for (g, group) in groups.iter().enumerate() {
+        let entries = group.get("hooks").and_then(Value::as_array).ok_or(ShapeError::BadGroup(g))?;
+        for (h, entry) in entries.iter().enumerate() {
+            let well_formed = entry.as_object().is_some_and(|e| e.get("command").is_none_or(Value::is_string));
+            if !well_formed {
+                return Err(ShapeError::BadHook(g, h));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn command_of(entry: &Value) -> Option<&str> {
+    entry.get("command").and_then(Value::as_str)
+}
+
+/// Removes every hook entry of ours from the Stop groups, dropping a group
+/// only when our removal emptied it. Returns the number removed.
+fn remove_ours(groups: &mut Vec<Value>) -> usize {
+    let mut removed = 0;
+    groups.retain_mut(|group| {
+        let Some(entries) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+            return true;
+        };
+        let before = entries.len();
+        entries.retain(|entry| !command_of(entry).is_some_and(is_ours));
+        removed += before - entries.len();
+        !(entries.is_empty() && before > 0)
+    });
+    removed
+}
+
+fn stop_groups(settings: &mut Value) -> &mut Vec<Value> {
+    let root = settings.as_object_mut().expect("validated object");
+    let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
+    let stop = hooks.as_object_mut().expect("validated object").entry("Stop").or_insert_with(|| json!([]));
+    stop.as_array_mut().expect("validated array")
+}
+
+/// Adds the Stop hook running `command`, replacing older entries of ours.
+pub fn install(mut settings: Value, command: &str) -> Result<Outcome, ShapeError> {
+    validate(&settings)?;
+    let ours: Vec<String> = settings
+        .pointer("/hooks/Stop")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|group| group.get("hooks").and_then(Value::as_array))
+        .flatten()
+        .filter_map(command_of)
+        .filter(|c| is_ours(c))
+        .map(str::to_string)
+        .collect();
+    if ours == [command] {
+        return Ok(Outcome::AlreadyInstalled);
+    }
+    let groups = stop_groups(&mut settings);
+    let replaced = remove_ours(groups);
+    groups.push(json!({ "hooks": [{ "type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS }] }));
+    Ok(Outcome::Installed { settings, replaced })
+}
+
+/// Removes every entry of ours; empty `Stop` and `hooks` objects left by
+/// that removal are dropped too.
+pub fn uninstall(mut settings: Value) -> Result<Outcome, ShapeError> {
+    validate(&settings)?;
+    let Some(groups) = settings.pointer_mut("/hooks/Stop").and_then(Value::as_array_mut) else {
+        return Ok(Outcome::NothingToRemove);
+    };
+    let removed = remove_ours(groups);
+    if removed == 0 {
+        return Ok(Outcome::NothingToRemove);
+    }
+    let stop_empty = groups.is_empty();
+    let root = settings.as_object_mut().expect("validated object");
+    if stop_empty {
+        let hooks = root.get_mut("hooks").and_then(Value::as_object_mut).expect("validated object");
+        hooks.remove("Stop");
+        if hooks.is_empty() {
+            root.remove("hooks");
+        }
+    }
+    Ok(Outcome::Removed { settings, removed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ME: &str = "/opt/tools/gate-check";
+
+    fn installed(settings: Value, command: &str) -> Value {
+        match install(settings, command).unwrap() {
+            Outcome::Installed { settings, .. } => settings,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn commands_and_ownership() {
+        assert_eq!(hook_command(ME, None), "/opt/tools/gate-check hook stop");
+        assert_eq!(hook_command("/a b/gate-check", Some("api")), "'/a b/gate-check' hook stop --scope api");
+        assert!(is_ours("'/a b/gate-check' hook stop --scope api"));
+        assert!(is_ours("gate-check hook stop"));
+        assert!(is_ours("node \"/home/u/skills/unlazy/scripts/stop-hook.mjs\" --unlazy"));
+        assert!(!is_ours("gate-check --status"));
+        assert!(!is_ours("/x/not-gate-check hook stop"));
+        assert!(!is_ours("node other/stop-hook.mjs"));
+        assert!(!is_ours("echo gate-check hook stop"));
+    }
+
+    #[test]
+    fn install_keeps_siblings_and_repairs_moved_entries() {
+        let command = hook_command(ME, None);
+        let settings = json!({
+            "model": "x",
+            "hooks": {
+                "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "audit" }] }],
+                "Stop": [{ "hooks": [
+                    { "type": "command", "command": "notify-done" },
+                    { "type": "command", "command": "/old/place/gate-check hook stop" },
+                ] }, { "hooks": [{ "type": "command", "command": "node /s/unlazy/scripts/stop-hook.mjs --unlazy" }] }],
+            },
+        });
+        let Outcome::Installed { settings: out, replaced } = install(settings.clone(), &command).unwrap() else { panic!() };
+        assert_eq!(replaced, 2);
+        assert_eq!(out["model"], "x");
+        assert_eq!(out["hooks"]["PreToolUse"], settings["hooks"]["PreToolUse"]);
+        let stop = out["hooks"]["Stop"].as_array().unwrap();
+        assert_eq!(stop.len(), 2, "{stop:?}");
+        assert_eq!(stop[0]["hooks"], json!([{ "type": "command", "command": "notify-done" }]));
+        assert_eq!(stop[1]["hooks"][0]["command"], command);
+        assert_eq!(install(out.clone(), &command).unwrap(), Outcome::AlreadyInstalled);
+        let rescoped = installed(out, &hook_command(ME, Some("api")));
+        assert_eq!(rescoped["hooks"]["Stop"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn uninstall_removes_only_ours() {
+        let command = hook_command(ME, None);
+        let fresh = installed(json!({}), &command);
+        assert_eq!(fresh, json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": command, "timeout": 20 }] }] } }));
+        let Outcome::Removed { settings, removed } = uninstall(fresh).unwrap() else { panic!() };
+        assert_eq!((settings, removed), (json!({}), 1));
+        let mixed = json!({ "hooks": { "Stop": [{ "hooks": [{ "command": "notify-done" }, { "command": command }] }] } });
+        let Outcome::Removed { settings, .. } = uninstall(mixed).unwrap() else { panic!() };
+        assert_eq!(settings, json!({ "hooks": { "Stop": [{ "hooks": [{ "command": "notify-done" }] }] } }));
+        assert_eq!(uninstall(json!({ "hooks": {} })).unwrap(), Outcome::NothingToRemove);
+        let empty_group = json!({ "hooks": { "Stop": [{ "hooks": [] }] } });
+        assert_eq!(uninstall(empty_group).unwrap(), Outcome::NothingToRemove);
+    }
+
+    #[test]
+    fn malformed_shapes_are_refused() {
+        let command = hook_command(ME, None);
+        let cases = [
+            (json!([]), ShapeError::NotAnObject),
+            (json!({ "hooks": [] }), ShapeError::HooksNotAnObject),
+            (json!({ "hooks": { "Stop": {} } }), ShapeError::StopNotAnArray),
+            (json!({ "hooks": { "Stop": ["x"] } }), ShapeError::BadGroup(0)),
+            (json!({ "hooks": { "Stop": [{ "matcher": "" }] } }), ShapeError::BadGroup(0)),
+            (json!({ "hooks": { "Stop": [{ "hooks": [{ "command": 1 }] }] } }), ShapeError::BadHook(0, 0)),
+            (json!({ "hooks": { "Stop": [{ "hooks": ["cmd"] }] } }), ShapeError::BadHook(0, 0)),
+        ];
+        for (settings, error) in cases {
+            assert_eq!(install(settings.clone(), &command), Err(error.clone()));
+            assert_eq!(uninstall(settings), Err(error));
+        }
+    }
+}

@@ -1,0 +1,486 @@
+//! The gate linter: judges whether a parsed ledger's oracles are worth
+//! passing. The checker and the Stop hook decide whether gates are met; this
+//! asks whether meeting them would prove anything. Pure: it reads a
+//! `Document` and never executes, resolves or opens anything.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Serialize;
+
+use crate::ledger::{Document, Gate};
+use crate::matcher::Expectation;
+use crate::shell_words::{tokenize, Token};
+use crate::terminal;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One finding about one ledger. `line` is one-based; `None` for findings
+/// about the ledger as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub file: String,
+    pub line: Option<usize>,
+    pub gate: Option<String>,
+    pub severity: Severity,
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// Commands whose output and exit status are fixed by their own text.
+const FIXED_OUTPUT_COMMANDS: [&str; 4] = ["echo", "printf", "true", ":"];
+
+/// Whole EXPECT values that success and failure output print alike.
+const WEAK_EXPECT: [&str; 17] = [
+    "ok", "okay", "done", "pass", "passed", "success", "successful", "succeeded", "complete", "completed",
+    "finished", "yes", "true", "0", "good", "fine", "working",
+];
+
+/// Lines that failing test runners, compilers and shells commonly print. An
+/// EXPECT that matches one of them can pass on a failed run.
+const FAILURE_OUTPUT: [&str; 20] = [
+    "Error: something went wrong",
+    "error: could not compile `app` due to 1 previous error",
+    "FAIL src/app.test.js",
+    "Tests: 1 failed, 10 passed, 11 total",
+    "Tests: 10 failed, 3 passed, 13 total",
+    "test result: FAILED. 10 passed; 1 failed; 0 ignored; 0 measured",
+    "# fail 1",
+    "npm ERR! Test failed.  See above for more details.",
+    "AssertionError: expected 1 to equal 2",
+    "Traceback (most recent call last):",
+    "Segmentation fault (core dumped)",
+    "sh: 1: app: not found",
+    "cat: config.json: No such file or directory",
+    "bash: ./run.sh: Permission denied",
+    "BUILD FAILED in 3s",
+    "make: *** [Makefile:3: test] Error 1",
+    "exit status 1",
+    "10 errors generated.",
+    "Found 10 errors in 3 files.",
+    "thread 'main' panicked at src/main.rs:2:5",
+];
+
+/// Openings that name an activity rather than an outcome a stranger could judge.
+static ACTIVITY_TITLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^(work(ing)? on|improve|enhance|handle|support|ensure|make sure|try|attempt|look (at|into)|investigate|consider|review|refactor|clean ?up|polish|update|tidy|address|deal with|add support)\b",
+    )
+    .expect("static regex")
+});
+
+/// A figure in a title: digits not glued to a preceding letter, digit or
+/// dot (so `p95`, `v2` and `utf8` are names, not figures).
+static TITLE_NUMBER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|[^\p{L}\p{N}.])(\d+(?:\.\d+)?)").expect("static regex"));
+
+/// ABANDON reasons that hand nothing off: no cause, no attempt, no owner.
+const WEAK_ABANDON_REASONS: [&str; 22] = [
+    "n/a", "na", "none", "skip", "skipped", "later", "todo", "tbd", "wontfix", "won't fix", "not needed",
+    "not applicable", "blocked", "too hard", "no time", "out of scope", "deferred", "impossible", "cannot",
+    "can't", "not possible", "whatever",
+];
+const MIN_ABANDON_REASON_WORDS: usize = 3;
+/// Longest ledger text quoted in a message.
+const QUOTE_CHARS: usize = 160;
+
+fn quoted(text: &str) -> String {
+    let mut shown: String = text.chars().take(QUOTE_CHARS).collect();
+    if text.chars().count() > QUOTE_CHARS {
+        shown.push_str("...");
+    }
+    format!("\"{shown}\"")
+}
+
+/// Lints one parsed, error-free ledger. `file` is how findings name it.
+pub fn lint(file: &str, document: &Document) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut add = |line: Option<usize>, gate: Option<&str>, severity, code, message: String| {
+        findings.push(Finding { file: file.to_string(), line, gate: gate.map(str::to_string), severity, code, message });
+    };
+
+    let live: Vec<&Gate> = document.gates.iter().filter(|g| !document.is_abandoned(&g.id)).collect();
+    for gate in &live {
+        for (severity, code, message) in gate_findings(gate) {
+            add(Some(gate.line + 1), Some(&gate.id), severity, code, message);
+        }
+    }
+    for entry in &document.abandoned {
+        if is_weak_abandon_reason(&entry.reason) {
+            add(
+                Some(entry.line + 1),
+                Some(&entry.id),
+                Severity::Warning,
+                "weak-abandon-reason",
+                format!(
+                    "ABANDON reason {} does not hand the gate off; say what was tried, what blocks it, and what would unblock it",
+                    quoted(&entry.reason)
+                ),
+            );
+        }
+    }
+
+    let runnable = live.iter().filter(|g| g.is_runnable()).count();
+    if live.len() == 1 {
+        add(
+            None,
+            None,
+            Severity::Warning,
+            "small-ledger",
+            "only one live gate; a leaf is rarely judged complete by a single observable outcome".into(),
+        );
+    }
+    if !live.is_empty() && runnable * 2 < live.len() {
+        add(
+            None,
+            None,
+            Severity::Warning,
+            "mostly-manual",
+            format!("{runnable}/{} live gates are runnable; a mostly manual ledger is prose with checkboxes", live.len()),
+        );
+    }
+    findings
+}
+
+type GateFinding = (Severity, &'static str, String);
+
+fn gate_findings(gate: &Gate) -> Vec<GateFinding> {
+    let mut found = Vec::new();
+    let title = gate.title.as_str();
+    match (gate.check.as_deref(), gate.expect.as_deref(), gate.expectation.as_ref()) {
+        (Some(check), Some(expect), Some(expectation)) => {
+            runnable_findings(check, expect, expectation, title, &mut found);
+        }
+        _ => {
+            found.push((
+                Severity::Warning,
+                "manual-gate",
+                "no CHECK, so this outcome is judged by hand and its evidence is only as good as the reader".into(),
+            ));
+            if let Some(number) = title_numbers(title).first() {
+                found.push((
+                    Severity::Warning,
+                    "unmeasured-number",
+                    format!("title states the figure {number} but nothing measures it: {}", quoted(title)),
+                ));
+            }
+        }
+    }
+    if ACTIVITY_TITLE.is_match(title) {
+        found.push((
+            Severity::Warning,
+            "activity-title",
+            format!("names an activity, not an outcome a stranger could judge: {}", quoted(title)),
+        ));
+    }
+    found
+}
+
+fn runnable_findings(check: &str, expect: &str, expectation: &Expectation, title: &str, found: &mut Vec<GateFinding>) {
+    if let Some(command) = fixed_output_command(check) {
+        found.push((
+            Severity::Error,
+            "fixed-output-check",
+            format!(
+                "CHECK cannot fail: it starts with {}, whose output and exit status do not depend on the system: {}",
+                quoted(&command),
+                quoted(check)
+            ),
+        ));
+    }
+    let literal = match expectation {
+        Expectation::Substring(text) => text.as_str(),
+        Expectation::Pattern(pattern) => pattern.source(),
+    };
+    if literal.chars().count() >= 2 && check.contains(literal) {
+        found.push((
+            Severity::Error,
+            "expect-in-check",
+            format!("EXPECT {} appears verbatim in its own CHECK, so the command can print its own pass", quoted(literal)),
+        ));
+    }
+    if WEAK_EXPECT.contains(&expect.trim().to_lowercase().as_str()) {
+        found.push((
+            Severity::Warning,
+            "weak-expect",
+            format!("EXPECT {} also appears in failure output; match a line only success can print", quoted(expect)),
+        ));
+    } else if let Some(line) = FAILURE_OUTPUT.iter().find(|line| expectation.matches(line).unwrap_or(false)) {
+        found.push((
+            Severity::Warning,
+            "expect-matches-failure",
+            format!("EXPECT {} also matches typical failure output such as {}", quoted(expect), quoted(line)),
+        ));
+    } else if counts_zero_unanchored(literal) {
+        found.push((
+            Severity::Warning,
+            "expect-matches-failure",
+            format!("EXPECT {} starts with a zero count, which also matches 10, 20 or 100 of them", quoted(expect)),
+        ));
+    }
+    if expectation.is_path_like() {
+        found.push((
+            Severity::Warning,
+            "path-read-as-regex",
+            format!(
+                "EXPECT {} looks like a literal path but is read as a regular expression, so its dots are wildcards",
+                quoted(expect)
+            ),
+        ));
+    }
+    for number in title_numbers(title) {
+        let in_expect = contains_number(expect, &number);
+        if in_expect {
+            found.push((
+                Severity::Warning,
+                "copied-number",
+                format!(
+                    "the title's figure {number} is typed into EXPECT; compute it in the CHECK, compare it there and print a marker, so the gate follows the real figure"
+                ),
+            ));
+        } else if !contains_number(check, &number) {
+            found.push((
+                Severity::Warning,
+                "unmeasured-number",
+                format!("title states the figure {number} but neither CHECK nor EXPECT measures it: {}", quoted(title)),
+            ));
+        }
+    }
+}
+
+/// `0 errors` is contained in `10 errors`: a substring or unanchored pattern
+/// that opens with a lone zero matches larger counts too.
+fn counts_zero_unanchored(literal: &str) -> bool {
+    let mut chars = literal.chars();
+    chars.next() == Some('0') && chars.next().is_some_and(|c| !c.is_ascii_digit() && !"*+?{".contains(c))
+}
+
+fn title_numbers(title: &str) -> Vec<String> {
+    let mut numbers: Vec<String> = Vec::new();
+    for capture in TITLE_NUMBER.captures_iter(title) {
+        let number = capture[1].to_string();
+        if !numbers.contains(&number) {
+            numbers.push(number);
+        }
+    }
+    numbers
+}
+
+/// `number` occurs in `text` with no digit or decimal continuation glued
+/// to either side (`34` is in `34 rows`, not in `340` or `1.34`).
+fn contains_number(text: &str, number: &str) -> bool {
+    text.match_indices(number).any(|(at, _)| {
+        let glued_before = text[..at].chars().next_back().is_some_and(|c| c.is_ascii_digit() || c == '.');
+        let mut after = text[at + number.len()..].chars();
+        let glued_after = match after.next() {
+            Some(c) if c.is_ascii_digit() => true,
+            Some('.') => after.next().is_some_and(|c| c.is_ascii_digit()),
+            _ => false,
+        };
+        !glued_before && !glued_after
+    })
+}
+
+/// The fixed-output command a CHECK starts with, if any: `echo`, `printf`,
+/// `true`, `:` or `exit 0` (or bare `exit`), also by path, after `command`
+/// or `builtin`, and after leading `cd DIR &&` / `cd DIR;` steps.
+fn fixed_output_command(check: &str) -> Option<String> {
+    let words = tokenize(check);
+    let mut at = 0;
+    while words.get(at).is_some_and(|w| w.is_word("cd")) {
+        match (words.get(at + 1), words.get(at + 2)) {
+            (Some(Token::Word(_)), Some(Token::Operator(op))) if op == "&&" || op == ";" => at += 3,
+            _ => return None,
+        }
+    }
+    while words.get(at).is_some_and(|w| w.is_word("command") || w.is_word("builtin")) {
+        at += 1;
+    }
+    let Token::Word(first) = words.get(at)? else {
+        return None;
+    };
+    let name = first.rsplit('/').next().unwrap_or(first);
+    if FIXED_OUTPUT_COMMANDS.contains(&name) {
+        return Some(name.to_string());
+    }
+    if name == "exit" {
+        return match words.get(at + 1) {
+            None | Some(Token::Operator(_)) => Some("exit".into()),
+            Some(Token::Word(code)) if code == "0" => Some("exit 0".into()),
+            Some(Token::Word(_)) => None,
+        };
+    }
+    None
+}
+
+fn is_weak_abandon_reason(reason: &str) -> bool {
+    let normalized: String = reason
+        .trim()
+        .trim_end_matches(['.', '!'])
+        .to_lowercase();
+    normalized.split_whitespace().count() < MIN_ABANDON_REASON_WORDS || WEAK_ABANDON_REASONS.contains(&normalized.as_str())
+}
+
+/// Totals over all findings of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+pub fn totals(findings: &[Finding]) -> Totals {
+    let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+    Totals { errors, warnings: findings.len() - errors }
+}
+
+/// One finding as a text line: `file:line: ERROR G1: message [code]`.
+pub fn format_finding(finding: &Finding) -> String {
+    let place = match finding.line {
+        Some(line) => format!("{}:{line}", finding.file),
+        None => finding.file.clone(),
+    };
+    let label = match finding.severity {
+        Severity::Error => "ERROR",
+        Severity::Warning => "WARN",
+    };
+    let who = finding.gate.as_deref().map(|g| format!("{g}: ")).unwrap_or_default();
+    format!("{place}: {label} {who}{} [{}]", finding.message, finding.code)
+}
+
+/// The closing marker line of a text report.
+pub fn summary(totals: Totals, failed: bool) -> String {
+    if failed {
+        format!("LINT FINDINGS: {} error(s), {} warning(s)", totals.errors, totals.warnings)
+    } else {
+        format!("LINT OK ({} warning(s))", totals.warnings)
+    }
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    ok: bool,
+    errors: usize,
+    warnings: usize,
+    findings: &'a [Finding],
+}
+
+/// The `--json` document, pretty-printed. Strings are sanitized like
+/// every other printed line, so the document is safe to show raw.
+pub fn json_report(findings: &[Finding], failed: bool) -> String {
+    let totals = totals(findings);
+    let safe: Vec<Finding> = findings
+        .iter()
+        .map(|f| Finding {
+            file: terminal::safe(&f.file),
+            gate: f.gate.as_deref().map(terminal::safe),
+            message: terminal::safe(&f.message),
+            ..f.clone()
+        })
+        .collect();
+    let report = JsonReport { ok: !failed, errors: totals.errors, warnings: totals.warnings, findings: &safe };
+    // Plain strings, integers and options cannot fail to serialize.
+    serde_json::to_string_pretty(&report).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::parse;
+
+    fn codes(text: &str) -> Vec<(Option<String>, &'static str)> {
+        let outcome = parse(text);
+        assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+        lint("t.md", &outcome.document).into_iter().map(|f| (f.gate, f.code)).collect()
+    }
+
+    fn has(text: &str, gate: &str, code: &str) -> bool {
+        codes(text).iter().any(|(g, c)| g.as_deref() == Some(gate) && *c == code)
+    }
+
+    fn runnable(check: &str, expect: &str) -> String {
+        format!("- [ ] A: the report renders\n  CHECK: {check}\n  EXPECT: {expect}\n- [ ] B: b renders\n  CHECK: make b\n  EXPECT: B-READY\n")
+    }
+
+    #[test]
+    fn fixed_output_commands() {
+        for check in ["echo ok", "printf 'x'", "true", ":", "exit 0", "exit", "cd web && echo hi", "cd 'a b'; true", "/bin/echo x", "command echo x", "\"echo\" x"] {
+            assert!(has(&runnable(check, "MARKER-XYZ"), "A", "fixed-output-check"), "{check}");
+        }
+        for check in ["echo.sh run", "make test", "exit 1", "cd web && make", "trueish", "cd", "npm test; echo done"] {
+            assert!(!has(&runnable(check, "MARKER-XYZ"), "A", "fixed-output-check"), "{check}");
+        }
+    }
+
+    #[test]
+    fn expect_inside_check() {
+        assert!(has(&runnable("node build.mjs --banner DONE-7", "DONE-7"), "A", "expect-in-check"));
+        assert!(has(&runnable("node build.mjs --banner BUILT", "/BUILT/"), "A", "expect-in-check"));
+        assert!(!has(&runnable("node build.mjs", "BUILT"), "A", "expect-in-check"));
+    }
+
+    #[test]
+    fn weak_and_failure_shaped_expectations() {
+        assert!(has(&runnable("make", "ok"), "A", "weak-expect"));
+        assert!(has(&runnable("make", " Done "), "A", "weak-expect"));
+        assert!(has(&runnable("cargo test", "0 ignored"), "A", "expect-matches-failure"));
+        assert!(has(&runnable("npm test", "/error/i"), "A", "expect-matches-failure"));
+        assert!(has(&runnable("npm test", "0 console errors"), "A", "expect-matches-failure"));
+        assert!(!has(&runnable("npm test", "/Found 0 errors/"), "A", "expect-matches-failure"));
+        assert!(!has(&runnable("npm test", "/^0 errors/m"), "A", "expect-matches-failure"));
+        assert!(!has(&runnable("npm test", "3/3 tiers rendered"), "A", "expect-matches-failure"));
+    }
+
+    #[test]
+    fn paths_titles_and_numbers() {
+        assert!(has(&runnable("show", "/etc/app/conf/"), "A", "path-read-as-regex"));
+        assert!(!has(&runnable("show", "/Found 0 errors/"), "A", "path-read-as-regex"));
+        let activity = "- [ ] A: Refactor the parser\n  CHECK: make\n  EXPECT: PARSER-OK\n";
+        assert!(has(activity, "A", "activity-title"));
+        assert!(!has("- [ ] A: the parser refactoring is invisible\n  CHECK: make\n  EXPECT: PARSER-OK\n", "A", "activity-title"));
+        let copied = "- [ ] A: renders 34 stat rows\n  CHECK: node rows.mjs\n  EXPECT: 34 rows\n";
+        assert!(has(copied, "A", "copied-number"));
+        let measured = "- [ ] A: renders 34 stat rows\n  CHECK: test $(node rows.mjs) -eq 34 && echo ROWS-MATCH\n  EXPECT: ROWS-MATCH\n";
+        assert!(!has(measured, "A", "copied-number") && !has(measured, "A", "unmeasured-number"));
+        let unmeasured = "- [ ] A: p95 under 200 ms\n  CHECK: node bench.mjs\n  EXPECT: BENCH-DONE\n";
+        assert_eq!(codes(unmeasured).iter().filter(|(_, c)| *c == "unmeasured-number").count(), 1);
+        assert!(title_numbers("p95 v2 utf8 HTTP/2 at 1.5x").eq(&["2", "1.5"]));
+        assert!(contains_number("34 rows", "34") && !contains_number("340 rows", "34") && !contains_number("1.34", "34"));
+    }
+
+    #[test]
+    fn manual_small_and_abandoned() {
+        let one_manual = "- [ ] A: renders 34 stat rows\n  EVIDENCE: pending\n";
+        let found = codes(one_manual);
+        for code in ["manual-gate", "unmeasured-number", "small-ledger", "mostly-manual"] {
+            assert!(found.iter().any(|(_, c)| *c == code), "{code} in {found:?}");
+        }
+        let abandoned = "- [ ] A: a\n  CHECK: make a\n  EXPECT: A-READY\n- [ ] B: b\n  CHECK: make b\n  EXPECT: B-READY\nABANDON: B later\n";
+        assert!(has(abandoned, "B", "weak-abandon-reason"));
+        let honest = "- [ ] A: a\n  CHECK: make a\n  EXPECT: A-READY\n- [ ] B: b\n  CHECK: make b\n  EXPECT: B-READY\nABANDON: B the vendor API was withdrawn in March; see issue 31\n";
+        assert!(!has(honest, "B", "weak-abandon-reason"));
+        assert!(!codes(honest).iter().any(|(g, _)| g.as_deref() == Some("B")), "abandoned gates are not linted");
+    }
+
+    #[test]
+    fn report_lines() {
+        let finding = Finding {
+            file: "g.md".into(),
+            line: Some(3),
+            gate: Some("G1".into()),
+            severity: Severity::Error,
+            code: "fixed-output-check",
+            message: "m".into(),
+        };
+        assert_eq!(format_finding(&finding), "g.md:3: ERROR G1: m [fixed-output-check]");
+        assert_eq!(summary(Totals { errors: 0, warnings: 2 }, false), "LINT OK (2 warning(s))");
+        assert_eq!(summary(Totals { errors: 1, warnings: 2 }, true), "LINT FINDINGS: 1 error(s), 2 warning(s)");
+        let json: serde_json::Value = serde_json::from_str(&json_report(&[finding], true)).unwrap();
+        assert_eq!(json["findings"][0]["severity"], "error");
+        assert_eq!(json["ok"], false);
+    }
+}

@@ -1,0 +1,60 @@
+//! `gate-check lint`: the side-effect half of the linter. Reads each file,
+//! runs the pure rules in `lint`, and prints the report.
+
+use std::path::PathBuf;
+
+use crate::{lint, terminal};
+
+/// Lints each file; prints findings and the `LINT OK` / `LINT FINDINGS`
+/// marker (or one JSON document). Exit 2 when a ledger cannot be read or
+/// parsed, 1 on errors (or warnings with `--strict`), else 0.
+pub fn run(strict: bool, json: bool, files: &[PathBuf]) -> i32 {
+    let mut findings = Vec::new();
+    let mut unusable = false;
+    for file in files {
+        let shown = file.display().to_string();
+        // (line, message, the stderr line naming the file)
+        let problems: Vec<(Option<usize>, String, String)> = match crate::ledger::file::read(file) {
+            Err(error) => vec![(None, error.to_string(), error.to_string())],
+            Ok(text) => {
+                let outcome = crate::ledger::parse(&text);
+                if outcome.errors.is_empty() {
+                    findings.extend(lint::lint(&shown, &outcome.document));
+                    continue;
+                }
+                outcome.errors.into_iter().map(|e| (e.line, e.message.clone(), format!("{shown}: {e}"))).collect()
+            }
+        };
+        unusable = true;
+        for (line, message, diagnostic) in problems {
+            if !json {
+                terminal::warn(&format!("gate-check: {diagnostic}"));
+            }
+            findings.push(lint::Finding {
+                file: shown.clone(),
+                line,
+                gate: None,
+                severity: lint::Severity::Error,
+                code: "parse",
+                message,
+            });
+        }
+    }
+    let totals = lint::totals(&findings);
+    let failed = unusable || totals.errors > 0 || (strict && totals.warnings > 0);
+    if json {
+        let mut document = lint::json_report(&findings, failed);
+        document.push('\n');
+        terminal::emit(document.as_bytes());
+    } else {
+        for finding in findings.iter().filter(|f| f.code != "parse") {
+            terminal::say(&lint::format_finding(finding));
+        }
+        terminal::say(&lint::summary(totals, failed));
+    }
+    match (unusable, failed) {
+        (true, _) => 2,
+        (false, true) => 1,
+        (false, false) => 0,
+    }
+}

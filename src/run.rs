@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -251,7 +251,7 @@ fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResult {
     };
     let mut matched = false;
     if error.is_none() {
-        match task.gate.expectation.as_ref().map(|e: &Expectation| e.matches(&output)) {
+        match task.gate.expectation.as_deref().map(|e: &Expectation| e.matches(&output)) {
             Some(Ok(yes)) => matched = yes,
             Some(Err(budget)) => error = Some(budget.to_string()),
             None => error = Some("gate has no EXPECT".into()),
@@ -294,15 +294,17 @@ enum WriteBack {
     Stale,
 }
 
-/// Applies one result to the ledger as it is on disk now, under its lock.
+/// Applies finished results to one ledger as it is on disk now: one lock,
+/// one re-read, one atomic replacement for the whole batch. Each result is
+/// checked against the gate's current definition and approval identity, and
+/// a changed gate's result is discarded (`Stale`).
 fn write_back(
     options: &RunOptions,
     runtime: &Runtime,
     root: &Path,
     ledger: &Ledger,
-    task: &Task,
-    result: &CheckResult,
-) -> Result<WriteBack, String> {
+    batch: &[(&Task, &CheckResult)],
+) -> Result<Vec<WriteBack>, String> {
     let _lock = LedgerLock::acquire(root, &ledger.path).map_err(|e| e.to_string())?;
     let text = ledger::file::read(&ledger.path).map_err(|e| e.to_string())?;
     let outcome = ledger::parse(&text);
@@ -311,43 +313,76 @@ fn write_back(
         return Err(format!("fresh ledger became invalid: {}", joined.join("; ")));
     }
     let mut document = outcome.document;
-    let Some(fresh) = document.gate(&task.gate.id).cloned() else {
-        return Ok(WriteBack::Stale);
-    };
-    let same_definition = evidence::gate_digest(&fresh).as_deref() == Some(task.digest.as_str());
-    let same_oracle = oracle_for(runtime, options, &fresh, &task.oracle.cwd).signature() == task.oracle.signature();
-    if !same_definition || !same_oracle {
-        return Ok(WriteBack::Stale);
+    let mut decisions = Vec::with_capacity(batch.len());
+    // (gate line, gate, evidence value, tick): applied bottom-up so that an
+    // inserted EVIDENCE line never shifts a gate still to be edited.
+    let mut edits = Vec::new();
+    for (task, result) in batch {
+        let Some(fresh) = document.gate(&task.gate.id).cloned() else {
+            decisions.push(WriteBack::Stale);
+            continue;
+        };
+        let same_definition = evidence::gate_digest(&fresh).as_deref() == Some(task.digest.as_str());
+        let same_oracle = oracle_for(runtime, options, &fresh, &task.oracle.cwd).signature() == task.oracle.signature();
+        if !same_definition || !same_oracle {
+            decisions.push(WriteBack::Stale);
+            continue;
+        }
+        if document.is_abandoned(&fresh.id) {
+            decisions.push(WriteBack::Unchanged);
+            continue;
+        }
+        let was_met = task.starting_state == GateState::Met;
+        let must_write_failure =
+            task.starting_state == GateState::StaleUnmet || (options.reverify && was_met) || fresh.checked;
+        if result.ok() {
+            let line = evidence::success_evidence(
+                &task.digest,
+                &result.fingerprint,
+                &Transcript { shell: &runtime.shell_text, cwd: &task.oracle.cwd, path: &runtime.path_summary },
+            );
+            edits.push((fresh, line, true));
+        } else if must_write_failure {
+            edits.push((fresh, "pending".to_string(), false));
+        } else {
+            decisions.push(WriteBack::Unchanged);
+            continue;
+        }
+        decisions.push(WriteBack::Written);
     }
-    if document.is_abandoned(&fresh.id) {
-        return Ok(WriteBack::Unchanged);
+    if edits.is_empty() {
+        return Ok(decisions);
     }
-    let was_met = task.starting_state == GateState::Met;
-    let must_write_failure = task.starting_state == GateState::StaleUnmet || (options.reverify && was_met) || fresh.checked;
-    if result.ok() {
-        let line = evidence::success_evidence(
-            &task.digest,
-            &result.fingerprint,
-            &Transcript { shell: &runtime.shell_text, cwd: &task.oracle.cwd, path: &runtime.path_summary },
-        );
-        document.set_checked(fresh.line, true);
-        document.set_evidence(&fresh, &line);
-    } else if must_write_failure {
-        document.set_checked(fresh.line, false);
-        document.set_evidence(&fresh, "pending");
-    } else {
-        return Ok(WriteBack::Unchanged);
+    edits.sort_by_key(|(gate, _, _)| std::cmp::Reverse(gate.line));
+    for (gate, value, tick) in &edits {
+        document.set_checked(gate.line, *tick);
+        document.set_evidence(gate, value);
     }
     ledger::file::replace_atomically(&ledger.path, &document.render()).map_err(|e| e.to_string())?;
-    Ok(WriteBack::Written)
+    Ok(decisions)
 }
 
-/// Runs tasks on up to `jobs` threads, handing each result to `on_result`
-/// in task order as soon as it and all earlier ones are done.
-fn run_rolling(tasks: &[Task], jobs: usize, evaluate_one: impl Fn(&Task) -> CheckResult + Sync, mut on_result: impl FnMut(usize, CheckResult)) {
+/// What the rolling runner hands its consumer.
+enum Progress {
+    /// The next result in task order.
+    Finished(usize, CheckResult),
+    /// Nothing finished for a while: a moment to persist what is pending.
+    Quiet,
+}
+
+/// How long a finished result may wait to be written back, so that fast
+/// checks share one ledger rewrite while a slow check never holds an
+/// earlier result hostage.
+const WRITE_BACK_DELAY: Duration = Duration::from_millis(100);
+
+/// Runs tasks on up to `jobs` threads, handing each result to `on_event`
+/// in task order as soon as it and all earlier ones are done, with `Quiet`
+/// whenever no result arrived for `WRITE_BACK_DELAY`.
+fn run_rolling(tasks: &[Task], jobs: usize, evaluate_one: impl Fn(&Task) -> CheckResult + Sync, mut on_event: impl FnMut(Progress)) {
     let next = AtomicUsize::new(0);
     let running: Mutex<BTreeMap<usize, Instant>> = Mutex::new(BTreeMap::new());
-    let finished = AtomicBool::new(false);
+    // Dropping the sender wakes the progress thread at once when all is done.
+    let (stop_progress, progress_stopped) = mpsc::channel::<()>();
     let (sender, receiver) = mpsc::channel();
     std::thread::scope(|scope| {
         for _ in 0..jobs.min(tasks.len()) {
@@ -365,18 +400,24 @@ fn run_rolling(tasks: &[Task], jobs: usize, evaluate_one: impl Fn(&Task) -> Chec
             });
         }
         drop(sender);
-        let (running, finished) = (&running, &finished);
-        scope.spawn(move || show_progress(tasks, running, finished));
+        let running = &running;
+        scope.spawn(move || show_progress(tasks, running, progress_stopped));
         let mut waiting = BTreeMap::new();
         let mut expected = 0;
-        for (index, result) in receiver {
-            waiting.insert(index, result);
-            while let Some(result) = waiting.remove(&expected) {
-                on_result(expected, result);
-                expected += 1;
+        loop {
+            match receiver.recv_timeout(WRITE_BACK_DELAY) {
+                Ok((index, result)) => {
+                    waiting.insert(index, result);
+                    while let Some(result) = waiting.remove(&expected) {
+                        on_event(Progress::Finished(expected, result));
+                        expected += 1;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => on_event(Progress::Quiet),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
-        finished.store(true, Ordering::SeqCst);
+        drop(stop_progress);
     });
     crate::terminal::progress(None);
 }
@@ -387,11 +428,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The live progress line: the longest-running check once it has run for
 /// a second (the terminal module shows it only on an interactive terminal).
-fn show_progress(tasks: &[Task], running: &Mutex<BTreeMap<usize, Instant>>, finished: &AtomicBool) {
+fn show_progress(tasks: &[Task], running: &Mutex<BTreeMap<usize, Instant>>, stopped: mpsc::Receiver<()>) {
     const TICK: Duration = Duration::from_millis(200);
     let mut shown = String::new();
-    while !finished.load(Ordering::SeqCst) {
-        std::thread::sleep(TICK);
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(TICK) {
         let line = {
             let running = lock(running);
             running.iter().min_by_key(|(_, started)| **started).and_then(|(index, started)| {
@@ -512,35 +552,61 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
             ));
         }
         crate::terminal::flush();
-        run_rolling(
-            &runnable,
-            options.jobs,
-            |task| evaluate(task, runtime, options.timeout_secs),
-            |index, result| {
-                let task = &runnable[index];
-                print_result(task, &result);
-                crate::terminal::flush();
-                let ledger = &ledgers[task.ledger];
-                let written = write_back(options, runtime, &root, ledger, task, &result);
-                let record = result.record(!matches!(written, Ok(WriteBack::Stale)));
-                checks.insert((task.ledger, task.gate.id.clone()), record);
-                match written {
-                    Ok(WriteBack::Stale) => {
-                        say(&format!(
-                            "  STALE {}: definition or runtime approval oracle changed; result not written",
-                            task.qualified
-                        ));
-                        stale.push((task.ledger, task.gate.id.clone(), task.qualified.clone()));
-                    }
-                    Ok(_) => {
-                        if options.reverify && task.starting_state == GateState::Met {
-                            reverified += 1;
+        let mut pending: Vec<(usize, CheckResult)> = Vec::new();
+        let mut oldest_pending: Option<Instant> = None;
+        let mut persist = |pending: &mut Vec<(usize, CheckResult)>| {
+            for (ledger_index, ledger) in ledgers.iter().enumerate() {
+                let batch: Vec<(&Task, &CheckResult)> = pending
+                    .iter()
+                    .filter(|(index, _)| runnable[*index].ledger == ledger_index)
+                    .map(|(index, result)| (&runnable[*index], result))
+                    .collect();
+                if batch.is_empty() {
+                    continue;
+                }
+                match write_back(options, runtime, &root, ledger, &batch) {
+                    Ok(decisions) => {
+                        for ((task, result), decision) in batch.iter().zip(decisions) {
+                            let written = !matches!(decision, WriteBack::Stale);
+                            checks.insert((task.ledger, task.gate.id.clone()), result.record(written));
+                            if !written {
+                                say(&format!(
+                                    "  STALE {}: definition or runtime approval oracle changed; result not written",
+                                    task.qualified
+                                ));
+                                stale.push((task.ledger, task.gate.id.clone(), task.qualified.clone()));
+                            } else if options.reverify && task.starting_state == GateState::Met {
+                                reverified += 1;
+                            }
                         }
                     }
                     Err(error) => write_failures.push(format!("cannot update {}: {error}", ledger.path.display())),
                 }
+            }
+            pending.clear();
+            crate::terminal::flush();
+        };
+        run_rolling(
+            &runnable,
+            options.jobs,
+            |task| evaluate(task, runtime, options.timeout_secs),
+            |event| {
+                match event {
+                    Progress::Finished(index, result) => {
+                        print_result(&runnable[index], &result);
+                        crate::terminal::flush();
+                        pending.push((index, result));
+                        oldest_pending.get_or_insert_with(Instant::now);
+                    }
+                    Progress::Quiet => {}
+                }
+                if oldest_pending.is_some_and(|since| since.elapsed() >= WRITE_BACK_DELAY) {
+                    persist(&mut pending);
+                    oldest_pending = None;
+                }
             },
         );
+        persist(&mut pending);
     }
     if !write_failures.is_empty() {
         return Err(RunError::Fatal(write_failures));

@@ -8,6 +8,8 @@ pub mod text;
 
 pub use parse::{normalize_owns_glob, parse, ParseError, ParseOutcome};
 
+use std::sync::Arc;
+
 use crate::matcher::Expectation;
 
 /// One line of the ledger and the terminator that followed it, kept
@@ -30,8 +32,9 @@ pub struct Gate {
     pub cwd: Option<String>,
     pub evidence: Option<String>,
     pub evidence_line: Option<usize>,
-    /// Compiled EXPECT of a runnable gate.
-    pub expectation: Option<Expectation>,
+    /// Compiled EXPECT of a runnable gate, shared by gates with the same
+    /// EXPECT text.
+    pub expectation: Option<Arc<Expectation>>,
 }
 
 impl Gate {

@@ -2,6 +2,7 @@
 //! all problems of a ledger in one pass; any error makes the ledger unusable.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use super::fence::{self, Fence};
 use super::text::{is_js_space, is_single_js_line, js_trim, strip_one_space};
@@ -364,6 +365,9 @@ fn parse_abandon(b: &mut Builder, index: usize, rest: &str) -> bool {
 fn finish_gates(b: &mut Builder) {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
+    // Ledgers repeat EXPECT patterns; compiling each distinct one once keeps
+    // a 10,000-gate ledger from paying for 10,000 regex compilations.
+    let mut compiled: HashMap<String, Result<Arc<Expectation>, crate::matcher::PatternError>> = HashMap::new();
     for gate in &mut b.gates {
         let line = Some(gate.line + 1);
         let id = gate.id.clone();
@@ -378,7 +382,11 @@ fn finish_gates(b: &mut Builder) {
             });
         }
         if let Some(expect) = gate.expect.as_deref().filter(|e| !e.is_empty()) {
-            match Expectation::parse(expect) {
+            let parsed = compiled
+                .entry(expect.to_string())
+                .or_insert_with(|| Expectation::parse(expect).map(Arc::new))
+                .clone();
+            match parsed {
                 Ok(expectation) => {
                     if expectation.is_path_like() {
                         warnings.push(format!(

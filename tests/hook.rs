@@ -256,3 +256,36 @@ fn concurrent_hooks_lose_no_count() {
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions.values().next().unwrap()["blocks"], 64);
 }
+
+fn wave(sandbox: &Sandbox, args: &[&str]) {
+    let (code, out, err) = outcome(&sandbox.cmd().arg("dispatch").args(args).output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn incomplete_dispatch_waves_block_and_abandoned_ones_hand_off() {
+    let sandbox = Sandbox::new();
+    pipeline(&sandbox, "api", MET, Some("s1"));
+    wave(&sandbox, &["open", "--scope", "api", "--wave", "w1", "--leaf", "leaf-a"]);
+    let reason = block_reason(&stop(&sandbox, "s1").1);
+    assert!(reason.contains("dispatch:w1"), "{reason}");
+
+    // Starting the leaf is progress: the reason moves on and the count restarts.
+    wave(&sandbox, &["start", "--scope", "api", "--wave", "w1", "--leaf", "leaf-a", "--handle", "agent-1"]);
+    let reason = block_reason(&stop(&sandbox, "s1").1);
+    assert!(reason.contains("dispatch:w1") && reason.contains("Block 1 of 6"), "{reason}");
+
+    wave(&sandbox, &["seal", "--scope", "api", "--wave", "w1"]);
+    wave(&sandbox, &["return", "--scope", "api", "--wave", "w1", "--leaf", "leaf-a"]);
+    let (code, out, _) = stop(&sandbox, "s1");
+    assert_eq!((code, out.as_str()), (0, ""), "a complete wave and met gates let the stop through");
+
+    wave(&sandbox, &["open", "--scope", "api", "--wave", "w2", "--leaf", "leaf-b"]);
+    wave(&sandbox, &["abandon", "--scope", "api", "--wave", "w2", "--reason", "host refused to launch"]);
+    let note = system_message(&stop(&sandbox, "s1").1);
+    assert!(note.contains("dispatch:w2") && !note.contains("host refused"), "{note}");
+
+    std::fs::write(sandbox.path(".unlazy/api/dispatch.json"), "{ not json").unwrap();
+    let reason = block_reason(&stop(&sandbox, "s1").1);
+    assert!(reason.contains("dispatch:PARSE"), "{reason}");
+}

@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use crate::digest::sha256_hex;
+use crate::dispatch::DispatchSummary;
 use crate::evidence::{self, GateState};
 use crate::ledger::Document;
 
@@ -32,15 +33,6 @@ pub struct Assessment {
     resolved: Vec<String>,
 }
 
-fn state_name(state: GateState) -> &'static str {
-    match state {
-        GateState::Abandoned => "abandoned",
-        GateState::Unmet => "unmet",
-        GateState::UnmetNoEvidence => "unmet-no-evidence",
-        GateState::StaleUnmet => "stale-unmet",
-        GateState::Met => "met",
-    }
-}
 
 /// `text` restricted to id characters and bounded, for display.
 fn safe_name(text: &str) -> String {
@@ -69,7 +61,7 @@ impl Assessment {
             let state = evidence::gate_state(gate, document.is_abandoned(&gate.id));
             let name = item(file, &gate.id);
             let definition = evidence::gate_digest(gate).map(|d| format!("#{d}")).unwrap_or_default();
-            self.resolved.push(format!("{name}={}{definition}", state_name(state)));
+            self.resolved.push(format!("{name}={}{definition}", state.name()));
             match state {
                 GateState::Met => {}
                 GateState::Abandoned => self.handoffs.push(name),
@@ -101,6 +93,31 @@ impl Assessment {
     pub fn add_discovery_error(&mut self) {
         self.resolved.push("discovery:PARSE=invalid".into());
         self.invalid.push("discovery:PARSE (gate directory is not a real directory inside the repository)".into());
+    }
+
+    /// The scope's dispatch waves: an incomplete wave blocks like an unmet
+    /// gate (its started/returned counts are progress), an abandoned wave is
+    /// a handoff.
+    pub fn add_waves(&mut self, waves: &DispatchSummary) {
+        let printable = |text: &str| -> String {
+            text.chars().filter(|c| c.is_ascii_graphic() || *c == ' ').take(MAX_NAME_CHARS * 2).collect()
+        };
+        for blocker in &waves.blocking {
+            let text = printable(blocker);
+            self.resolved.push(format!("{text}=blocking"));
+            self.unmet.push(text);
+        }
+        for wave in &waves.abandoned {
+            let text = printable(wave);
+            self.resolved.push(format!("{text}=abandoned"));
+            self.handoffs.push(text);
+        }
+    }
+
+    /// Dispatch state that cannot be read blocks like an unparseable ledger.
+    pub fn add_dispatch_error(&mut self) {
+        self.resolved.push("dispatch:PARSE=invalid".into());
+        self.invalid.push("dispatch:PARSE (dispatch state is invalid)".into());
     }
 
     /// Items that keep the session from stopping: invalid ledgers first.

@@ -11,10 +11,9 @@
 //! `state`); after `state::MAX_BLOCKS` consecutive blocks without progress
 //! the next stop is let through, so a stuck agent is never trapped.
 //!
-//! Inputs are combined in `assess`: today the ledgers of the chosen target.
-//! Dispatch waves are one more input of the same shape, a function of the
-//! root and scope that adds its blocking items, handoffs and resolved state
-//! strings to the `Assessment` before the decision is made.
+//! Inputs are combined in an `Assessment`: the ledgers of the chosen
+//! target and, for a scope, its dispatch waves (an incomplete wave blocks,
+//! an abandoned one is a handoff, unreadable wave state blocks).
 
 pub mod assess;
 pub mod state;
@@ -241,7 +240,14 @@ pub fn stop(pinned: Option<&str>) -> i32 {
             state::clear_session(&root, &state::state_path(&root, scope), &key);
             return 0;
         }
-        Ok(files) => (assess(&files), state::state_path(&root, scope)),
+        Ok(files) => {
+            let mut assessment = assess(&files);
+            match crate::dispatch::aggregate(&root, scope) {
+                Ok(waves) => assessment.add_waves(&waves),
+                Err(_) => assessment.add_dispatch_error(),
+            }
+            (assessment, state::state_path(&root, scope))
+        }
         Err(_) => {
             // A scope whose folder cannot be trusted cannot hold its own
             // state either; the session key keeps the scope apart.

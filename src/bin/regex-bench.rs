@@ -71,6 +71,12 @@ fn main() {
             force_backtracker: false,
         },
         Case {
+            label: "backreference, iu",
+            expect: "/(\\w+) \\1 \\1/iu",
+            output: words.clone(),
+            force_backtracker: false,
+        },
+        Case {
             label: "backreference, catastrophic",
             expect: "/^(a+)+\\1$/",
             output: a_run.clone(),

@@ -268,16 +268,21 @@ fn unicode_fold_groups() -> &'static [Vec<u32>] {
     })
 }
 
-/// The orbit of one code point under simple case folding.
-fn unicode_orbit(code_point: u32) -> CodeSet {
-    fold_closure_unicode(&CodeSet::single(code_point))
-}
-
 /// Smallest member of the simple-case-folding orbit of `code_point`: equal for exactly
 /// the pairs JavaScript's unicode Canonicalize treats as equal.
 pub fn canonicalize_unicode(code_point: u32) -> u32 {
-    let orbit = unicode_orbit(code_point);
-    orbit.ranges.first().map_or(code_point, |r| r.0)
+    static SMALLEST: OnceLock<HashMap<u32, u32>> = OnceLock::new();
+    let smallest = SMALLEST.get_or_init(|| {
+        let mut map = HashMap::new();
+        for group in unicode_fold_groups() {
+            let least = group.iter().copied().min().unwrap_or(0);
+            for &member in group {
+                map.insert(member, least);
+            }
+        }
+        map
+    });
+    smallest.get(&code_point).copied().unwrap_or(code_point)
 }
 
 fn regex_syntax_class(query: &str) -> Option<CodeSet> {

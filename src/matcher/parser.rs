@@ -261,7 +261,6 @@ impl Parser {
     }
 
     fn term(&mut self) -> Result<Node, String> {
-        let start = self.pos;
         let assertion = match self.peek().and_then(char::from_u32) {
             Some('^') => Some(if self.flags.multiline {
                 Assertion::LineStart
@@ -314,7 +313,6 @@ impl Parser {
                 return self.quantified(node);
             }
         }
-        let _ = start;
         let atom = self.atom()?;
         self.quantified(atom)
     }

@@ -486,8 +486,40 @@ const documentedDifferences = documented.map(([source, flags, input, gateCheck, 
   return { source, flags, input, javascript, gate_check: gateCheck, reason };
 });
 
+// Seeded random patterns over a syntax-heavy alphabet: breadth beyond the hand-picked
+// groups above (a fixed seed keeps the file stable across runs).
+function randomGroups(count) {
+  let seed = 20240501;
+  const next = (n) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return Math.floor(seed / 65536) % n;
+  };
+  const atoms = ['a', 'b', 'A', 'k', 's', '\u017f', '\u212a', '.', '\\d', '\\w', '\\W', '\\s', '\\b', '\\B',
+    '^', '$', '(', ')', '(?:', '(?=', '(?!', '(?<=', '(?<!', '(?<n>', '\\k<n>', '\\1', '|', '*', '+', '?', '{2}',
+    '{1,}', '{', '}', '[', ']', '[^', '-', '\\c', '\\u0041', '\\u{61}', '\\x61', '\\0', '\\12', '\\p{L}',
+    '\\P{Lu}', '\\q{ab}', '&&', '--', '\\', EMOJI, '\\uD83D', '\\uDE00', '\u00df', '\u03c3'];
+  const chars = ['a', 'b', 'A', 'k', 'K', 's', 'S', '\u017f', '\u212a', '\u00df', '\u1e9e', '\u03c3', '\u03c2', '1',
+    '_', ' ', '\n', '\r', '\u2028', EMOJI, DESERET_UPPER, DESERET_LOWER, '-', '&'];
+  const flagsets = ['', 'i', 'm', 's', 'u', 'iu', 'mu', 'v', 'iv', 'y', 'ims'];
+  const out = [];
+  for (let k = 0; k < count; k++) {
+    let source = '';
+    const length = 1 + next(8);
+    for (let j = 0; j < length; j++) source += atoms[next(atoms.length)];
+    const inputs = [];
+    for (let m = 0; m < 2; m++) {
+      let input = '';
+      const inputLength = next(6);
+      for (let j = 0; j < inputLength; j++) input += chars[next(chars.length)];
+      inputs.push(input);
+    }
+    out.push([source, flagsets[next(flagsets.length)], inputs]);
+  }
+  return out;
+}
+
 const cases = [];
-for (const [source, flags, inputs] of [...groups, ...vGroups]) {
+for (const [source, flags, inputs] of [...groups, ...vGroups, ...randomGroups(400)]) {
   let re = null;
   try {
     re = new RegExp(source, flags);

@@ -18,6 +18,7 @@ pub mod actions;
 pub mod approval;
 pub mod cli;
 pub mod digest;
+pub mod durable;
 pub mod dispatch;
 pub mod evidence;
 pub mod hook;

@@ -4,9 +4,9 @@
 //! directory (never a link) inside the repository root, and no write leaves
 //! a partial file behind.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -75,19 +75,7 @@ pub fn write_atomically(path: &Path, text: &str, label: &'static str) -> Result<
             return Err(StateError::NotRegular(label, path.display().to_string()));
         }
     }
-    let directory = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .permissions(fs::Permissions::from_mode(0o600))
-        .tempfile_in(directory)
-        .map_err(io_error(directory))?;
-    temp.write_all(text.as_bytes()).map_err(io_error(temp.path()))?;
-    temp.as_file().sync_all().map_err(io_error(path))?;
-    temp.persist(path).map_err(|e| StateError::Io(path.display().to_string(), e.error))?;
-    File::open(directory).and_then(|dir| dir.sync_all()).map_err(io_error(directory))?;
-    Ok(())
+    crate::durable::replace_file(path, text.as_bytes(), 0o600).map_err(|e| StateError::Io(label.to_string(), e))
 }
 
 /// Records which agent session owns the scope (`.unlazy/<scope>/session`).
@@ -122,6 +110,12 @@ pub fn status_line(at: SystemTime, text: &str) -> String {
 /// O_APPEND and written with a single write, so concurrent appenders never
 /// overwrite each other; links, FIFOs and swapped files are refused.
 pub fn append_status(root: &Path, scope: &str, text: &str) -> Result<PathBuf, StateError> {
+    append_status_at(root, scope, SystemTime::now(), text)
+}
+
+/// `append_status` with the line's timestamp given, so a recorded event and
+/// its audit line carry the same instant.
+pub fn append_status_at(root: &Path, scope: &str, at: SystemTime, text: &str) -> Result<PathBuf, StateError> {
     const LABEL: &str = "status log";
     let path = status_log_path(root, scope);
     ensure_state_directory(root, &scope_directory(root, scope))?;
@@ -149,7 +143,7 @@ pub fn append_status(root: &Path, scope: &str, text: &str) -> Result<PathBuf, St
     if !opened.is_file() || opened.nlink() != 1 || opened.dev() != named.dev() || opened.ino() != named.ino() {
         return Err(refused());
     }
-    let line = status_line(SystemTime::now(), text);
+    let line = status_line(at, text);
     file.write_all(line.as_bytes()).map_err(io_error(&path))?;
     file.sync_all().map_err(io_error(&path))?;
     Ok(path)

@@ -3,16 +3,15 @@
 //! not exactly a private, single-link, owner-owned regular file in a real
 //! private directory outside the repository is an error, never a "yes".
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::fs::{self, File};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use nix::fcntl::OFlag;
 use serde::Serialize;
 use thiserror::Error;
 
 use super::Oracle;
+use crate::durable::{self, ReadRefusal};
 use crate::paths;
 
 const MAX_RECORD_BYTES: u64 = 256 * 1024;
@@ -193,13 +192,7 @@ impl Store {
         };
         let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
         text.push('\n');
-        let mut temp = tempfile::Builder::new()
-            .prefix(".approval-")
-            .tempfile_in(&store.path)
-            .map_err(io_error(&store.path))?;
-        temp.write_all(text.as_bytes()).map_err(io_error(temp.path()))?;
-        temp.as_file().sync_all().map_err(io_error(&path))?;
-        temp.persist(&path).map_err(|e| StoreError::Io(path.display().to_string(), e.error))?;
+        crate::durable::replace_file(&path, text.as_bytes(), 0o600).map_err(io_error(&path))?;
         Self::assert_unchanged(&store)?;
         Ok(path)
     }
@@ -210,34 +203,16 @@ impl Store {
 /// `None` when there is no record.
 fn read_record(path: &Path) -> Result<Option<String>, StoreError> {
     let shown = || path.display().to_string();
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
-        .open(path);
-    let mut file = match file {
-        Ok(file) => file,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) if error.raw_os_error() == Some(nix::libc::ELOOP) => {
-            return Err(StoreError::NotReal(shown(), "file"))
-        }
-        Err(error) => return Err(StoreError::Io(shown(), error)),
+    let read = match durable::read_stable(path, MAX_RECORD_BYTES) {
+        Ok(Some(read)) => read,
+        Ok(None) => return Ok(None),
+        Err(ReadRefusal::Link | ReadRefusal::NotRegular) => return Err(StoreError::NotReal(shown(), "file")),
+        Err(ReadRefusal::Linked) => return Err(StoreError::Linked(shown())),
+        Err(ReadRefusal::TooLarge) => return Err(StoreError::TooLarge(shown())),
+        Err(ReadRefusal::Changed) => return Err(StoreError::ChangedWhileRead(shown())),
+        Err(ReadRefusal::Io(error)) => return Err(StoreError::Io(shown(), error)),
     };
-    let opened = file.metadata().map_err(io_error(path))?;
-    let named = fs::symlink_metadata(path).map_err(io_error(path))?;
-    assert_private(path, &opened, false)?;
-    assert_private(path, &named, false)?;
-    if opened.len() > MAX_RECORD_BYTES {
-        return Err(StoreError::TooLarge(shown()));
-    }
-    if opened.nlink() != 1 || !same_file(&opened, &named) {
-        return Err(StoreError::Linked(shown()));
-    }
-    let mut bytes = Vec::new();
-    Read::by_ref(&mut file).take(MAX_RECORD_BYTES + 1).read_to_end(&mut bytes).map_err(io_error(path))?;
-    let after = fs::symlink_metadata(path).map_err(io_error(path))?;
-    if !same_file(&after, &opened) || bytes.len() as u64 > MAX_RECORD_BYTES {
-        return Err(StoreError::ChangedWhileRead(shown()));
-    }
+    assert_private(path, &read.metadata, false)?;
     // A record that is not text is simply not an approval.
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    Ok(Some(String::from_utf8_lossy(&read.bytes).into_owned()))
 }

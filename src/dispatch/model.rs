@@ -87,6 +87,10 @@ impl Stamp {
     pub fn text(&self) -> &str {
         &self.text
     }
+
+    pub fn at(&self) -> SystemTime {
+        self.at
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

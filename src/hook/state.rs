@@ -9,16 +9,14 @@
 //! concurrent hooks never lose a count and a crash never leaves half a file.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::{self};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
-use nix::fcntl::OFlag;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::sha256_hex;
+use crate::durable::{self, FileLock, ReadRefusal};
 use crate::target::STATE_DIR;
 
 /// Consecutive blocks without progress before the hook lets a stop through.
@@ -125,97 +123,29 @@ pub fn session_key(session: &str, scope: Option<&str>) -> String {
     sha256_hex(format!("{session}\0{}", scope.unwrap_or("unscoped")))[..24].to_string()
 }
 
-/// Holds the exclusive lock that serializes every update of one state file.
-struct StateLock {
-    _file: File,
+/// The exclusive lock that serializes every update of one state file,
+/// waited for at most `LOCK_WAIT` so a wedged peer cannot hang the agent.
+fn lock_state(root: &Path, path: &Path) -> Result<FileLock, String> {
+    FileLock::for_target(root, path)
+        .and_then(|lock| FileLock::acquire_within(&lock, LOCK_WAIT))
+        .map_err(|e| e.to_string())
 }
 
-impl StateLock {
-    /// The lock file is `.unlazy/locks/<24 hex of the canonical path>.filelock`
-    /// under the canonical root, the naming every lock of this tool uses.
-    fn acquire(root: &Path, path: &Path) -> Result<StateLock, String> {
-        let root = fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))?;
-        let directory = root.join(STATE_DIR).join("locks");
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&directory)
-            .map_err(|e| format!("{}: {e}", directory.display()))?;
-        let meta = fs::symlink_metadata(&directory).map_err(|e| format!("{}: {e}", directory.display()))?;
-        if !meta.is_dir() {
-            return Err(format!("{} must be a real directory", directory.display()));
-        }
-        let canonical = match (path.parent().map(fs::canonicalize), path.file_name()) {
-            (Some(Ok(parent)), Some(name)) => parent.join(name),
-            _ => path.to_path_buf(),
-        };
-        let name = format!("{}.filelock", &sha256_hex(canonical.as_os_str().as_encoded_bytes())[..24]);
-        let lock_path = directory.join(name);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(OFlag::O_NOFOLLOW.bits())
-            .open(&lock_path)
-            .map_err(|e| format!("{}: {e}", lock_path.display()))?;
-        let deadline = Instant::now() + LOCK_WAIT;
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(StateLock { _file: file }),
-                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(format!("timed out waiting for {}", lock_path.display()))
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(format!("{}: {e}", lock_path.display())),
-            }
-        }
-    }
-}
-
-/// Reads the state file without following a link or blocking on a FIFO.
-/// `Ok(None)` when it does not exist.
+/// Reads the state file as one stable regular file. `Ok(None)` when it
+/// does not exist; an oversized file starts over rather than trapping.
 fn read_state(path: &Path) -> Result<Option<HookState>, String> {
-    let shown = || path.display().to_string();
-    let opened = OpenOptions::new()
-        .read(true)
-        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
-        .open(path);
-    let file = match opened {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: {e}", shown())),
-    };
-    let meta = file.metadata().map_err(|e| format!("{}: {e}", shown()))?;
-    if !meta.is_file() {
-        return Err(format!("{} is not a regular file", shown()));
+    match durable::read_stable(path, MAX_STATE_BYTES) {
+        Ok(Some(read)) => Ok(Some(HookState::from_json(&String::from_utf8_lossy(&read.bytes)))),
+        Ok(None) => Ok(None),
+        Err(ReadRefusal::TooLarge) => Ok(Some(HookState::default())),
+        Err(ReadRefusal::Io(error)) => Err(format!("{}: {error}", path.display())),
+        Err(_) => Err(format!("{} must be one unchanged regular single-link file", path.display())),
     }
-    let mut bytes = Vec::new();
-    file.take(MAX_STATE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("{}: {e}", shown()))?;
-    if bytes.len() as u64 > MAX_STATE_BYTES {
-        return Ok(Some(HookState::default()));
-    }
-    Ok(Some(HookState::from_json(&String::from_utf8_lossy(&bytes))))
 }
 
-/// Replaces the state file atomically: temp file beside it, fsync, rename.
+/// Replaces the state file atomically.
 fn write_state(path: &Path, state: &HookState) -> Result<(), String> {
-    let directory = path.parent().ok_or_else(|| format!("{} has no directory", path.display()))?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(".hook-state.")
-        .suffix(".tmp")
-        .tempfile_in(directory)
-        .map_err(|e| format!("{}: {e}", directory.display()))?;
-    temp.write_all(state.to_json().as_bytes())
-        .and_then(|()| temp.as_file().sync_all())
-        .map_err(|e| format!("{}: {e}", temp.path().display()))?;
-    temp.persist(path).map_err(|e| format!("{}: {}", path.display(), e.error))?;
-    if let Ok(dir) = File::open(directory) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
+    durable::replace_file(path, state.to_json().as_bytes(), 0o600).map_err(|e| e.to_string())
 }
 
 fn now() -> String {
@@ -225,7 +155,7 @@ fn now() -> String {
 /// Counts one block for the session under the lock; returns the
 /// consecutive count for this semantic state.
 pub fn record_block(root: &Path, path: &Path, key: &str, hash: &str) -> Result<u64, String> {
-    let _lock = StateLock::acquire(root, path)?;
+    let _lock = lock_state(root, path)?;
     let mut state = read_state(path)?.unwrap_or_default();
     let blocks = state.record_block(key, hash, &now());
     write_state(path, &state)?;
@@ -238,7 +168,7 @@ pub fn clear_session(root: &Path, path: &Path, key: &str) {
     if !matches!(fs::symlink_metadata(path), Ok(meta) if meta.is_file()) {
         return;
     }
-    let Ok(_lock) = StateLock::acquire(root, path) else {
+    let Ok(_lock) = lock_state(root, path) else {
         return;
     };
     let Ok(Some(mut state)) = read_state(path) else {

@@ -7,7 +7,7 @@
 pub mod settings;
 
 use std::fs::{self, File};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -79,21 +79,8 @@ fn read_settings(path: &Path) -> Result<Option<(Value, Vec<u8>)>, String> {
     Ok(Some((value, bytes)))
 }
 
-/// Writes `bytes` to `path` through a temp file in the same directory,
-/// fsync and rename, so readers see the old file or the new one.
 fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
-    let directory = path.parent().ok_or_else(|| format!("{} has no directory", path.display()))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let failed = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-    let mut temp = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(directory).map_err(failed)?;
-    temp.write_all(bytes).map_err(failed)?;
-    temp.as_file().set_permissions(fs::Permissions::from_mode(mode)).map_err(failed)?;
-    temp.as_file().sync_all().map_err(failed)?;
-    temp.persist(path).map_err(|e| failed(e.error))?;
-    if let Ok(dir) = File::open(directory) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
+    crate::durable::replace_file(path, bytes, mode).map_err(|e| format!("cannot write {e}"))
 }
 
 fn render(settings: &Value) -> Vec<u8> {

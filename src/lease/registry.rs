@@ -6,17 +6,14 @@
 //! hard-linked, oversized, not a regular file or malformed stops the
 //! operation: an unreadable registry is never treated as an empty one.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::fs::{self};
 use std::path::{Path, PathBuf};
 
-use nix::fcntl::OFlag;
 use thiserror::Error;
 
 use super::{conflicts, parse_record, render_record, Conflict, Lease, MAX_RECORD_BYTES};
+use crate::durable::{self, FileLock, ReadRefusal};
 use crate::pipeline::{self, StateError};
-use crate::target::STATE_DIR;
 
 const LOCK_FILE: &str = "leases.lock";
 const RECORD_SUFFIX: &str = ".lease";
@@ -47,29 +44,16 @@ pub enum ClaimOutcome {
 /// this value lives.
 struct Locked {
     directory: PathBuf,
-    _lock: File,
+    _lock: FileLock,
 }
 
 impl Locked {
     fn acquire(root: &Path) -> Result<Locked, RegistryError> {
         // The physical root, so every spelling of one repository shares one lock.
-        let root = fs::canonicalize(root).map_err(io_error(root))?;
-        let directory = root.join(STATE_DIR).join("locks");
-        pipeline::ensure_state_directory(&root, &directory)?;
+        let directory = durable::lock_directory(root).map_err(io_error(Path::new("lease lock directory")))?;
         let path = directory.join(LOCK_FILE);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
-            .open(&path)
-            .map_err(io_error(&path))?;
-        if !file.metadata().map_err(io_error(&path))?.is_file() {
-            return Err(RegistryError::NotRegular(path.display().to_string()));
-        }
-        file.lock().map_err(io_error(&path))?;
-        Ok(Locked { directory, _lock: file })
+        let lock = FileLock::acquire(&path).map_err(io_error(&path))?;
+        Ok(Locked { directory, _lock: lock })
     }
 
     /// Every record, sorted by file name.
@@ -100,31 +84,16 @@ impl Locked {
     }
 }
 
-/// Reads a record without following a link or blocking on a FIFO.
+/// Reads a record as one stable regular file; anything else is refused.
 fn read_record(path: &Path) -> Result<String, RegistryError> {
     let refused = || RegistryError::NotRegular(path.display().to_string());
-    let mut file = OpenOptions::new()
-        .read(true)
-        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
-        .open(path)
-        .map_err(|error| {
-            if error.raw_os_error() == Some(nix::libc::ELOOP) {
-                refused()
-            } else {
-                RegistryError::Io(path.display().to_string(), error)
-            }
-        })?;
-    let opened = file.metadata().map_err(io_error(path))?;
-    if !opened.is_file() || opened.nlink() != 1 || opened.len() > MAX_RECORD_BYTES {
-        return Err(refused());
-    }
-    let mut bytes = Vec::new();
-    Read::by_ref(&mut file).take(MAX_RECORD_BYTES + 1).read_to_end(&mut bytes).map_err(io_error(path))?;
-    let named = fs::symlink_metadata(path).map_err(io_error(path))?;
-    if bytes.len() as u64 > MAX_RECORD_BYTES || named.dev() != opened.dev() || named.ino() != opened.ino() {
-        return Err(refused());
-    }
-    String::from_utf8(bytes).map_err(|_| RegistryError::Malformed(path.display().to_string(), "invalid UTF-8".into()))
+    let read = match durable::read_stable(path, MAX_RECORD_BYTES) {
+        Ok(Some(read)) => read,
+        Ok(None) => return Err(RegistryError::Io(path.display().to_string(), std::io::ErrorKind::NotFound.into())),
+        Err(ReadRefusal::Io(error)) => return Err(RegistryError::Io(path.display().to_string(), error)),
+        Err(_) => return Err(refused()),
+    };
+    String::from_utf8(read.bytes).map_err(|_| RegistryError::Malformed(path.display().to_string(), "invalid UTF-8".into()))
 }
 
 /// Claims `globs` (already normalized OWNS paths) for `scope/leaf`, unless

@@ -4,15 +4,13 @@
 //! pure edit and replace the file atomically (temp file in the same
 //! directory, fsync, rename), so a crash leaves the old or the new ledger.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
-use nix::fcntl::OFlag;
 use thiserror::Error;
 
-use crate::digest::sha256_hex;
+use crate::durable::{self, FileLock, ReadRefusal};
 
 /// Largest ledger accepted, as in the Node tool.
 pub const MAX_LEDGER_BYTES: u64 = 8 * 1024 * 1024;
@@ -57,105 +55,39 @@ pub fn read(path: &Path) -> Result<String, LedgerFileError> {
 
 fn read_once(path: &Path) -> Result<String, LedgerFileError> {
     let shown = || path.display().to_string();
-    let opened = OpenOptions::new()
-        .read(true)
-        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
-        .open(path);
-    let mut file = match opened {
-        Ok(file) => file,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Err(LedgerFileError::Missing(shown())),
-        Err(error) if error.raw_os_error() == Some(nix::libc::ELOOP) => {
+    let read = match durable::read_stable(path, MAX_LEDGER_BYTES) {
+        Ok(Some(read)) => read,
+        Ok(None) => return Err(LedgerFileError::Missing(shown())),
+        Err(ReadRefusal::Changed) => return Err(LedgerFileError::Changed(shown())),
+        Err(ReadRefusal::TooLarge) => return Err(LedgerFileError::TooLarge(shown())),
+        Err(ReadRefusal::Io(error)) => return Err(LedgerFileError::Io(shown(), error)),
+        Err(ReadRefusal::Link | ReadRefusal::NotRegular | ReadRefusal::Linked) => {
             return Err(LedgerFileError::NotRegular(shown()))
         }
-        Err(error) => return Err(LedgerFileError::Io(shown(), error)),
     };
-    let before = file.metadata().map_err(io_error(path))?;
-    if before.file_type().is_file() && before.nlink() == 0 {
-        // Unlinked after we opened it: an atomic replacement just happened.
-        return Err(LedgerFileError::Changed(shown()));
-    }
-    if !before.file_type().is_file() || before.nlink() != 1 {
-        return Err(LedgerFileError::NotRegular(shown()));
-    }
-    if before.len() > MAX_LEDGER_BYTES {
-        return Err(LedgerFileError::TooLarge(shown()));
-    }
-    let mut bytes = Vec::with_capacity(before.len() as usize);
-    Read::by_ref(&mut file).take(MAX_LEDGER_BYTES + 1).read_to_end(&mut bytes).map_err(io_error(path))?;
-    if bytes.len() as u64 > MAX_LEDGER_BYTES {
-        return Err(LedgerFileError::TooLarge(shown()));
-    }
-    let named = fs::symlink_metadata(path).map_err(io_error(path))?;
-    if named.dev() != before.dev() || named.ino() != before.ino() {
-        return Err(LedgerFileError::Changed(shown()));
-    }
-    String::from_utf8(bytes).map_err(|error| {
+    String::from_utf8(read.bytes).map_err(|error| {
         let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
         LedgerFileError::InvalidUtf8(shown(), line)
     })
 }
 
-/// An exclusive advisory lock serializing every rewrite of one ledger. The
-/// lock file lives under `<root>/.unlazy/locks/`, keyed by the ledger's
-/// canonical path so different spellings of one file share one lock.
+/// The exclusive lock serializing every rewrite of one ledger, keyed by the
+/// ledger's canonical path under `<root>/.unlazy/locks/`.
 pub struct LedgerLock {
-    _file: File,
+    _lock: FileLock,
 }
 
 impl LedgerLock {
     pub fn acquire(root: &Path, ledger: &Path) -> Result<LedgerLock, LedgerFileError> {
-        let root = fs::canonicalize(root).map_err(io_error(root))?;
-        let directory = root.join(".unlazy").join("locks");
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&directory)
-            .map_err(io_error(&directory))?;
-        let canonical = canonical_target(ledger);
-        let name = format!("{}.filelock", &sha256_hex(canonical.as_os_str().as_encoded_bytes())[..24]);
-        let path = directory.join(name);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(OFlag::O_NOFOLLOW.bits())
-            .open(&path)
-            .map_err(io_error(&path))?;
-        file.lock().map_err(io_error(&path))?;
-        Ok(LedgerLock { _file: file })
-    }
-}
-
-/// The ledger path with its directory canonicalized but its final name
-/// kept, so replacing the file never changes which lock guards it.
-fn canonical_target(ledger: &Path) -> PathBuf {
-    match (ledger.parent(), ledger.file_name()) {
-        (Some(parent), Some(name)) => fs::canonicalize(parent)
-            .map(|p| p.join(name))
-            .unwrap_or_else(|_| ledger.to_path_buf()),
-        _ => ledger.to_path_buf(),
+        let failed = |error: std::io::Error| LedgerFileError::Io("ledger lock".into(), error);
+        let path = FileLock::for_target(root, ledger).map_err(failed)?;
+        Ok(LedgerLock { _lock: FileLock::acquire(&path).map_err(failed)? })
     }
 }
 
 /// Replaces `path` with `text` atomically, keeping the file's permissions.
 pub fn replace_atomically(path: &Path, text: &str) -> Result<(), LedgerFileError> {
-    let directory = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let permissions = fs::metadata(path).map_err(io_error(path))?.permissions();
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(directory)
-        .map_err(io_error(directory))?;
-    temp.write_all(text.as_bytes()).map_err(io_error(temp.path()))?;
-    temp.as_file().set_permissions(permissions).map_err(io_error(path))?;
-    temp.as_file().sync_all().map_err(io_error(path))?;
-    temp.persist(path).map_err(|e| LedgerFileError::Io(path.display().to_string(), e.error))?;
-    // Make the rename itself durable.
-    if let Ok(dir) = File::open(directory) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
+    let mode = fs::metadata(path).map_err(io_error(path))?.permissions().mode() & 0o7777;
+    durable::replace_file(path, text.as_bytes(), mode).map_err(|e| LedgerFileError::Io(path.display().to_string(), e))
 }

@@ -255,15 +255,14 @@ impl Cli {
     }
 }
 
-/// A run that stopped early still owes a machine reader its document.
+/// A run that stopped early still owes a machine reader its document, and
+/// a CI log its annotation.
 fn failed_run(options: &RunOptions, error: RunError) -> RunError {
-    if options.format != OutputFormat::Human {
-        let lines = match &error {
-            RunError::Usage(message) => vec![message.clone()],
-            RunError::Fatal(lines) => lines.clone(),
-        };
-        run::publish(options, &RunReport::failed(options.mode_name(), lines));
-    }
+    let lines = match &error {
+        RunError::Usage(message) => vec![message.clone()],
+        RunError::Fatal(lines) => lines.clone(),
+    };
+    run::publish(options, &RunReport::failed(options.mode_name(), lines));
     error
 }
 

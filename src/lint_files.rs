@@ -47,10 +47,17 @@ pub fn run(strict: bool, json: bool, files: &[PathBuf]) -> i32 {
         document.push('\n');
         terminal::emit(document.as_bytes());
     } else {
-        for finding in findings.iter().filter(|f| f.code != "parse") {
+        let audited: Vec<lint::Finding> = findings.iter().filter(|f| f.code != "parse").cloned().collect();
+        for finding in &audited {
             terminal::say(&lint::format_finding(finding));
         }
-        terminal::say(&lint::summary(totals, failed));
+        if unusable {
+            // Reported on stderr already: no verdict on what could not be read.
+            let count = findings.iter().filter(|f| f.code == "parse").count();
+            terminal::say(&format!("LINT NOT RUN: {count} problem(s) reading or parsing the ledgers"));
+        } else {
+            terminal::say(&lint::summary(lint::totals(&audited), failed));
+        }
     }
     match (unusable, failed) {
         (true, _) => 2,

@@ -77,7 +77,18 @@ pub struct RunReport {
     pub abandoned: Vec<String>,
     pub ledgers: Vec<LedgerRecord>,
     pub gates: Vec<GateRecord>,
+    /// The scope's dispatch waves that are not complete.
+    pub waves: WaveRecords,
     pub errors: Vec<String>,
+}
+
+/// Dispatch waves that keep a scope from being complete.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WaveRecords {
+    /// `dispatch:<wave> open (S/N started)` or `... sealed (R/N returned)`.
+    pub blocking: Vec<String>,
+    /// `dispatch:<wave>`: abandoned waves, a handoff.
+    pub abandoned: Vec<String>,
 }
 
 impl RunReport {
@@ -97,6 +108,7 @@ impl RunReport {
             abandoned: Vec::new(),
             ledgers: Vec::new(),
             gates: Vec::new(),
+            waves: WaveRecords::default(),
             errors,
         }
     }
@@ -110,15 +122,16 @@ impl RunReport {
     pub fn to_junit(&self) -> String {
         let failing = |g: &GateRecord| g.state != "met" && g.state != "abandoned";
         let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        let failures = self.gates.iter().filter(|g| failing(g)).count();
-        let skipped = self.gates.iter().filter(|g| g.state == "abandoned").count();
+        let waves = self.waves.blocking.len() + self.waves.abandoned.len();
+        let failures = self.gates.iter().filter(|g| failing(g)).count() + self.waves.blocking.len();
+        let skipped = self.gates.iter().filter(|g| g.state == "abandoned").count() + self.waves.abandoned.len();
         let seconds = |gates: &[&GateRecord]| -> f64 {
             gates.iter().filter_map(|g| g.check.as_ref()?.duration_ms).sum::<u64>() as f64 / 1000.0
         };
         let all: Vec<&GateRecord> = self.gates.iter().collect();
         xml.push_str(&format!(
             "<testsuites name=\"gate-check\" tests=\"{}\" failures=\"{failures}\" errors=\"{}\" skipped=\"{skipped}\" time=\"{:.3}\">\n",
-            self.gates.len(),
+            self.gates.len() + waves,
             self.errors.len(),
             seconds(&all)
         ));
@@ -172,6 +185,26 @@ impl RunReport {
             }
             xml.push_str("  </testsuite>\n");
         }
+        if waves > 0 {
+            xml.push_str(&format!(
+                "  <testsuite name=\"dispatch waves\" tests=\"{waves}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
+                self.waves.blocking.len(),
+                self.waves.abandoned.len()
+            ));
+            for wave in &self.waves.blocking {
+                let name = xml_escape(wave);
+                xml.push_str(&format!(
+                    "    <testcase classname=\"dispatch\" name=\"{name}\">\n      <failure message=\"wave incomplete: {name}\" type=\"wave-incomplete\"/>\n    </testcase>\n"
+                ));
+            }
+            for wave in &self.waves.abandoned {
+                let name = xml_escape(wave);
+                xml.push_str(&format!(
+                    "    <testcase classname=\"dispatch\" name=\"{name}\">\n      <skipped message=\"wave abandoned (handoff required)\"/>\n    </testcase>\n"
+                ));
+            }
+            xml.push_str("  </testsuite>\n");
+        }
         xml.push_str("</testsuites>\n");
         xml
     }
@@ -195,6 +228,10 @@ impl RunReport {
                 )
             })
             .collect();
+        lines.extend(self.waves.blocking.iter().map(|w| format!("::error title=dispatch wave::{} is incomplete", escape_data(w))));
+        lines.extend(
+            self.waves.abandoned.iter().map(|w| format!("::warning title=dispatch wave::{} was abandoned (handoff required)", escape_data(w))),
+        );
         lines.extend(self.errors.iter().map(|e| format!("::error title=gate-check::{}", escape_data(e))));
         lines
     }

@@ -14,7 +14,7 @@ use crate::evidence::{self, Fingerprint, GateState, Transcript, MAX_OUTPUT_BYTES
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, file::LedgerLock, qualify, Document, Gate};
 use crate::matcher::Expectation;
-use crate::report::{CheckRecord, GateRecord, LedgerRecord, OutputFormat, RunReport, Summary};
+use crate::report::{CheckRecord, GateRecord, LedgerRecord, OutputFormat, RunReport, Summary, WaveRecords};
 use crate::runner::{self, CheckRequest, RunFailure};
 use crate::target::{self, Mode, Target};
 use crate::terminal::{say, warn};
@@ -744,6 +744,7 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
                 .map(|l| LedgerRecord { path: l.text_path.clone(), gates: l.document.gates.len() })
                 .collect(),
             gates: gate_records,
+            waves: WaveRecords { blocking: waves.blocking.clone(), abandoned: waves.abandoned.clone() },
             errors: Vec::new(),
         },
     );

@@ -289,3 +289,13 @@ fn incomplete_dispatch_waves_block_and_abandoned_ones_hand_off() {
     let reason = block_reason(&stop(&sandbox, "s1").1);
     assert!(reason.contains("dispatch:PARSE"), "{reason}");
 }
+
+#[test]
+fn a_scope_with_only_an_open_wave_still_blocks() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.path(".unlazy/api")).unwrap();
+    sandbox.write(".unlazy/api/session", "s1\n");
+    wave(&sandbox, &["open", "--scope", "api", "--wave", "w1", "--leaf", "leaf-a"]);
+    let reason = block_reason(&stop(&sandbox, "s1").1);
+    assert!(reason.contains("dispatch:w1"), "{reason}");
+}

@@ -149,7 +149,8 @@ fn parse_and_usage_failures_exit_2() {
     let (code, out, err) = lint(&sandbox, &["sound.md", "broken.md"]);
     assert_eq!(code, 2, "{out}");
     assert!(err.contains("gate-check: broken.md: line 3: gate needs an explicit ID followed by a colon"), "{err}");
-    assert!(out.contains("LINT FINDINGS"), "{out}");
+    assert!(out.contains("LINT NOT RUN: 1 problem(s) reading or parsing the ledgers"), "{out}");
+    assert!(!out.contains("LINT OK") && !out.contains("LINT FINDINGS"), "no verdict on an unreadable ledger: {out}");
     let (code, out, _) = lint(&sandbox, &["--json", "broken.md"]);
     assert_eq!(code, 2);
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();

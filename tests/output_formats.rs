@@ -147,3 +147,28 @@ fn a_terminal_gets_colour_and_a_live_progress_line() {
     assert!(!plain.contains("\x1b[32m"), "NO_COLOR must disable colour: {plain:?}");
     assert!(plain.contains("ALL MET"), "{plain:?}");
 }
+
+#[test]
+fn incomplete_waves_fail_in_junit_and_annotations() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/api/GATES.md", "- [x] G1: reviewed\n  EVIDENCE: read on Monday\n");
+    let (code, _, err) = outcome(
+        &sandbox.cmd().args(["dispatch", "open", "--scope", "api", "--wave", "w3", "--leaf", "leaf-1"]).output().unwrap(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, xml, _) = outcome(&sandbox.cmd().args(["--status", "--scope", "api", "--format", "junit"]).output().unwrap());
+    assert_eq!(code, 1);
+    assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
+    assert!(xml.contains("<testsuite name=\"dispatch waves\"") && xml.contains("type=\"wave-incomplete\""), "{xml}");
+    let (_, out, _) = outcome(&sandbox.cmd().args(["--status", "--scope", "api"]).env("GITHUB_ACTIONS", "true").output().unwrap());
+    assert!(out.contains("::error title=dispatch wave::dispatch:w3 open (0/1 started) is incomplete"), "{out}");
+}
+
+#[test]
+fn a_failed_run_is_annotated_in_human_mode_too() {
+    let sandbox = Sandbox::new();
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "missing.md"]).env("GITHUB_ACTIONS", "true").output().unwrap());
+    assert_eq!(code, 2);
+    assert!(out.contains("::error title=gate-check::no such gate file:"), "{out}{err}");
+    assert!(err.contains("no such gate file"), "{err}");
+}

@@ -204,6 +204,14 @@ fn assess(files: &[PathBuf]) -> Assessment {
     assessment
 }
 
+/// Whether the scope has recorded dispatch waves, which need checking even
+/// when it has no ledgers yet.
+fn has_dispatch_state(root: &Path, scope: Option<&str>) -> bool {
+    scope.is_some_and(|scope| {
+        std::fs::symlink_metadata(root.join(STATE_DIR).join(scope).join(crate::dispatch::store::STATE_FILE)).is_ok()
+    })
+}
+
 /// Runs the Stop hook. Always returns 0: the decision is in the output.
 pub fn stop(pinned: Option<&str>) -> i32 {
     if pinned.is_some_and(|scope| target::validate_scope_id(scope, "scope").is_err()) {
@@ -236,7 +244,7 @@ pub fn stop(pinned: Option<&str>) -> i32 {
     };
     let key = state::session_key(session, scope);
     let (assessment, state_path) = match discover(&root, &choice) {
-        Ok(files) if files.is_empty() => {
+        Ok(files) if files.is_empty() && !has_dispatch_state(&root, scope) => {
             state::clear_session(&root, &state::state_path(&root, scope), &key);
             return 0;
         }

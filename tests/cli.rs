@@ -176,3 +176,19 @@ fn fifo_ledger_is_refused_without_hanging() {
         assert!(err.contains("regular single-link file") && err.contains("GATES.md"), "{err}");
     }
 }
+
+#[test]
+fn completions_and_man_page_come_from_the_clap_definition() {
+    let sandbox = Sandbox::new();
+    for (shell, marker) in [("bash", "_gate__check()"), ("zsh", "#compdef gate-check"), ("fish", "complete -c gate-check")] {
+        let (code, out, err) = outcome(&sandbox.cmd().args(["completions", shell]).output().unwrap());
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(marker), "{shell}: {}", &out[..out.len().min(300)]);
+        assert!(out.contains("reverify") && out.contains("install-hooks"), "{shell} completion lacks options");
+    }
+    let (code, out, _) = outcome(&sandbox.cmd().arg("man").output().unwrap());
+    assert_eq!(code, 0);
+    assert!(out.contains(".TH gate-check 1") && out.contains("\\-\\-reverify"), "{}", &out[..out.len().min(300)]);
+    let (code, _, err) = outcome(&sandbox.cmd().args(["completions", "tcsh"]).output().unwrap());
+    assert_eq!(code, 2, "{err}");
+}

@@ -58,7 +58,10 @@ fn valid_ledger() -> impl Strategy<Value = (String, usize)> {
     })
 }
 
-fn gate_definitions(document: &Document) -> Vec<(String, Option<String>, Option<String>, Option<String>)> {
+/// (id, CHECK, EXPECT, CWD) of each gate.
+type Definition = (String, Option<String>, Option<String>, Option<String>);
+
+fn gate_definitions(document: &Document) -> Vec<Definition> {
     document
         .gates
         .iter()

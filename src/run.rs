@@ -1,6 +1,7 @@
 //! One checker run: target the ledgers, decide which gates need running,
 //! enforce approval, run checks with rolling concurrency, write results
-//! back one gate at a time, and print the Node tool's markers.
+//! back in per-ledger batches as they arrive, and print the Node tool's
+//! markers.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -450,7 +451,15 @@ fn show_progress(tasks: &[Task], running: &Mutex<BTreeMap<usize, Instant>>, stop
     }
 }
 
-pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
+/// What `execute` resolves before deciding anything about gates.
+struct Setup {
+    root: PathBuf,
+    default_cwd: PathBuf,
+    target: Target,
+    ledgers: Vec<Ledger>,
+}
+
+fn prepare(options: &RunOptions) -> Result<Setup, RunError> {
     let cwd = std::env::current_dir().map_err(|e| RunError::Fatal(vec![format!("cannot read the working directory: {e}")]))?;
     let root = paths::resolve(&cwd, options.root.as_deref().unwrap_or(Path::new(".")));
     require_directory(&root, "--root")?;
@@ -470,155 +479,190 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
         )));
     }
     let ledgers = target.files.iter().map(|f| load_ledger(f)).collect::<Result<Vec<_>, _>>()?;
-    let runtime = if options.status { None } else { Some(build_runtime(options, &root)?) };
+    Ok(Setup { root, default_cwd, target, ledgers })
+}
 
+/// The runnable gates this run must check: unmet ones, or all with
+/// `--reverify`; abandoned and manual gates never run.
+fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Result<Vec<Task>, RunError> {
     let mut tasks = Vec::new();
-    if let Some(runtime) = &runtime {
-        for (index, ledger) in ledgers.iter().enumerate() {
-            for gate in &ledger.document.gates {
-                if ledger.document.is_abandoned(&gate.id) || !gate.is_runnable() {
+    for (index, ledger) in setup.ledgers.iter().enumerate() {
+        for gate in &ledger.document.gates {
+            if ledger.document.is_abandoned(&gate.id) || !gate.is_runnable() {
+                continue;
+            }
+            let state = evidence::gate_state(gate, false);
+            if !options.reverify && state == GateState::Met {
+                continue;
+            }
+            let qualified = qualify(&ledger.path, &gate.id);
+            let cwd = gate_cwd(options, &setup.target, &setup.root, &setup.default_cwd, ledger, gate);
+            require_directory(&cwd, &format!("gate {qualified} CWD"))?;
+            let oracle = oracle_for(runtime, options, gate, &path_text(&cwd)?);
+            tasks.push(Task {
+                ledger: index,
+                digest: evidence::gate_digest(gate).unwrap_or_default(),
+                gate: gate.clone(),
+                qualified,
+                cwd,
+                starting_state: state,
+                oracle,
+            });
+        }
+    }
+    Ok(tasks)
+}
+
+/// Tasks split by approval: only exact, intact records let a check run.
+struct Approvals {
+    runnable: Vec<Task>,
+    not_run: Vec<Task>,
+    /// Approvals the store could not validate or record.
+    failures: usize,
+}
+
+fn seek_approvals(options: &RunOptions, runtime: &Runtime, ledgers: &[Ledger], tasks: Vec<Task>) -> Approvals {
+    let mut approvals = Approvals { runnable: Vec::new(), not_run: Vec::new(), failures: 0 };
+    for task in tasks {
+        let ledger = &ledgers[task.ledger];
+        match runtime.store.is_approved(&ledger.text_path, &task.gate.id, &task.oracle) {
+            Ok(true) => approvals.runnable.push(task),
+            Ok(false) => {
+                print_oracle(&task, runtime);
+                if !options.approve {
+                    say("    NOT RUN: inspect this oracle, then re-run with --approve");
+                    approvals.not_run.push(task);
                     continue;
                 }
-                let state = evidence::gate_state(gate, false);
-                if !options.reverify && state == GateState::Met {
-                    continue;
+                match runtime.store.approve(&ledger.text_path, &task.gate.id, &task.oracle) {
+                    Ok(path) => {
+                        say(&format!("    APPROVED: {}", path.display()));
+                        approvals.runnable.push(task);
+                    }
+                    Err(error) => {
+                        warn(&format!("gate-check: could not record approval for {}: {error}", task.qualified));
+                        approvals.failures += 1;
+                        approvals.not_run.push(task);
+                    }
                 }
-                let qualified = qualify(&ledger.path, &gate.id);
-                let cwd = gate_cwd(options, &target, &root, &default_cwd, ledger, gate);
-                require_directory(&cwd, &format!("gate {qualified} CWD"))?;
-                let oracle = oracle_for(runtime, options, gate, &path_text(&cwd)?);
-                tasks.push(Task {
-                    ledger: index,
-                    digest: evidence::gate_digest(gate).unwrap_or_default(),
-                    gate: gate.clone(),
-                    qualified,
-                    cwd,
-                    starting_state: state,
-                    oracle,
-                });
+            }
+            Err(error) => {
+                warn(&format!("gate-check: could not validate approval for {}: {error}", task.qualified));
+                approvals.failures += 1;
+                approvals.not_run.push(task);
             }
         }
     }
+    approvals
+}
 
-    let mut runnable = Vec::new();
-    let mut not_run = Vec::new();
-    let mut approval_failures = 0;
-    if let Some(runtime) = &runtime {
-        for task in tasks {
-            let ledger = &ledgers[task.ledger];
-            match runtime.store.is_approved(&ledger.text_path, &task.gate.id, &task.oracle) {
-                Ok(true) => runnable.push(task),
-                Ok(false) => {
-                    print_oracle(&task, runtime);
-                    if !options.approve {
-                        say("    NOT RUN: inspect this oracle, then re-run with --approve");
-                        not_run.push(task);
-                        continue;
-                    }
-                    match runtime.store.approve(&ledger.text_path, &task.gate.id, &task.oracle) {
-                        Ok(path) => {
-                            say(&format!("    APPROVED: {}", path.display()));
-                            runnable.push(task);
-                        }
-                        Err(error) => {
-                            warn(&format!("gate-check: could not record approval for {}: {error}", task.qualified));
-                            approval_failures += 1;
-                            not_run.push(task);
-                        }
-                    }
-                }
-                Err(error) => {
-                    warn(&format!("gate-check: could not validate approval for {}: {error}", task.qualified));
-                    approval_failures += 1;
-                    not_run.push(task);
-                }
-            }
-        }
-    }
+/// What running the approved checks produced, beyond the ledgers on disk.
+#[derive(Default)]
+struct Executed {
+    checks: HashMap<(usize, String), CheckRecord>,
+    /// (ledger, gate id, qualified id) of results discarded as stale.
+    stale: Vec<(usize, String, String)>,
+    reverified: usize,
+}
 
-    let mut checks: HashMap<(usize, String), CheckRecord> = HashMap::new();
-    for task in &not_run {
+/// Runs the approved checks, prints each result in ledger order, and writes
+/// results back in batches as they arrive.
+fn run_checks(options: &RunOptions, runtime: &Runtime, setup: &Setup, approvals: &Approvals) -> Result<Executed, RunError> {
+    let (ledgers, runnable, root) = (&setup.ledgers, &approvals.runnable, &setup.root);
+    let mut executed = Executed::default();
+    for task in &approvals.not_run {
         let reason = if options.approve { "approval could not be recorded" } else { "approval required" };
-        checks.insert((task.ledger, task.gate.id.clone()), not_run_record(reason));
+        executed.checks.insert((task.ledger, task.gate.id.clone()), not_run_record(reason));
     }
-    let mut stale: Vec<(usize, String, String)> = Vec::new();
-    let mut reverified = 0;
     let mut write_failures = Vec::new();
-    if let Some(runtime) = &runtime {
-        for task in &runnable {
-            say(&format!(
-                "  RUN  {} shell={} cwd={} PATH={}",
-                task.qualified, runtime.shell_text, task.oracle.cwd, runtime.path_transcript
-            ));
-        }
-        crate::terminal::flush();
-        let mut pending: Vec<(usize, CheckResult)> = Vec::new();
-        let mut oldest_pending: Option<Instant> = None;
-        let mut persist = |pending: &mut Vec<(usize, CheckResult)>| {
-            for (ledger_index, ledger) in ledgers.iter().enumerate() {
-                let batch: Vec<(&Task, &CheckResult)> = pending
-                    .iter()
-                    .filter(|(index, _)| runnable[*index].ledger == ledger_index)
-                    .map(|(index, result)| (&runnable[*index], result))
-                    .collect();
-                if batch.is_empty() {
-                    continue;
-                }
-                match write_back(options, runtime, &root, ledger, &batch) {
-                    Ok(decisions) => {
-                        for ((task, result), decision) in batch.iter().zip(decisions) {
-                            let written = !matches!(decision, WriteBack::Stale);
-                            checks.insert((task.ledger, task.gate.id.clone()), result.record(written));
-                            if !written {
-                                say(&format!(
-                                    "  STALE {}: definition or runtime approval oracle changed; result not written",
-                                    task.qualified
-                                ));
-                                stale.push((task.ledger, task.gate.id.clone(), task.qualified.clone()));
-                            } else if options.reverify && task.starting_state == GateState::Met {
-                                reverified += 1;
-                            }
+    for task in runnable {
+        say(&format!(
+            "  RUN  {} shell={} cwd={} PATH={}",
+            task.qualified, runtime.shell_text, task.oracle.cwd, runtime.path_transcript
+        ));
+    }
+    crate::terminal::flush();
+    let mut pending: Vec<(usize, CheckResult)> = Vec::new();
+    let mut oldest_pending: Option<Instant> = None;
+    let mut persist = |pending: &mut Vec<(usize, CheckResult)>| {
+        for (ledger_index, ledger) in ledgers.iter().enumerate() {
+            let batch: Vec<(&Task, &CheckResult)> = pending
+                .iter()
+                .filter(|(index, _)| runnable[*index].ledger == ledger_index)
+                .map(|(index, result)| (&runnable[*index], result))
+                .collect();
+            if batch.is_empty() {
+                continue;
+            }
+            match write_back(options, runtime, root, ledger, &batch) {
+                Ok(decisions) => {
+                    for ((task, result), decision) in batch.iter().zip(decisions) {
+                        let written = !matches!(decision, WriteBack::Stale);
+                        executed.checks.insert((task.ledger, task.gate.id.clone()), result.record(written));
+                        if !written {
+                            say(&format!(
+                                "  STALE {}: definition or runtime approval oracle changed; result not written",
+                                task.qualified
+                            ));
+                            executed.stale.push((task.ledger, task.gate.id.clone(), task.qualified.clone()));
+                        } else if options.reverify && task.starting_state == GateState::Met {
+                            executed.reverified += 1;
                         }
                     }
-                    Err(error) => write_failures.push(format!("cannot update {}: {error}", ledger.path.display())),
                 }
+                Err(error) => write_failures.push(format!("cannot update {}: {error}", ledger.path.display())),
             }
-            pending.clear();
-            crate::terminal::flush();
-        };
-        run_rolling(
-            &runnable,
-            options.jobs,
-            |task| evaluate(task, runtime, options.timeout_secs),
-            |event| {
-                match event {
-                    Progress::Finished(index, result) => {
-                        print_result(&runnable[index], &result);
-                        crate::terminal::flush();
-                        pending.push((index, result));
-                        oldest_pending.get_or_insert_with(Instant::now);
-                    }
-                    Progress::Quiet => {}
-                }
-                if oldest_pending.is_some_and(|since| since.elapsed() >= WRITE_BACK_DELAY) {
-                    persist(&mut pending);
-                    oldest_pending = None;
-                }
-            },
-        );
-        persist(&mut pending);
-    }
-    if !write_failures.is_empty() {
-        return Err(RunError::Fatal(write_failures));
-    }
-
-    // Final states come from the ledgers as they are on disk now; a status
-    // run wrote nothing, so what it loaded is current.
-    let finals = if options.status {
-        ledgers
-    } else {
-        target.files.iter().map(|f| load_ledger(f)).collect::<Result<Vec<_>, _>>()?
+        }
+        pending.clear();
+        crate::terminal::flush();
     };
+    run_rolling(
+        runnable,
+        options.jobs,
+        |task| evaluate(task, runtime, options.timeout_secs),
+        |event| {
+            if let Progress::Finished(index, result) = event {
+                print_result(&runnable[index], &result);
+                crate::terminal::flush();
+                pending.push((index, result));
+                oldest_pending.get_or_insert_with(Instant::now);
+            }
+            if oldest_pending.is_some_and(|since| since.elapsed() >= WRITE_BACK_DELAY) {
+                persist(&mut pending);
+                oldest_pending = None;
+            }
+        },
+    );
+    persist(&mut pending);
+    if write_failures.is_empty() {
+        Ok(executed)
+    } else {
+        Err(RunError::Fatal(write_failures))
+    }
+}
+
+pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
+    let mut setup = prepare(options)?;
+    let mut approvals = Approvals { runnable: Vec::new(), not_run: Vec::new(), failures: 0 };
+    let mut executed = Executed::default();
+    if !options.status {
+        let runtime = build_runtime(options, &setup.root)?;
+        let tasks = plan_tasks(options, &setup, &runtime)?;
+        approvals = seek_approvals(options, &runtime, &setup.ledgers, tasks);
+        executed = run_checks(options, &runtime, &setup, &approvals)?;
+        // Final states come from the ledgers as they are on disk now; a
+        // status run wrote nothing, so what it loaded is current.
+        setup.ledgers = setup.target.files.iter().map(|f| load_ledger(f)).collect::<Result<Vec<_>, _>>()?;
+    }
+    summarize(options, &setup, &approvals, executed)
+}
+
+/// Prints per-ledger lines and the verdict, publishes machine output, and
+/// returns the exit code.
+fn summarize(options: &RunOptions, setup: &Setup, approvals: &Approvals, executed: Executed) -> Result<i32, RunError> {
+    let (finals, target, root) = (&setup.ledgers, &setup.target, &setup.root);
+    let Executed { mut checks, stale, reverified } = executed;
+    let (runnable, not_run, approval_failures) = (&approvals.runnable, &approvals.not_run, approvals.failures);
     let mut final_states: HashMap<(usize, String), GateState> = HashMap::new();
     let (mut met, mut unmet, mut abandoned) = (0usize, 0usize, 0usize);
     let mut unmet_ids = Vec::new();
@@ -662,7 +706,7 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
 
     // A scope is complete only when its ledgers and its dispatch waves are;
     // completion must not depend on callers remembering `dispatch status`.
-    let waves = crate::dispatch::aggregate(&root, target.scope.as_deref()).map_err(|e| RunError::Fatal(vec![e]))?;
+    let waves = crate::dispatch::aggregate(root, target.scope.as_deref()).map_err(|e| RunError::Fatal(vec![e]))?;
     abandoned += waves.abandoned.len();
     abandoned_ids.extend(waves.abandoned.iter().cloned());
     if options.status {

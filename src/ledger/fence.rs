@@ -7,6 +7,8 @@
 //! least as long, has up to three spaces of indentation and nothing but
 //! spaces or tabs after it.
 
+use super::text::is_single_js_line;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fence {
     marker: u8,
@@ -31,10 +33,12 @@ fn marker_run(line: &str) -> Option<(u8, usize, &str)> {
     Some((marker, length, &line[indent + length..]))
 }
 
-/// The fence this line opens, if any.
+/// The fence this line opens, if any. Like the Node tool's line grammar, an
+/// info string holding a JavaScript line terminator (a lone CR, U+2028,
+/// U+2029) makes the line prose, not a fence.
 pub fn opening(line: &str) -> Option<Fence> {
     let (marker, length, info) = marker_run(line)?;
-    if marker == b'`' && info.contains('`') {
+    if (marker == b'`' && info.contains('`')) || !is_single_js_line(info) {
         return None;
     }
     Some(Fence { marker, length })
@@ -66,6 +70,8 @@ mod tests {
         assert!(opening("``").is_none());
         assert!(opening("``` a`b").is_none(), "backtick in a backtick info string");
         assert!(opening("~~~ a`b").is_some(), "tilde info may hold a backtick");
+        assert!(opening("```\u{2028}").is_none(), "a line separator makes the line prose");
+        assert!(opening("~~~\r").is_none(), "a lone CR makes the line prose");
     }
 
     #[test]

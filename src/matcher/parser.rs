@@ -526,20 +526,25 @@ impl Parser {
             return (digits > 0 && self.eat('}')).then_some(value);
         }
         let high = self.four_hex()?;
-        if (0xD800..=0xDBFF).contains(&high)
-            && self.peek_is('\\')
-            && self.peek_at(1) == Some('u' as u32)
-        {
-            let save = self.pos;
-            self.pos += 2;
-            match self.four_hex() {
-                Some(low) if (0xDC00..=0xDFFF).contains(&low) => {
-                    return Some(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00));
-                }
-                _ => self.pos = save,
+        Some(self.low_surrogate_after(high).unwrap_or(high))
+    }
+
+    /// After a `\uXXXX` lead surrogate, consumes a following `\uXXXX`
+    /// trail surrogate and returns the code point the pair spells; leaves
+    /// the position untouched when no trail follows.
+    fn low_surrogate_after(&mut self, high: u32) -> Option<u32> {
+        if !(0xD800..=0xDBFF).contains(&high) || !self.peek_is('\\') || self.peek_at(1) != Some('u' as u32) {
+            return None;
+        }
+        let save = self.pos;
+        self.pos += 2;
+        match self.four_hex() {
+            Some(low) if (0xDC00..=0xDFFF).contains(&low) => Some(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)),
+            _ => {
+                self.pos = save;
+                None
             }
         }
-        Some(high)
     }
 
     fn four_hex(&mut self) -> Option<u32> {
@@ -774,18 +779,9 @@ impl Parser {
         }
         match self.four_hex() {
             Some(high) => {
-                if unicode
-                    && (0xD800..=0xDBFF).contains(&high)
-                    && self.peek_is('\\')
-                    && self.peek_at(1) == Some('u' as u32)
-                {
-                    let save = self.pos;
-                    self.pos += 2;
-                    match self.four_hex() {
-                        Some(low) if (0xDC00..=0xDFFF).contains(&low) => {
-                            return Ok(Some(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)));
-                        }
-                        _ => self.pos = save,
+                if unicode {
+                    if let Some(pair) = self.low_surrogate_after(high) {
+                        return Ok(Some(pair));
                     }
                 }
                 Ok(Some(high))

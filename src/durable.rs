@@ -38,7 +38,12 @@ pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     }
     temp.as_file().sync_all().map_err(with_path(path))?;
     temp.persist(path).map_err(|e| with_path(path)(e.error))?;
-    File::open(directory).and_then(|dir| dir.sync_all()).map_err(with_path(directory))
+    // Makes the rename itself durable. Some file systems refuse to sync a
+    // directory; the replacement has happened by then, so that is no error.
+    if let Ok(dir) = File::open(directory) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
 }
 
 /// Why `read_stable` refused a file.

@@ -10,7 +10,7 @@ use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use common::{gate, outcome, Sandbox};
+use common::{gate, outcome, run_concurrently, Sandbox};
 use core_support::{mode_of, oracle_json, record_name};
 
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -288,23 +288,13 @@ fn concurrent_approvals_leave_one_valid_record() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("A", "sleep 0.2; echo ok", "ok"));
     let run_eight = |args: &[&str]| {
-        let children: Vec<_> = (0..8)
-            .map(|_| {
-                std::process::Command::new(assert_cmd::cargo::cargo_bin("gate-check"))
-                    .current_dir(&sandbox.root)
-                    .env("UNLAZY_APPROVAL_DIR", &sandbox.approvals)
-                    .env("PATH", PATH)
-                    .env_remove("UNLAZY_SHELL")
-                    .env_remove("UNLAZY_SCOPE")
-                    .args(args)
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        for child in children {
-            let (code, out, err) = outcome(&child.wait_with_output().unwrap());
+        let commands = (0..8).map(|_| {
+            let mut command = sandbox.std_cmd();
+            command.env("PATH", PATH).args(args);
+            command
+        });
+        for output in run_concurrently(commands) {
+            let (code, out, err) = outcome(&output);
             assert_eq!(code, 0, "{args:?}: {out}{err}");
         }
     };

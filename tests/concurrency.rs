@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{outcome, Sandbox};
+use common::{outcome, run_concurrently, Sandbox};
 
 const PROCESSES: usize = 8;
 
@@ -21,19 +21,13 @@ fn eight_concurrent_approve_runs_leave_every_gate_correct() {
     }
     sandbox.write("GATES.md", &text);
 
-    let children: Vec<_> = (0..PROCESSES)
-        .map(|_| {
-            sandbox
-                .std_cmd()
-                .args(["--approve", "--jobs", "8", "GATES.md"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for child in children {
-        let (code, out, err) = outcome(&child.wait_with_output().unwrap());
+    let commands = (0..PROCESSES).map(|_| {
+        let mut command = sandbox.std_cmd();
+        command.args(["--approve", "--jobs", "8", "GATES.md"]);
+        command
+    });
+    for output in run_concurrently(commands) {
+        let (code, out, err) = outcome(&output);
         assert!(code == 0 || code == 1, "exit {code}: {out}{err}");
         assert!(!err.contains("cannot update"), "{err}");
     }

@@ -79,6 +79,22 @@ impl Sandbox {
     }
 }
 
+/// Starts every command before waiting for any, so they really run at the
+/// same time, and returns their outputs in order.
+pub fn run_concurrently(commands: impl IntoIterator<Item = std::process::Command>) -> Vec<std::process::Output> {
+    let children: Vec<_> = commands
+        .into_iter()
+        .map(|mut command| {
+            command
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn gate-check")
+        })
+        .collect();
+    children.into_iter().map(|child| child.wait_with_output().expect("wait for gate-check")).collect()
+}
+
 /// One runnable gate as ledger text.
 pub fn gate(id: &str, check: &str, expect: &str) -> String {
     format!("- [ ] {id}: outcome {id}\n  CHECK: {check}\n  EXPECT: {expect}\n  EVIDENCE: pending\n")

@@ -817,16 +817,25 @@ impl Parser {
         charset::property_set(&body).ok_or_else(invalid)
     }
 
+    /// Consumes the `]` that ends a class; an input that ends first is the
+    /// error JavaScript reports.
+    fn class_closes(&mut self) -> Result<bool, String> {
+        match self.peek() {
+            None => Err("Unterminated character class".into()),
+            Some(unit) if unit == ']' as u32 => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(_) => Ok(false),
+        }
+    }
+
     /// `[...]` without `v`; the `[` already consumed.
     fn class_legacy(&mut self) -> Result<Node, String> {
         let negated = self.eat('^');
         let mut set = CodeSet::empty();
         loop {
-            let Some(unit) = self.peek() else {
-                return Err("Unterminated character class".into());
-            };
-            if unit == ']' as u32 {
-                self.pos += 1;
+            if self.class_closes()? {
                 break;
             }
             let first = self.class_atom_legacy()?;
@@ -961,11 +970,7 @@ impl Parser {
         let mut operands: Vec<VOperand> = Vec::new();
         let mut mode = Mode::Union;
         loop {
-            let Some(unit) = self.peek() else {
-                return Err("Unterminated character class".into());
-            };
-            if unit == ']' as u32 {
-                self.pos += 1;
+            if self.class_closes()? {
                 break;
             }
             let operator = if self.peek_is('&') && self.peek_at(1) == Some('&' as u32) {

@@ -18,12 +18,9 @@
 pub mod assess;
 pub mod state;
 
-use std::fs::OpenOptions;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use nix::fcntl::OFlag;
 use serde::Serialize;
 
 use crate::ledger::{self, file::LedgerFileError};
@@ -96,18 +93,8 @@ fn read_payload() -> Result<Payload, String> {
 
 /// The session id recorded by `--bind` for `scope`, if readable.
 fn bound_session(root: &Path, scope: &str) -> Option<String> {
-    let path = root.join(STATE_DIR).join(scope).join("session");
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
-        .open(path)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(MAX_SESSION_FILE_BYTES).read_to_string(&mut text).ok()?;
-    Some(text.trim().to_string())
+    let read = crate::durable::read_stable(&crate::pipeline::session_path(root, scope), MAX_SESSION_FILE_BYTES).ok()??;
+    Some(String::from_utf8_lossy(&read.bytes).trim().to_string())
 }
 
 /// Which ledger set the hook guards for this session.

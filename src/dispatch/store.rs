@@ -10,7 +10,6 @@
 //! directory), so a crash leaves the old state or the new one.
 
 use std::fs;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use super::model::{Action, Stamp, State, Wave};
@@ -44,23 +43,6 @@ fn real_directory(path: &Path) -> Result<bool, String> {
         Ok(_) => Err(format!("{} must be a real directory, not a link or file", path.display())),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(error) => Err(format!("cannot inspect {}: {error}", path.display())),
-    }
-}
-
-/// Creates `path` (mode 0700) unless it already is a real directory.
-fn ensure_directory(path: &Path) -> Result<(), String> {
-    if real_directory(path)? {
-        return Ok(());
-    }
-    if let Err(error) = fs::DirBuilder::new().mode(0o700).create(path) {
-        if error.kind() != std::io::ErrorKind::AlreadyExists {
-            return Err(format!("cannot create {}: {error}", path.display()));
-        }
-    }
-    if real_directory(path)? {
-        Ok(())
-    } else {
-        Err(format!("cannot create {}", path.display()))
     }
 }
 
@@ -105,8 +87,7 @@ pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Resul
         // refused anyway must not create directories first.
         State::default().apply(wave_id, action, &Stamp::now())?;
     }
-    ensure_directory(&root.join(STATE_DIR))?;
-    ensure_directory(&directory)?;
+    pipeline::ensure_state_directory(root, &directory).map_err(|e| e.to_string())?;
     let path = directory.join(STATE_FILE);
     // One lock per state file, named like every lock of this tool.
     let _lock = FileLock::for_target(root, &path)

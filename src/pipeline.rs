@@ -13,7 +13,7 @@ use std::time::SystemTime;
 use nix::fcntl::OFlag;
 use thiserror::Error;
 
-use crate::target::STATE_DIR;
+use crate::target::{real_directory_inside, STATE_DIR};
 use crate::terminal;
 
 #[derive(Debug, Error)]
@@ -42,15 +42,11 @@ pub fn session_path(root: &Path, scope: &str) -> PathBuf {
     scope_directory(root, scope).join("session")
 }
 
-fn is_real_directory(path: &Path) -> bool {
-    fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
-}
-
 /// Creates `directory` (0700, with parents) when missing and checks that
 /// `.unlazy` and `directory` are real directories inside `root`.
 pub fn ensure_state_directory(root: &Path, directory: &Path) -> Result<(), StateError> {
     let state = root.join(STATE_DIR);
-    if fs::symlink_metadata(&state).is_ok() && !is_real_directory(&state) {
+    if fs::symlink_metadata(&state).is_ok() && !real_directory_inside(root, &state) {
         return Err(StateError::NotRealDirectory(state.display().to_string()));
     }
     fs::DirBuilder::new()
@@ -58,9 +54,7 @@ pub fn ensure_state_directory(root: &Path, directory: &Path) -> Result<(), State
         .mode(0o700)
         .create(directory)
         .map_err(io_error(directory))?;
-    let canonical_root = fs::canonicalize(root).map_err(io_error(root))?;
-    let canonical = fs::canonicalize(directory).map_err(io_error(directory))?;
-    if !is_real_directory(directory) || !is_real_directory(&state) || !canonical.starts_with(&canonical_root) {
+    if !real_directory_inside(root, directory) || !real_directory_inside(root, &state) {
         return Err(StateError::NotRealDirectory(directory.display().to_string()));
     }
     Ok(())

@@ -36,7 +36,7 @@ pub fn validate_scope_id(value: &str, label: &str) -> Result<(), String> {
 }
 
 /// A real directory (not a link) whose canonical path lies inside `root`.
-fn real_directory_inside(root: &Path, directory: &Path) -> bool {
+pub fn real_directory_inside(root: &Path, directory: &Path) -> bool {
     let Ok(meta) = fs::symlink_metadata(directory) else {
         return false;
     };

@@ -87,7 +87,8 @@ pub fn execute(options: &ActionOptions) -> Result<i32, RunError> {
             if text.trim().is_empty() {
                 return Err(usage("--log needs non-blank text"));
             }
-            let path = pipeline::append_status(&root, &scope, text).map_err(|e| fatal(format!("cannot append status: {e}")))?;
+            let path = pipeline::append_status(&root, &scope, text)
+                .map_err(|e| fatal(format!("cannot append status: {e}")))?;
             say(&format!("appended to {}", path.display()));
             Ok(0)
         }
@@ -99,7 +100,8 @@ pub fn execute(options: &ActionOptions) -> Result<i32, RunError> {
             if session_id.chars().any(crate::terminal::is_unsafe) {
                 return Err(usage("--bind needs a single-line session id without control characters"));
             }
-            pipeline::bind_session(&root, &scope, session_id).map_err(|e| fatal(format!("cannot bind session: {e}")))?;
+            pipeline::bind_session(&root, &scope, session_id)
+                .map_err(|e| fatal(format!("cannot bind session: {e}")))?;
             say(&format!("bound session {session} to scope {scope}"));
             Ok(0)
         }
@@ -128,7 +130,9 @@ fn leases(options: &ActionOptions, root: &Path, target: &Target, scope: &str) ->
     }
     let mut texts = Vec::new();
     for file in &target.files {
-        texts.push(ledger::file::read(file).map_err(|e| usage(format!("cannot inspect gate file {}: {e}", file.display())))?);
+        texts.push(
+            ledger::file::read(file).map_err(|e| usage(format!("cannot inspect gate file {}: {e}", file.display())))?,
+        );
     }
     let stems: Vec<String> = target.files.iter().map(|f| stem(f)).collect();
     if let Some(leaf) = &options.leaf {

@@ -11,9 +11,6 @@ pub fn sha256_hex(data: impl AsRef<[u8]>) -> String {
 mod tests {
     #[test]
     fn known_vector() {
-        assert_eq!(
-            super::sha256_hex("abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(super::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 }

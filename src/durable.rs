@@ -72,10 +72,7 @@ pub struct StableRead {
 /// one hard link, at most `max_bytes`, and the name still refers to the same
 /// file (device and inode) after the read. `Ok(None)` when nothing is there.
 pub fn read_stable(path: &Path, max_bytes: u64) -> Result<Option<StableRead>, ReadRefusal> {
-    let opened = OpenOptions::new()
-        .read(true)
-        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
-        .open(path);
+    let opened = OpenOptions::new().read(true).custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits()).open(path);
     let file = match opened {
         Ok(file) => file,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -119,7 +116,10 @@ pub fn lock_directory(root: &Path) -> io::Result<PathBuf> {
     for level in [&state, &directory] {
         let meta = fs::symlink_metadata(level).map_err(with_path(level))?;
         if meta.file_type().is_symlink() || !meta.is_dir() {
-            return Err(io::Error::other(format!("{} must be a real directory inside the repository", level.display())));
+            return Err(io::Error::other(format!(
+                "{} must be a real directory inside the repository",
+                level.display()
+            )));
         }
     }
     Ok(directory)

@@ -219,10 +219,7 @@ mod tests {
     #[test]
     fn digest_matches_the_node_tool() {
         // Value taken from a ledger the Node tool wrote.
-        assert_eq!(
-            definition_digest("node verify/verify.cjs levels", "GRIDVILLE-G1-PASS", None),
-            DIGEST_OF_KNOWN_GATE
-        );
+        assert_eq!(definition_digest("node verify/verify.cjs levels", "GRIDVILLE-G1-PASS", None), DIGEST_OF_KNOWN_GATE);
         assert_ne!(definition_digest("a", "b", None), definition_digest("a", "b", Some(".")));
     }
 

@@ -2,7 +2,7 @@
 //! run approved checks under output and time limits, and write
 //! definition-bound evidence back atomically.
 //!
-//! Pure modules: `ledger` (model, parser, edits), `evidence`, `matcher`,
+//! Pure modules: `ledger` (model, parser, edits), `evidence`, the `js_regex` crate (EXPECT matching),
 //! `approval` identity, `paths`, `lint` (gate-quality rules),
 //! `hook::assess` (Stop-hook decisions), `install::settings` (the Claude Code
 //! settings transform), `shell_words`. Side effects live in one module each:
@@ -18,8 +18,8 @@ pub mod actions;
 pub mod approval;
 pub mod cli;
 pub mod digest;
-pub mod durable;
 pub mod dispatch;
+pub mod durable;
 pub mod evidence;
 pub mod hook;
 pub mod install;
@@ -27,7 +27,6 @@ pub mod lease;
 pub mod ledger;
 pub mod lint;
 pub mod lint_files;
-pub mod matcher;
 pub mod paths;
 pub mod pipeline;
 pub mod report;

@@ -9,9 +9,9 @@ use regex::Regex;
 use serde::Serialize;
 
 use crate::ledger::{Document, Gate};
-use crate::matcher::Expectation;
 use crate::shell_words::{tokenize, Token};
 use crate::terminal;
+use js_regex::Expectation;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -37,8 +37,23 @@ const FIXED_OUTPUT_COMMANDS: [&str; 4] = ["echo", "printf", "true", ":"];
 
 /// Whole EXPECT values that success and failure output print alike.
 const WEAK_EXPECT: [&str; 17] = [
-    "ok", "okay", "done", "pass", "passed", "success", "successful", "succeeded", "complete", "completed",
-    "finished", "yes", "true", "0", "good", "fine", "working",
+    "ok",
+    "okay",
+    "done",
+    "pass",
+    "passed",
+    "success",
+    "successful",
+    "succeeded",
+    "complete",
+    "completed",
+    "finished",
+    "yes",
+    "true",
+    "0",
+    "good",
+    "fine",
+    "working",
 ];
 
 /// Lines that failing test runners, compilers and shells commonly print. An
@@ -81,9 +96,28 @@ static TITLE_NUMBER: LazyLock<Regex> =
 
 /// ABANDON reasons that hand nothing off: no cause, no attempt, no owner.
 const WEAK_ABANDON_REASONS: [&str; 22] = [
-    "n/a", "na", "none", "skip", "skipped", "later", "todo", "tbd", "wontfix", "won't fix", "not needed",
-    "not applicable", "blocked", "too hard", "no time", "out of scope", "deferred", "impossible", "cannot",
-    "can't", "not possible", "whatever",
+    "n/a",
+    "na",
+    "none",
+    "skip",
+    "skipped",
+    "later",
+    "todo",
+    "tbd",
+    "wontfix",
+    "won't fix",
+    "not needed",
+    "not applicable",
+    "blocked",
+    "too hard",
+    "no time",
+    "out of scope",
+    "deferred",
+    "impossible",
+    "cannot",
+    "can't",
+    "not possible",
+    "whatever",
 ];
 const MIN_ABANDON_REASON_WORDS: usize = 3;
 /// Longest ledger text quoted in a message.
@@ -101,7 +135,14 @@ fn quoted(text: &str) -> String {
 pub fn lint(file: &str, document: &Document) -> Vec<Finding> {
     let mut findings = Vec::new();
     let mut add = |line: Option<usize>, gate: Option<&str>, severity, code, message: String| {
-        findings.push(Finding { file: file.to_string(), line, gate: gate.map(str::to_string), severity, code, message });
+        findings.push(Finding {
+            file: file.to_string(),
+            line,
+            gate: gate.map(str::to_string),
+            severity,
+            code,
+            message,
+        });
     };
 
     let live: Vec<&Gate> = document.gates.iter().filter(|g| !document.is_abandoned(&g.id)).collect();
@@ -141,7 +182,10 @@ pub fn lint(file: &str, document: &Document) -> Vec<Finding> {
             None,
             Severity::Warning,
             "mostly-manual",
-            format!("{runnable}/{} live gates are runnable; a mostly manual ledger is prose with checkboxes", live.len()),
+            format!(
+                "{runnable}/{} live gates are runnable; a mostly manual ledger is prose with checkboxes",
+                live.len()
+            ),
         );
     }
     findings
@@ -201,7 +245,10 @@ fn runnable_findings(check: &str, expect: &str, expectation: &Expectation, title
         found.push((
             Severity::Error,
             "expect-in-check",
-            format!("EXPECT {} appears verbatim in its own CHECK, so the command can print its own pass", quoted(literal)),
+            format!(
+                "EXPECT {} appears verbatim in its own CHECK, so the command can print its own pass",
+                quoted(literal)
+            ),
         ));
     }
     if WEAK_EXPECT.contains(&expect.trim().to_lowercase().as_str()) {
@@ -319,11 +366,9 @@ fn fixed_output_command(check: &str) -> Option<String> {
 }
 
 fn is_weak_abandon_reason(reason: &str) -> bool {
-    let normalized: String = reason
-        .trim()
-        .trim_end_matches(['.', '!'])
-        .to_lowercase();
-    normalized.split_whitespace().count() < MIN_ABANDON_REASON_WORDS || WEAK_ABANDON_REASONS.contains(&normalized.as_str())
+    let normalized: String = reason.trim().trim_end_matches(['.', '!']).to_lowercase();
+    normalized.split_whitespace().count() < MIN_ABANDON_REASON_WORDS
+        || WEAK_ABANDON_REASONS.contains(&normalized.as_str())
 }
 
 /// Totals over all findings of a run.
@@ -408,7 +453,19 @@ mod tests {
 
     #[test]
     fn fixed_output_commands() {
-        for check in ["echo ok", "printf 'x'", "true", ":", "exit 0", "exit", "cd web && echo hi", "cd 'a b'; true", "/bin/echo x", "command echo x", "\"echo\" x"] {
+        for check in [
+            "echo ok",
+            "printf 'x'",
+            "true",
+            ":",
+            "exit 0",
+            "exit",
+            "cd web && echo hi",
+            "cd 'a b'; true",
+            "/bin/echo x",
+            "command echo x",
+            "\"echo\" x",
+        ] {
             assert!(has(&runnable(check, "MARKER-XYZ"), "A", "fixed-output-check"), "{check}");
         }
         for check in ["echo.sh run", "make test", "exit 1", "cd web && make", "trueish", "cd", "npm test; echo done"] {
@@ -441,7 +498,11 @@ mod tests {
         assert!(!has(&runnable("show", "/Found 0 errors/"), "A", "path-read-as-regex"));
         let activity = "- [ ] A: Refactor the parser\n  CHECK: make\n  EXPECT: PARSER-OK\n";
         assert!(has(activity, "A", "activity-title"));
-        assert!(!has("- [ ] A: the parser refactoring is invisible\n  CHECK: make\n  EXPECT: PARSER-OK\n", "A", "activity-title"));
+        assert!(!has(
+            "- [ ] A: the parser refactoring is invisible\n  CHECK: make\n  EXPECT: PARSER-OK\n",
+            "A",
+            "activity-title"
+        ));
         let copied = "- [ ] A: renders 34 stat rows\n  CHECK: node rows.mjs\n  EXPECT: 34 rows\n";
         assert!(has(copied, "A", "copied-number"));
         let measured = "- [ ] A: renders 34 stat rows\n  CHECK: test $(node rows.mjs) -eq 34 && echo ROWS-MATCH\n  EXPECT: ROWS-MATCH\n";
@@ -449,7 +510,9 @@ mod tests {
         let unmeasured = "- [ ] A: p95 under 200 ms\n  CHECK: node bench.mjs\n  EXPECT: BENCH-DONE\n";
         assert_eq!(codes(unmeasured).iter().filter(|(_, c)| *c == "unmeasured-number").count(), 1);
         assert!(title_numbers("p95 v2 utf8 HTTP/2 at 1.5x").eq(&["2", "1.5"]));
-        assert!(contains_number("34 rows", "34") && !contains_number("340 rows", "34") && !contains_number("1.34", "34"));
+        assert!(
+            contains_number("34 rows", "34") && !contains_number("340 rows", "34") && !contains_number("1.34", "34")
+        );
     }
 
     #[test]

@@ -7,11 +7,7 @@ use std::path::{Component, Path, PathBuf};
 /// Joins `path` onto `base` (when relative) and removes `.`, `..` and
 /// trailing separators without touching the file system.
 pub fn resolve(base: &Path, path: &Path) -> PathBuf {
-    let joined = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        base.join(path)
-    };
+    let joined = if path.is_absolute() { path.to_path_buf() } else { base.join(path) };
     normalize(&joined)
 }
 
@@ -49,8 +45,7 @@ pub fn is_inside(parent: &Path, child: &Path) -> bool {
 
 /// A path as UTF-8 text, or a clear error naming it.
 pub fn utf8(path: &Path) -> Result<&str, String> {
-    path.to_str()
-        .ok_or_else(|| format!("path is not valid UTF-8: {}", path.display()))
+    path.to_str().ok_or_else(|| format!("path is not valid UTF-8: {}", path.display()))
 }
 
 #[cfg(test)]

@@ -228,9 +228,17 @@ impl RunReport {
                 )
             })
             .collect();
-        lines.extend(self.waves.blocking.iter().map(|w| format!("::error title=dispatch wave::{} is incomplete", escape_data(w))));
         lines.extend(
-            self.waves.abandoned.iter().map(|w| format!("::warning title=dispatch wave::{} was abandoned (handoff required)", escape_data(w))),
+            self.waves
+                .blocking
+                .iter()
+                .map(|w| format!("::error title=dispatch wave::{} is incomplete", escape_data(w))),
+        );
+        lines.extend(
+            self.waves
+                .abandoned
+                .iter()
+                .map(|w| format!("::warning title=dispatch wave::{} was abandoned (handoff required)", escape_data(w))),
         );
         lines.extend(self.errors.iter().map(|e| format!("::error title=gate-check::{}", escape_data(e))));
         lines

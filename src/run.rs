@@ -14,12 +14,12 @@ use crate::approval::Oracle;
 use crate::evidence::{self, Fingerprint, GateState, Transcript, MAX_OUTPUT_BYTES};
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, file::LedgerLock, qualify, Document, Gate};
-use crate::matcher::Expectation;
 use crate::report::{CheckRecord, GateRecord, LedgerRecord, OutputFormat, RunReport, Summary, WaveRecords};
 use crate::runner::{self, CheckRequest, RunFailure};
 use crate::target::{self, Mode, Target};
 use crate::terminal::{say, warn};
 use crate::{paths, shell};
+use js_regex::Expectation;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 const PATH_TRANSCRIPT_CHARS: usize = 800;
@@ -191,7 +191,14 @@ fn build_runtime(options: &RunOptions, root: &Path) -> Result<Runtime, RunError>
 }
 
 /// The directory a gate's CHECK runs in.
-fn gate_cwd(options: &RunOptions, target: &Target, root: &Path, default_cwd: &Path, ledger: &Ledger, gate: &Gate) -> PathBuf {
+fn gate_cwd(
+    options: &RunOptions,
+    target: &Target,
+    root: &Path,
+    default_cwd: &Path,
+    ledger: &Ledger,
+    gate: &Gate,
+) -> PathBuf {
     let base = if options.cwd.is_some() {
         default_cwd.to_path_buf()
     } else if target.mode == Mode::Explicit {
@@ -379,7 +386,12 @@ const WRITE_BACK_DELAY: Duration = Duration::from_millis(100);
 /// Runs tasks on up to `jobs` threads, handing each result to `on_event`
 /// in task order as soon as it and all earlier ones are done, with `Quiet`
 /// whenever no result arrived for `WRITE_BACK_DELAY`.
-fn run_rolling(tasks: &[Task], jobs: usize, evaluate_one: impl Fn(&Task) -> CheckResult + Sync, mut on_event: impl FnMut(Progress)) {
+fn run_rolling(
+    tasks: &[Task],
+    jobs: usize,
+    evaluate_one: impl Fn(&Task) -> CheckResult + Sync,
+    mut on_event: impl FnMut(Progress),
+) {
     let next = AtomicUsize::new(0);
     let running: Mutex<BTreeMap<usize, Instant>> = Mutex::new(BTreeMap::new());
     // Dropping the sender wakes the progress thread at once when all is done.
@@ -460,7 +472,8 @@ struct Setup {
 }
 
 fn prepare(options: &RunOptions) -> Result<Setup, RunError> {
-    let cwd = std::env::current_dir().map_err(|e| RunError::Fatal(vec![format!("cannot read the working directory: {e}")]))?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| RunError::Fatal(vec![format!("cannot read the working directory: {e}")]))?;
     let root = paths::resolve(&cwd, options.root.as_deref().unwrap_or(Path::new(".")));
     require_directory(&root, "--root")?;
     let default_cwd = paths::resolve(&root, options.cwd.as_deref().unwrap_or(Path::new(".")));
@@ -567,7 +580,12 @@ struct Executed {
 
 /// Runs the approved checks, prints each result in ledger order, and writes
 /// results back in batches as they arrive.
-fn run_checks(options: &RunOptions, runtime: &Runtime, setup: &Setup, approvals: &Approvals) -> Result<Executed, RunError> {
+fn run_checks(
+    options: &RunOptions,
+    runtime: &Runtime,
+    setup: &Setup,
+    approvals: &Approvals,
+) -> Result<Executed, RunError> {
     let (ledgers, runnable, root) = (&setup.ledgers, &approvals.runnable, &setup.root);
     let mut executed = Executed::default();
     for task in &approvals.not_run {
@@ -804,9 +822,8 @@ pub fn publish(options: &RunOptions, report: &RunReport) {
         OutputFormat::Junit => crate::terminal::emit(report.to_junit().as_bytes()),
     }
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
-        let workspace = std::env::var_os("GITHUB_WORKSPACE")
-            .map(PathBuf::from)
-            .or_else(|| std::env::current_dir().ok());
+        let workspace =
+            std::env::var_os("GITHUB_WORKSPACE").map(PathBuf::from).or_else(|| std::env::current_dir().ok());
         let display = |ledger: &str| match &workspace {
             Some(base) => Path::new(ledger)
                 .strip_prefix(base)

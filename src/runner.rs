@@ -91,9 +91,7 @@ fn kill_group(pid: u32) {
 }
 
 fn signal_name(signal: i32) -> String {
-    Signal::try_from(signal)
-        .map(|s| s.as_str().to_string())
-        .unwrap_or_else(|_| signal.to_string())
+    Signal::try_from(signal).map(|s| s.as_str().to_string()).unwrap_or_else(|_| signal.to_string())
 }
 
 pub fn run_check(request: &CheckRequest) -> CheckOutcome {

@@ -80,8 +80,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
 /// `text` as one shell word: unchanged when it holds only characters no
 /// shell treats specially, else single-quoted.
 pub fn quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c));
+    let plain = !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c));
     if plain {
         text.to_string()
     } else {
@@ -105,7 +104,10 @@ mod tests {
 
     #[test]
     fn splits_words_quotes_and_operators() {
-        assert_eq!(words("cd 'a b' && echo \"x\\\"y\" z\\ w;true|x"), ["cd", "a b", "<&&>", "echo", "x\"y", "z w", "<;>", "true", "<|>", "x"]);
+        assert_eq!(
+            words("cd 'a b' && echo \"x\\\"y\" z\\ w;true|x"),
+            ["cd", "a b", "<&&>", "echo", "x\"y", "z w", "<;>", "true", "<|>", "x"]
+        );
         assert_eq!(words("a 2>&1 (b)"), ["a", "2", "<>&>", "1", "<(>", "b", "<)>"]);
     }
 

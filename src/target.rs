@@ -78,12 +78,10 @@ fn discover(root: &Path, base: &Path) -> Result<Vec<PathBuf>, String> {
     let nested = base.join("gates");
     if fs::symlink_metadata(&nested).is_ok() {
         if !real_directory_inside(root, &nested) {
-            return Err(format!(
-                "gate directory must be a real directory inside the repository: {}",
-                nested.display()
-            ));
+            return Err(format!("gate directory must be a real directory inside the repository: {}", nested.display()));
         }
-        let entries = fs::read_dir(&nested).map_err(|e| format!("cannot inspect gate directory {}: {e}", nested.display()))?;
+        let entries =
+            fs::read_dir(&nested).map_err(|e| format!("cannot inspect gate directory {}: {e}", nested.display()))?;
         let mut found: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             // Every name ending in `.md`, `.md` itself included, as the Node tool lists them.
@@ -105,9 +103,7 @@ pub fn resolve(root: &Path, files: &[PathBuf], scope: Option<&str>) -> Result<Ta
         });
     }
     let scopes = list_scopes(root);
-    let wanted = scope
-        .map(str::to_string)
-        .or_else(|| std::env::var("UNLAZY_SCOPE").ok().filter(|s| !s.is_empty()));
+    let wanted = scope.map(str::to_string).or_else(|| std::env::var("UNLAZY_SCOPE").ok().filter(|s| !s.is_empty()));
     let chosen = match wanted {
         Some(wanted) => {
             validate_scope_id(&wanted, "scope")?;

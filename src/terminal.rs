@@ -75,10 +75,7 @@ fn marker_color(line: &str) -> Option<(usize, &'static str)> {
         ("UNMET:", "1;31"),
         ("HANDOFF REQUIRED", "1;33"),
     ];
-    MARKERS
-        .iter()
-        .find(|(marker, _)| line.starts_with(marker))
-        .map(|(marker, code)| (marker.trim_end().len(), *code))
+    MARKERS.iter().find(|(marker, _)| line.starts_with(marker)).map(|(marker, code)| (marker.trim_end().len(), *code))
 }
 
 fn clear_progress(console: &mut Console) {

@@ -115,11 +115,7 @@ impl Store {
 
     fn open(&self, create: bool) -> Result<Option<OpenStore>, StoreError> {
         if create {
-            fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&self.dir)
-                .map_err(io_error(&self.dir))?;
+            fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(io_error(&self.dir))?;
         }
         let meta = match fs::symlink_metadata(&self.dir) {
             Ok(meta) => meta,

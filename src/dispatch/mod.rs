@@ -27,9 +27,6 @@ pub fn aggregate(root: &Path, scope: Option<&str>) -> Result<DispatchSummary, St
     };
     store::read(root, scope).map(|state| state.summary()).map_err(|error| {
         let detail = error.strip_prefix("invalid dispatch state: ").unwrap_or(&error);
-        format!(
-            "invalid dispatch state for scope {scope}: {}",
-            model::escape_bounded(detail, MAX_DIAGNOSTIC_BYTES)
-        )
+        format!("invalid dispatch state for scope {scope}: {}", model::escape_bounded(detail, MAX_DIAGNOSTIC_BYTES))
     })
 }

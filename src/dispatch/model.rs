@@ -199,10 +199,7 @@ pub fn collate(left: &str, right: &str) -> Ordering {
     }
     let keys = |s: &str| s.chars().map(primary).collect::<Vec<_>>();
     let tertiary = |s: &str| s.chars().map(|c| c.is_ascii_uppercase()).collect::<Vec<_>>();
-    keys(left)
-        .cmp(&keys(right))
-        .then_with(|| tertiary(left).cmp(&tertiary(right)))
-        .then_with(|| left.cmp(right))
+    keys(left).cmp(&keys(right)).then_with(|| tertiary(left).cmp(&tertiary(right))).then_with(|| left.cmp(right))
 }
 
 impl State {
@@ -298,10 +295,7 @@ impl State {
             Action::Open { .. } => unreachable!("handled above"),
             Action::Abandon { reason } => {
                 if matches!(wave.state, WaveState::Complete | WaveState::Abandoned) {
-                    return Err(format!(
-                        "wave {wave_id} is {}; abandon requires an open or sealed wave",
-                        wave.state
-                    ));
+                    return Err(format!("wave {wave_id} is {}; abandon requires an open or sealed wave", wave.state));
                 }
                 let reason = valid_reason(reason)?;
                 wave.state = WaveState::Abandoned;
@@ -560,10 +554,14 @@ impl Wave {
             started: Ordered(
                 self.started
                     .iter()
-                    .map(|(leaf, start)| (leaf.clone(), RawStart { handle: start.handle.clone(), at: start.at.text.clone() }))
+                    .map(|(leaf, start)| {
+                        (leaf.clone(), RawStart { handle: start.handle.clone(), at: start.at.text.clone() })
+                    })
                     .collect(),
             ),
-            returned: Ordered(self.returned.iter().map(|(leaf, at)| (leaf.clone(), RawReturn { at: at.text.clone() })).collect()),
+            returned: Ordered(
+                self.returned.iter().map(|(leaf, at)| (leaf.clone(), RawReturn { at: at.text.clone() })).collect(),
+            ),
             sealed_at: text(&self.sealed_at),
             completed_at: text(&self.completed_at),
             reason: self.reason.clone(),
@@ -755,19 +753,46 @@ mod tests {
     #[test]
     fn parse_refuses_broken_invariants() {
         let cases = [
-            (r#""state":"sealed","started":{},"returned":{},"sealedAt":"2024-01-01T00:00:01.000Z""#, "sealed wave w1 is missing starts"),
-            (r#""state":"open","started":{"a":{"handle":"h","at":"2024-01-01T00:00:01.000Z"}},"returned":{"a":{"at":"2024-01-01T00:00:02.000Z"}}"#, "open wave w1 contains returns"),
-            (r#""state":"open","started":{"a":{"handle":"h","at":"2023-01-01T00:00:01.000Z"}},"returned":{}"#, "wave w1 starts a before it opened"),
-            (r#""state":"open","started":{"a":{"handle":"h","at":"2024-01-01T00:00:01.000Z"},"b":{"handle":"h","at":"2024-01-01T00:00:01.000Z"}},"returned":{}"#, "wave w1 reuses handle h"),
-            (r#""state":"open","started":{"c":{"handle":"h","at":"2024-01-01T00:00:01.000Z"}},"returned":{}"#, "wave w1 started unknown leaf c"),
+            (
+                r#""state":"sealed","started":{},"returned":{},"sealedAt":"2024-01-01T00:00:01.000Z""#,
+                "sealed wave w1 is missing starts",
+            ),
+            (
+                r#""state":"open","started":{"a":{"handle":"h","at":"2024-01-01T00:00:01.000Z"}},"returned":{"a":{"at":"2024-01-01T00:00:02.000Z"}}"#,
+                "open wave w1 contains returns",
+            ),
+            (
+                r#""state":"open","started":{"a":{"handle":"h","at":"2023-01-01T00:00:01.000Z"}},"returned":{}"#,
+                "wave w1 starts a before it opened",
+            ),
+            (
+                r#""state":"open","started":{"a":{"handle":"h","at":"2024-01-01T00:00:01.000Z"},"b":{"handle":"h","at":"2024-01-01T00:00:01.000Z"}},"returned":{}"#,
+                "wave w1 reuses handle h",
+            ),
+            (
+                r#""state":"open","started":{"c":{"handle":"h","at":"2024-01-01T00:00:01.000Z"}},"returned":{}"#,
+                "wave w1 started unknown leaf c",
+            ),
             (r#""state":"open","started":{},"returned":{},"reason":"x""#, "open wave w1 contains abandonment metadata"),
-            (r#""state":"abandoned","started":{},"returned":{},"reason":"x""#, "wave w1 abandonedAt must be an ISO timestamp"),
-            (r#""state":"sealed","started":{"a":{"handle":"h","at":"2024-01-01T00:00:02.000Z"},"b":{"handle":"g","at":"2024-01-01T00:00:01.000Z"}},"returned":{},"sealedAt":"2024-01-01T00:00:01.500Z""#, "wave w1 was sealed before its final start"),
+            (
+                r#""state":"abandoned","started":{},"returned":{},"reason":"x""#,
+                "wave w1 abandonedAt must be an ISO timestamp",
+            ),
+            (
+                r#""state":"sealed","started":{"a":{"handle":"h","at":"2024-01-01T00:00:02.000Z"},"b":{"handle":"g","at":"2024-01-01T00:00:01.000Z"}},"returned":{},"sealedAt":"2024-01-01T00:00:01.500Z""#,
+                "wave w1 was sealed before its final start",
+            ),
             (r#""state":"open","started":{},"returned":{},"sealedAt":null"#, "invalid type: null"),
             (r#""state":"open","started":{},"returned":{},"extra":1"#, "unknown field `extra`"),
             (r#""state":"done","started":{},"returned":{}"#, "wave w1 has an invalid shape"),
-            (r#""state":"open","started":{"a":{"handle":"h","at":"yesterday"}},"returned":{}"#, "wave w1 start time for a must be an ISO timestamp"),
-            (r#""state":"open","started":{"a":{"handle":"h","at":"2024-01-01T00:00:01.000Z"},"a":{"handle":"g","at":"2024-01-01T00:00:01.000Z"}},"returned":{}"#, "duplicate key \"a\""),
+            (
+                r#""state":"open","started":{"a":{"handle":"h","at":"yesterday"}},"returned":{}"#,
+                "wave w1 start time for a must be an ISO timestamp",
+            ),
+            (
+                r#""state":"open","started":{"a":{"handle":"h","at":"2024-01-01T00:00:01.000Z"},"a":{"handle":"g","at":"2024-01-01T00:00:01.000Z"}},"returned":{}"#,
+                "duplicate key \"a\"",
+            ),
         ];
         for (body, message) in cases {
             let error = State::parse(&wave_json(body)).unwrap_err();

@@ -97,7 +97,8 @@ pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Resul
     let now = Stamp::now();
     let event = state.apply(wave_id, action, &now)?;
     durable::replace_file(&path, state.render().as_bytes(), 0o600).map_err(|e| format!("cannot write {e}"))?;
-    let wave = state.wave(wave_id).cloned().ok_or_else(|| format!("wave {wave_id} vanished from its own transition"))?;
+    let wave =
+        state.wave(wave_id).cloned().ok_or_else(|| format!("wave {wave_id} vanished from its own transition"))?;
     let audit_warning = pipeline::append_status_at(root, scope, now.at(), &event)
         .err()
         .map(|e| format!("state transition committed; audit status append was skipped: {e}"));

@@ -33,7 +33,6 @@ pub struct Assessment {
     resolved: Vec<String>,
 }
 
-
 /// `text` restricted to id characters and bounded, for display.
 fn safe_name(text: &str) -> String {
     let mut name: String = text
@@ -223,7 +222,10 @@ mod tests {
         assert!(reason.contains("1 gate/ledger item(s) need work: leaf-1:G1."), "{reason}");
         assert!(reason.contains("HANDOFF REQUIRED: 1 abandoned item(s): leaf-1:G3."), "{reason}");
         assert!(!reason.contains("ignore") && !reason.contains("first"), "{reason}");
-        assert!(block_reason(Some("api"), &a, 6, 6).contains("[scope api]") && block_reason(None, &a, 6, 6).contains("last enforced"));
+        assert!(
+            block_reason(Some("api"), &a, 6, 6).contains("[scope api]")
+                && block_reason(None, &a, 6, 6).contains("last enforced")
+        );
     }
 
     #[test]

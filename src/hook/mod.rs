@@ -74,8 +74,7 @@ fn read_payload() -> Result<Payload, String> {
     if text.trim().is_empty() {
         return Ok(Payload { session: None, cwd: None });
     }
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("hook input is not JSON ({e})"))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("hook input is not JSON ({e})"))?;
     let object = value.as_object().ok_or("hook input is not a JSON object")?;
     let text_field = |name: &str| -> Result<Option<String>, String> {
         match object.get(name) {
@@ -93,7 +92,8 @@ fn read_payload() -> Result<Payload, String> {
 
 /// The session id recorded by `--bind` for `scope`, if readable.
 fn bound_session(root: &Path, scope: &str) -> Option<String> {
-    let read = crate::durable::read_stable(&crate::pipeline::session_path(root, scope), MAX_SESSION_FILE_BYTES).ok()??;
+    let read =
+        crate::durable::read_stable(&crate::pipeline::session_path(root, scope), MAX_SESSION_FILE_BYTES).ok()??;
     Some(String::from_utf8_lossy(&read.bytes).trim().to_string())
 }
 
@@ -113,7 +113,9 @@ fn choose(root: &Path, pinned: Option<&str>, session: Option<&str>) -> Choice {
     let scopes = target::list_scopes(root);
     let missing = |scope: &str| {
         let have = if scopes.is_empty() { "none".to_string() } else { scopes.join(", ") };
-        Choice::Skip(Some(format!("unlazy: no such scope \"{scope}\" under {STATE_DIR}/ (have: {have}); not blocking.")))
+        Choice::Skip(Some(format!(
+            "unlazy: no such scope \"{scope}\" under {STATE_DIR}/ (have: {have}); not blocking."
+        )))
     };
     if let Some(scope) = pinned {
         return if scopes.iter().any(|s| s == scope) { Choice::Scope(scope.to_string()) } else { missing(scope) };

@@ -57,7 +57,9 @@ impl HookState {
         let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
             return HookState::default();
         };
-        let (Some(1), Some(sessions)) = (value.get("schema").and_then(|s| s.as_u64()), value.get("sessions").and_then(|s| s.as_object())) else {
+        let (Some(1), Some(sessions)) =
+            (value.get("schema").and_then(|s| s.as_u64()), value.get("sessions").and_then(|s| s.as_object()))
+        else {
             return HookState::default();
         };
         let sessions = sessions
@@ -78,10 +80,11 @@ impl HookState {
     /// Counts one block of `hash` for `key` and returns the consecutive
     /// count: a new semantic state starts again at one.
     pub fn record_block(&mut self, key: &str, hash: &str, now: &str) -> u64 {
-        let entry = self
-            .sessions
-            .entry(key.to_string())
-            .or_insert_with(|| SessionEntry { hash: hash.to_string(), blocks: 0, updated_at: String::new() });
+        let entry = self.sessions.entry(key.to_string()).or_insert_with(|| SessionEntry {
+            hash: hash.to_string(),
+            blocks: 0,
+            updated_at: String::new(),
+        });
         if entry.hash != hash {
             entry.hash = hash.to_string();
             entry.blocks = 0;
@@ -197,7 +200,11 @@ mod tests {
         assert_eq!(state.record_block(&key, &a, "2026-01-01T00:00:01.000Z"), 2);
         assert_eq!(state.record_block(&key, &b, "2026-01-01T00:00:02.000Z"), 1);
         for i in 0..100 {
-            state.record_block(&session_key(&format!("other{i}"), None), &a, &format!("2026-01-02T00:00:{:02}.{:03}Z", i % 60, i));
+            state.record_block(
+                &session_key(&format!("other{i}"), None),
+                &a,
+                &format!("2026-01-02T00:00:{:02}.{:03}Z", i % 60, i),
+            );
         }
         assert_eq!(state.sessions.len(), MAX_SESSIONS);
         assert!(!state.sessions.contains_key(&key), "the oldest session is dropped");
@@ -216,7 +223,9 @@ mod tests {
         let mut state = HookState::from_json(&text);
         assert_eq!(state.sessions.len(), 1);
         assert_eq!(state.record_block(&key, &"c".repeat(24), &now()), 4);
-        assert!(HookState::from_json("[1]").is_empty() && HookState::from_json(r#"{"schema":2,"sessions":{}}"#).is_empty());
+        assert!(
+            HookState::from_json("[1]").is_empty() && HookState::from_json(r#"{"schema":2,"sessions":{}}"#).is_empty()
+        );
         let round = HookState::from_json(&state.to_json());
         assert_eq!(round, state);
     }

@@ -93,7 +93,9 @@ fn render(settings: &Value) -> Vec<u8> {
 fn replace(path: &Path, previous: Option<&[u8]>, settings: &Value) -> Result<(), String> {
     let mode = match previous {
         Some(bytes) => {
-            let mode = fs::metadata(path).map_err(|e| format!("cannot inspect {}: {e}", path.display()))?.permissions().mode() & 0o7777;
+            let mode =
+                fs::metadata(path).map_err(|e| format!("cannot inspect {}: {e}", path.display()))?.permissions().mode()
+                    & 0o7777;
             let mut backup = path.as_os_str().to_owned();
             backup.push(BACKUP_SUFFIX);
             let backup = PathBuf::from(backup);
@@ -115,7 +117,9 @@ fn replace(path: &Path, previous: Option<&[u8]>, settings: &Value) -> Result<(),
 fn program_path() -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
     let exe = fs::canonicalize(&exe).unwrap_or(exe);
-    exe.to_str().map(str::to_string).ok_or_else(|| format!("the path of this executable is not UTF-8: {}", exe.display()))
+    exe.to_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("the path of this executable is not UTF-8: {}", exe.display()))
 }
 
 fn apply(location: Location, scope: Option<&str>, uninstall: bool) -> Result<(), String> {
@@ -126,14 +130,18 @@ fn apply(location: Location, scope: Option<&str>, uninstall: bool) -> Result<(),
     let shown = path.display().to_string();
     let current = read_settings(&path)?;
     let previous = current.as_ref().map(|(_, bytes)| bytes.as_slice());
-    let document = current.as_ref().map(|(value, _)| value.clone()).unwrap_or_else(|| Value::Object(Default::default()));
+    let document =
+        current.as_ref().map(|(value, _)| value.clone()).unwrap_or_else(|| Value::Object(Default::default()));
     let refuse = |e: settings::ShapeError| format!("refusing to touch {shown}: {e}");
 
     if uninstall {
         return match settings::uninstall(document).map_err(refuse)? {
             Outcome::Removed { settings, removed } => {
                 replace(&path, previous, &settings)?;
-                say(&format!("Removed {removed} unlazy Stop hook entr{} from {shown}", if removed == 1 { "y" } else { "ies" }));
+                say(&format!(
+                    "Removed {removed} unlazy Stop hook entr{} from {shown}",
+                    if removed == 1 { "y" } else { "ies" }
+                ));
                 Ok(())
             }
             _ => {
@@ -156,7 +164,10 @@ fn apply(location: Location, scope: Option<&str>, uninstall: bool) -> Result<(),
             replace(&path, previous, &settings)?;
             say(&format!("Installed unlazy Stop hook into {shown}"));
             if replaced > 0 {
-                say(&format!("  replaced: {replaced} older unlazy Stop hook entr{}", if replaced == 1 { "y" } else { "ies" }));
+                say(&format!(
+                    "  replaced: {replaced} older unlazy Stop hook entr{}",
+                    if replaced == 1 { "y" } else { "ies" }
+                ));
             }
             say(&format!("  command: {command}"));
             say(&match scope {
@@ -167,7 +178,11 @@ fn apply(location: Location, scope: Option<&str>, uninstall: bool) -> Result<(),
             if previous.is_some() {
                 say(&format!("  backup:  {shown}{BACKUP_SUFFIX}"));
             }
-            say(&format!("  remove:  {} install-hooks{} --uninstall", crate::shell_words::quote(&program), location.flag()));
+            say(&format!(
+                "  remove:  {} install-hooks{} --uninstall",
+                crate::shell_words::quote(&program),
+                location.flag()
+            ));
             say("  note:    keep .unlazy/ and .unlazy-hook-state.json out of version control");
             Ok(())
         }

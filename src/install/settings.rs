@@ -51,8 +51,14 @@ pub enum Outcome {
     /// The exact command is already the only entry of ours.
     AlreadyInstalled,
     /// `replaced` older entries of ours were removed first.
-    Installed { settings: Value, replaced: usize },
-    Removed { settings: Value, removed: usize },
+    Installed {
+        settings: Value,
+        replaced: usize,
+    },
+    Removed {
+        settings: Value,
+        removed: usize,
+    },
     NothingToRemove,
 }
 
@@ -191,7 +197,9 @@ mod tests {
                 ] }, { "hooks": [{ "type": "command", "command": "node /s/unlazy/scripts/stop-hook.mjs --unlazy" }] }],
             },
         });
-        let Outcome::Installed { settings: out, replaced } = install(settings.clone(), &command).unwrap() else { panic!() };
+        let Outcome::Installed { settings: out, replaced } = install(settings.clone(), &command).unwrap() else {
+            panic!()
+        };
         assert_eq!(replaced, 2);
         assert_eq!(out["model"], "x");
         assert_eq!(out["hooks"]["PreToolUse"], settings["hooks"]["PreToolUse"]);
@@ -208,10 +216,14 @@ mod tests {
     fn uninstall_removes_only_ours() {
         let command = hook_command(ME, None);
         let fresh = installed(json!({}), &command);
-        assert_eq!(fresh, json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": command, "timeout": 20 }] }] } }));
+        assert_eq!(
+            fresh,
+            json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": command, "timeout": 20 }] }] } })
+        );
         let Outcome::Removed { settings, removed } = uninstall(fresh).unwrap() else { panic!() };
         assert_eq!((settings, removed), (json!({}), 1));
-        let mixed = json!({ "hooks": { "Stop": [{ "hooks": [{ "command": "notify-done" }, { "command": command }] }] } });
+        let mixed =
+            json!({ "hooks": { "Stop": [{ "hooks": [{ "command": "notify-done" }, { "command": command }] }] } });
         let Outcome::Removed { settings, .. } = uninstall(mixed).unwrap() else { panic!() };
         assert_eq!(settings, json!({ "hooks": { "Stop": [{ "hooks": [{ "command": "notify-done" }] }] } }));
         assert_eq!(uninstall(json!({ "hooks": {} })).unwrap(), Outcome::NothingToRemove);

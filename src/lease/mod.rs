@@ -141,7 +141,12 @@ mod tests {
     use super::*;
 
     fn lease(scope: &str, leaf: &str, globs: &[&str]) -> Lease {
-        Lease { scope: scope.into(), leaf: leaf.into(), globs: globs.iter().map(|g| g.to_string()).collect(), pid: None }
+        Lease {
+            scope: scope.into(),
+            leaf: leaf.into(),
+            globs: globs.iter().map(|g| g.to_string()).collect(),
+            pid: None,
+        }
     }
 
     #[test]
@@ -153,7 +158,9 @@ mod tests {
 
     #[test]
     fn wildcards_conflict_in_either_segment() {
-        for (a, b) in [("src/*", "src/x"), ("a*", "ab*"), ("src/?.rs", "src/zz.rs"), ("x/[ab]", "x/c"), ("{a,b}/c", "d/c")] {
+        for (a, b) in
+            [("src/*", "src/x"), ("a*", "ab*"), ("src/?.rs", "src/zz.rs"), ("x/[ab]", "x/c"), ("{a,b}/c", "d/c")]
+        {
             assert!(globs_overlap(a, b), "{a} vs {b}");
             assert!(globs_overlap(b, a), "{b} vs {a}");
         }

@@ -93,7 +93,8 @@ fn read_record(path: &Path) -> Result<String, RegistryError> {
         Err(ReadRefusal::Io(error)) => return Err(RegistryError::Io(path.display().to_string(), error)),
         Err(_) => return Err(refused()),
     };
-    String::from_utf8(read.bytes).map_err(|_| RegistryError::Malformed(path.display().to_string(), "invalid UTF-8".into()))
+    String::from_utf8(read.bytes)
+        .map_err(|_| RegistryError::Malformed(path.display().to_string(), "invalid UTF-8".into()))
 }
 
 /// Claims `globs` (already normalized OWNS paths) for `scope/leaf`, unless

@@ -49,9 +49,7 @@ impl Fence {
     pub fn is_closed_by(&self, line: &str) -> bool {
         match marker_run(line) {
             Some((marker, length, rest)) => {
-                marker == self.marker
-                    && length >= self.length
-                    && rest.bytes().all(|b| b == b' ' || b == b'\t')
+                marker == self.marker && length >= self.length && rest.bytes().all(|b| b == b' ' || b == b'\t')
             }
             None => false,
         }

@@ -10,7 +10,7 @@ pub use parse::{normalize_owns_glob, parse, ParseError, ParseOutcome};
 
 use std::sync::Arc;
 
-use crate::matcher::Expectation;
+use js_regex::Expectation;
 
 /// One line of the ledger and the terminator that followed it, kept
 /// byte-exact so a rewrite changes only the lines it means to change.
@@ -114,10 +114,7 @@ impl Document {
             at += 1;
         }
         let ending = self.preferred_ending();
-        let new_line = Line {
-            text: format!("  EVIDENCE: {value}"),
-            ending,
-        };
+        let new_line = Line { text: format!("  EVIDENCE: {value}"), ending };
         if at == self.lines.len() {
             // The previous last line had no terminator; it needs one now and
             // the inserted line inherits its absence.
@@ -135,10 +132,7 @@ impl Document {
 
 /// `leaf-1.2.1:G3`: the ledger's file stem (without `.md`) and the gate id.
 pub fn qualify(file: &std::path::Path, id: &str) -> String {
-    let name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let cut = name.len().saturating_sub(3);
     let stem = match name.get(cut..) {
         Some(suffix) if suffix.eq_ignore_ascii_case(".md") => &name[..cut],

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::fence::{self, Fence};
 use super::text::{is_js_space, is_single_js_line, js_trim, strip_one_space};
 use super::{Abandonment, Document, Gate, Line};
-use crate::matcher::Expectation;
+use js_regex::Expectation;
 
 /// One diagnostic. `line` is one-based; `None` for whole-ledger problems.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -367,7 +367,7 @@ fn finish_gates(b: &mut Builder) {
     let mut warnings = Vec::new();
     // Ledgers repeat EXPECT patterns; compiling each distinct one once keeps
     // a 10,000-gate ledger from paying for 10,000 regex compilations.
-    let mut compiled: HashMap<String, Result<Arc<Expectation>, crate::matcher::PatternError>> = HashMap::new();
+    let mut compiled: HashMap<String, Result<Arc<Expectation>, js_regex::PatternError>> = HashMap::new();
     for gate in &mut b.gates {
         let line = Some(gate.line + 1);
         let id = gate.id.clone();
@@ -382,10 +382,8 @@ fn finish_gates(b: &mut Builder) {
             });
         }
         if let Some(expect) = gate.expect.as_deref().filter(|e| !e.is_empty()) {
-            let parsed = compiled
-                .entry(expect.to_string())
-                .or_insert_with(|| Expectation::parse(expect).map(Arc::new))
-                .clone();
+            let parsed =
+                compiled.entry(expect.to_string()).or_insert_with(|| Expectation::parse(expect).map(Arc::new)).clone();
             match parsed {
                 Ok(expectation) => {
                     if expectation.is_path_like() {

@@ -1,0 +1,623 @@
+//! A backtracking matcher with ECMAScript semantics and a deterministic step budget, for
+//! what the linear engine cannot express (backreferences, lookaround, and a few
+//! input-dependent cases). It runs on an explicit stack, so no input can overflow the
+//! thread's stack, and every executed instruction or undone choice costs one step.
+
+use super::charset::{self, CodeSet};
+use super::parser::{Assertion, Flags, Node};
+
+/// Steps one whole `test()` may take before it is declared a budget failure.
+pub const STEP_BUDGET: u64 = 40_000_000;
+
+const UNSET: usize = usize::MAX;
+
+#[derive(Clone, Debug)]
+enum Inst {
+    Set {
+        set: usize,
+        backward: bool,
+    },
+    /// Greedy or lazy repetition of a single set: handled in one instruction.
+    RepeatSet {
+        set: usize,
+        min: u32,
+        max: u32,
+        greedy: bool,
+        backward: bool,
+    },
+    Split {
+        first: usize,
+        second: usize,
+    },
+    Jump(usize),
+    Save(usize),
+    ClearSlots {
+        from: usize,
+        to: usize,
+    },
+    Assert(Assertion),
+    BackReference {
+        group: usize,
+        backward: bool,
+    },
+    LookStart {
+        negative: bool,
+        resume: usize,
+    },
+    LookEnd,
+    CounterReset(usize),
+    LoopHead {
+        counter: usize,
+        min: u32,
+        max: u32,
+        greedy: bool,
+        body: usize,
+        exit: usize,
+    },
+    IterationStart {
+        mark: usize,
+    },
+    IterationEnd {
+        counter: usize,
+        mark: usize,
+        min: u32,
+        head: usize,
+    },
+    Match,
+}
+
+enum Frame {
+    Retry {
+        pc: usize,
+        pos: usize,
+    },
+    /// Remaining choices of a RepeatSet: positions from `next` towards `last`.
+    GreedyRun {
+        pc: usize,
+        next: usize,
+        last: usize,
+        backward: bool,
+    },
+    LazyRun {
+        pc: usize,
+        pos: usize,
+        taken: u32,
+        max: u32,
+        set: usize,
+        backward: bool,
+    },
+    RestoreSlot {
+        slot: usize,
+        value: usize,
+    },
+    RestoreCounter {
+        counter: usize,
+        value: u32,
+    },
+    RestoreMark {
+        mark: usize,
+        value: usize,
+    },
+    Look {
+        negative: bool,
+        pos: usize,
+        resume: usize,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Program {
+    insts: Vec<Inst>,
+    sets: Vec<CodeSet>,
+    slot_count: usize,
+    counter_count: usize,
+    mark_count: usize,
+    unicode: bool,
+    ignore_case: bool,
+    sticky: bool,
+    word: CodeSet,
+}
+
+pub struct BudgetExceeded;
+
+impl Program {
+    pub fn compile(root: &Node, capture_count: usize, flags: Flags) -> Program {
+        let mut program = Program {
+            insts: Vec::new(),
+            sets: Vec::new(),
+            slot_count: (capture_count + 1) * 2,
+            counter_count: 0,
+            mark_count: 0,
+            unicode: flags.full_unicode(),
+            ignore_case: flags.ignore_case,
+            sticky: flags.sticky,
+            word: charset::word_set(flags.full_unicode() && flags.ignore_case),
+        };
+        program.emit_node(root, false);
+        program.insts.push(Inst::Match);
+        program
+    }
+
+    fn add_set(&mut self, set: &CodeSet) -> usize {
+        self.sets.push(set.clone());
+        self.sets.len() - 1
+    }
+
+    fn emit_node(&mut self, node: &Node, backward: bool) {
+        match node {
+            Node::Empty => {}
+            Node::Set(set) => {
+                let set = self.add_set(set);
+                self.insts.push(Inst::Set { set, backward });
+            }
+            Node::Concat(items) => {
+                if backward {
+                    for item in items.iter().rev() {
+                        self.emit_node(item, backward);
+                    }
+                } else {
+                    for item in items {
+                        self.emit_node(item, backward);
+                    }
+                }
+            }
+            Node::Alternation(alternatives) => {
+                let mut exits = Vec::new();
+                for (i, alternative) in alternatives.iter().enumerate() {
+                    if i + 1 < alternatives.len() {
+                        let split = self.insts.len();
+                        self.insts.push(Inst::Split { first: split + 1, second: 0 });
+                        self.emit_node(alternative, backward);
+                        exits.push(self.insts.len());
+                        self.insts.push(Inst::Jump(0));
+                        let next = self.insts.len();
+                        self.insts[split] = Inst::Split { first: split + 1, second: next };
+                    } else {
+                        self.emit_node(alternative, backward);
+                    }
+                }
+                let end = self.insts.len();
+                for exit in exits {
+                    self.insts[exit] = Inst::Jump(end);
+                }
+            }
+            Node::Capture(index, body) => {
+                let (open, close) = if backward { (index * 2 + 1, index * 2) } else { (index * 2, index * 2 + 1) };
+                self.insts.push(Inst::Save(open));
+                self.emit_node(body, backward);
+                self.insts.push(Inst::Save(close));
+            }
+            Node::Repeat { body, min, max, greedy } => self.emit_repeat(body, *min, *max, *greedy, backward),
+            Node::Assert(assertion) => self.insts.push(Inst::Assert(*assertion)),
+            Node::BackReference(group) => self.insts.push(Inst::BackReference { group: *group, backward }),
+            Node::Look { behind, negative, body } => {
+                let start = self.insts.len();
+                self.insts.push(Inst::LookStart { negative: *negative, resume: 0 });
+                self.emit_node(body, *behind);
+                self.insts.push(Inst::LookEnd);
+                let resume = self.insts.len();
+                self.insts[start] = Inst::LookStart { negative: *negative, resume };
+            }
+        }
+    }
+
+    fn emit_repeat(&mut self, body: &Node, min: u32, max: Option<u32>, greedy: bool, backward: bool) {
+        let max = max.unwrap_or(u32::MAX);
+        if max == 0 {
+            return;
+        }
+        if let Node::Set(set) = body {
+            let set = self.add_set(set);
+            self.insts.push(Inst::RepeatSet { set, min, max, greedy, backward });
+            return;
+        }
+        let (first_group, last_group) = capture_range(body);
+        let counter = self.counter_count;
+        self.counter_count += 1;
+        let mark = self.mark_count;
+        self.mark_count += 1;
+        self.insts.push(Inst::CounterReset(counter));
+        let head = self.insts.len();
+        self.insts.push(Inst::LoopHead { counter, min, max, greedy, body: head + 1, exit: 0 });
+        self.insts.push(Inst::IterationStart { mark });
+        if let Some(first) = first_group {
+            self.insts.push(Inst::ClearSlots { from: first * 2, to: (last_group + 1) * 2 });
+        }
+        self.emit_node(body, backward);
+        self.insts.push(Inst::IterationEnd { counter, mark, min, head });
+        let exit = self.insts.len();
+        self.insts[head] = Inst::LoopHead { counter, min, max, greedy, body: head + 1, exit };
+    }
+
+    /// JavaScript `test()` from index 0 with a fresh RegExp.
+    pub fn is_match(&self, input: &[u32], step_budget: u64) -> Result<bool, BudgetExceeded> {
+        let mut machine = Machine {
+            program: self,
+            input,
+            slots: vec![UNSET; self.slot_count],
+            counters: vec![0; self.counter_count],
+            marks: vec![0; self.mark_count],
+            stack: Vec::new(),
+            looks: Vec::new(),
+            steps: 0,
+            step_budget,
+            mid_pair: false,
+        };
+        let last_start = if self.sticky { 0 } else { input.len() };
+        for start in 0..=last_start {
+            if machine.run(start)? {
+                return Ok(true);
+            }
+        }
+        // With u/v the input is code points, but V8 still tries the positions between the
+        // halves of a surrogate pair, where only an empty match can succeed. All such
+        // positions behave alike, so one attempt on a stand-in empty input covers them.
+        if self.unicode && !self.sticky && input.iter().any(|&u| u > 0xFFFF) {
+            machine.input = &[];
+            machine.mid_pair = true;
+            return machine.run(0);
+        }
+        Ok(false)
+    }
+}
+
+/// Lowest and highest capture numbers inside `node`.
+fn capture_range(node: &Node) -> (Option<usize>, usize) {
+    fn walk(node: &Node, low: &mut Option<usize>, high: &mut usize) {
+        match node {
+            Node::Capture(index, body) => {
+                *low = Some(low.map_or(*index, |l| l.min(*index)));
+                *high = (*high).max(*index);
+                walk(body, low, high);
+            }
+            Node::Concat(items) | Node::Alternation(items) => items.iter().for_each(|n| walk(n, low, high)),
+            Node::Repeat { body, .. } | Node::Look { body, .. } => walk(body, low, high),
+            _ => {}
+        }
+    }
+    let (mut low, mut high) = (None, 0);
+    walk(node, &mut low, &mut high);
+    (low, high)
+}
+
+struct Machine<'p, 'i> {
+    program: &'p Program,
+    input: &'i [u32],
+    slots: Vec<usize>,
+    counters: Vec<u32>,
+    marks: Vec<usize>,
+    stack: Vec<Frame>,
+    looks: Vec<usize>,
+    steps: u64,
+    step_budget: u64,
+    /// Evaluating at a position inside a surrogate pair (see `is_match`).
+    mid_pair: bool,
+}
+
+impl Machine<'_, '_> {
+    fn charge(&mut self) -> Result<(), BudgetExceeded> {
+        self.steps += 1;
+        if self.steps > self.step_budget {
+            Err(BudgetExceeded)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The unit consumed from `pos` in the given direction, and the position after it.
+    fn step(&self, pos: usize, backward: bool) -> Option<(u32, usize)> {
+        if backward {
+            let before = pos.checked_sub(1)?;
+            Some((self.input[before], before))
+        } else {
+            self.input.get(pos).map(|&u| (u, pos + 1))
+        }
+    }
+
+    fn is_word(&self, pos: Option<usize>) -> bool {
+        pos.and_then(|p| self.input.get(p)).is_some_and(|&u| self.program.word.contains(u))
+    }
+
+    fn assertion_holds(&self, assertion: Assertion, pos: usize) -> bool {
+        if self.mid_pair {
+            // Both neighbours are surrogates: not line terminators, not word characters.
+            return assertion == Assertion::NotWordBoundary;
+        }
+        let len = self.input.len();
+        match assertion {
+            Assertion::InputStart => pos == 0,
+            Assertion::InputEnd => pos == len,
+            Assertion::LineStart => pos == 0 || charset::is_line_terminator(self.input[pos - 1]),
+            Assertion::LineEnd => pos == len || charset::is_line_terminator(self.input[pos]),
+            Assertion::WordBoundary | Assertion::NotWordBoundary => {
+                let boundary = self.is_word(pos.checked_sub(1)) != self.is_word(Some(pos));
+                boundary == (assertion == Assertion::WordBoundary)
+            }
+        }
+    }
+
+    fn units_equal(&self, a: u32, b: u32) -> bool {
+        if a == b {
+            return true;
+        }
+        if !self.program.ignore_case {
+            return false;
+        }
+        if self.program.unicode {
+            charset::canonicalize_unicode(a) == charset::canonicalize_unicode(b)
+        } else {
+            charset::canonicalize_legacy(a) == charset::canonicalize_legacy(b)
+        }
+    }
+
+    /// New position after matching group `group`'s text at `pos`, or None.
+    fn back_reference(&mut self, group: usize, pos: usize, backward: bool) -> Result<Option<usize>, BudgetExceeded> {
+        if self.mid_pair {
+            // V8 rejects a backreference that would leave it inside a surrogate pair.
+            return Ok(None);
+        }
+        let (start, end) = (self.slots[group * 2], self.slots[group * 2 + 1]);
+        if start == UNSET || end == UNSET {
+            return Ok(Some(pos));
+        }
+        let (start, end) = (start.min(end), start.max(end));
+        let length = end - start;
+        let from = if backward {
+            match pos.checked_sub(length) {
+                Some(from) => from,
+                None => return Ok(None),
+            }
+        } else {
+            if pos + length > self.input.len() {
+                return Ok(None);
+            }
+            pos
+        };
+        for offset in 0..length {
+            self.charge()?;
+            if !self.units_equal(self.input[start + offset], self.input[from + offset]) {
+                return Ok(None);
+            }
+        }
+        Ok(Some(if backward { from } else { pos + length }))
+    }
+
+    fn run(&mut self, start: usize) -> Result<bool, BudgetExceeded> {
+        self.slots.iter_mut().for_each(|s| *s = UNSET);
+        self.stack.clear();
+        self.looks.clear();
+        let program = self.program;
+        let mut pc = 0;
+        let mut pos = start;
+        loop {
+            self.charge()?;
+            let advanced = match &program.insts[pc] {
+                Inst::Match => return Ok(true),
+                Inst::Set { set, backward } => match self.step(pos, *backward) {
+                    Some((unit, next)) if program.sets[*set].contains(unit) => {
+                        pos = next;
+                        pc += 1;
+                        true
+                    }
+                    _ => false,
+                },
+                Inst::RepeatSet { set, min, max, greedy, backward } => {
+                    let (set, min, max, greedy, backward) = (*set, *min, *max, *greedy, *backward);
+                    let limit = if greedy { max } else { min };
+                    let mut taken = 0u32;
+                    let mut here = pos;
+                    let mut ok = true;
+                    while taken < limit {
+                        match self.step(here, backward) {
+                            Some((unit, next)) if program.sets[set].contains(unit) => {
+                                self.charge()?;
+                                here = next;
+                                taken += 1;
+                            }
+                            _ => break,
+                        }
+                    }
+                    if taken < min {
+                        ok = false;
+                    } else if greedy {
+                        // Positions after min..taken-1 repetitions remain as choices.
+                        let last = if backward { pos - min as usize } else { pos + min as usize };
+                        if here != last {
+                            let next = if backward { here + 1 } else { here - 1 };
+                            self.stack.push(Frame::GreedyRun { pc: pc + 1, next, last, backward });
+                        }
+                        pos = here;
+                        pc += 1;
+                    } else {
+                        if taken < max {
+                            self.stack.push(Frame::LazyRun { pc: pc + 1, pos: here, taken, max, set, backward });
+                        }
+                        pos = here;
+                        pc += 1;
+                    }
+                    ok
+                }
+                Inst::Split { first, second } => {
+                    self.stack.push(Frame::Retry { pc: *second, pos });
+                    pc = *first;
+                    true
+                }
+                Inst::Jump(target) => {
+                    pc = *target;
+                    true
+                }
+                Inst::Save(slot) => {
+                    self.stack.push(Frame::RestoreSlot { slot: *slot, value: self.slots[*slot] });
+                    self.slots[*slot] = pos;
+                    pc += 1;
+                    true
+                }
+                Inst::ClearSlots { from, to } => {
+                    for slot in *from..*to {
+                        if self.slots[slot] != UNSET {
+                            self.stack.push(Frame::RestoreSlot { slot, value: self.slots[slot] });
+                            self.slots[slot] = UNSET;
+                        }
+                    }
+                    pc += 1;
+                    true
+                }
+                Inst::Assert(assertion) => {
+                    if self.assertion_holds(*assertion, pos) {
+                        pc += 1;
+                        true
+                    } else {
+                        false
+                    }
+                }
+                Inst::BackReference { group, backward } => match self.back_reference(*group, pos, *backward)? {
+                    Some(next) => {
+                        pos = next;
+                        pc += 1;
+                        true
+                    }
+                    None => false,
+                },
+                Inst::LookStart { negative, resume } => {
+                    self.looks.push(self.stack.len());
+                    self.stack.push(Frame::Look { negative: *negative, pos, resume: *resume });
+                    pc += 1;
+                    true
+                }
+                Inst::LookEnd => {
+                    let barrier = self.looks.pop().unwrap_or(0);
+                    let Some(Frame::Look { negative, pos: saved, resume }) = self.stack.get(barrier) else {
+                        return Ok(false);
+                    };
+                    let (negative, saved, resume) = (*negative, *saved, *resume);
+                    if negative {
+                        // The body matched, so the negative lookaround fails.
+                        while self.stack.len() > barrier + 1 {
+                            self.charge()?;
+                            self.undo_top();
+                        }
+                        self.stack.pop();
+                        false
+                    } else {
+                        // Lookarounds are atomic: drop choices made inside, keep undo records.
+                        let mut kept = barrier;
+                        for index in barrier + 1..self.stack.len() {
+                            let keep = matches!(
+                                self.stack[index],
+                                Frame::RestoreSlot { .. } | Frame::RestoreCounter { .. } | Frame::RestoreMark { .. }
+                            );
+                            if keep {
+                                self.stack.swap(kept, index);
+                                kept += 1;
+                            }
+                        }
+                        self.stack.truncate(kept);
+                        pos = saved;
+                        pc = resume;
+                        true
+                    }
+                }
+                Inst::CounterReset(counter) => {
+                    self.stack.push(Frame::RestoreCounter { counter: *counter, value: self.counters[*counter] });
+                    self.counters[*counter] = 0;
+                    pc += 1;
+                    true
+                }
+                Inst::LoopHead { counter, min, max, greedy, body, exit } => {
+                    let done = self.counters[*counter];
+                    if done < *min {
+                        pc = *body;
+                    } else if done >= *max {
+                        pc = *exit;
+                    } else if *greedy {
+                        self.stack.push(Frame::Retry { pc: *exit, pos });
+                        pc = *body;
+                    } else {
+                        self.stack.push(Frame::Retry { pc: *body, pos });
+                        pc = *exit;
+                    }
+                    true
+                }
+                Inst::IterationStart { mark } => {
+                    self.stack.push(Frame::RestoreMark { mark: *mark, value: self.marks[*mark] });
+                    self.marks[*mark] = pos;
+                    pc += 1;
+                    true
+                }
+                Inst::IterationEnd { counter, mark, min, head } => {
+                    let done = self.counters[*counter];
+                    // An optional iteration that consumed nothing fails (ECMAScript RepeatMatcher).
+                    if done >= *min && self.marks[*mark] == pos {
+                        false
+                    } else {
+                        self.stack.push(Frame::RestoreCounter { counter: *counter, value: done });
+                        self.counters[*counter] = done.saturating_add(1);
+                        pc = *head;
+                        true
+                    }
+                }
+            };
+            if !advanced {
+                match self.backtrack()? {
+                    Some((next_pc, next_pos)) => {
+                        pc = next_pc;
+                        pos = next_pos;
+                    }
+                    None => return Ok(false),
+                }
+            }
+        }
+    }
+
+    fn undo_top(&mut self) {
+        match self.stack.pop() {
+            Some(Frame::RestoreSlot { slot, value }) => self.slots[slot] = value,
+            Some(Frame::RestoreCounter { counter, value }) => self.counters[counter] = value,
+            Some(Frame::RestoreMark { mark, value }) => self.marks[mark] = value,
+            Some(Frame::Look { .. }) => {
+                self.looks.pop();
+            }
+            _ => {}
+        }
+    }
+
+    /// Pops to the next pending choice: Some((pc, pos)) to resume, None if none is left.
+    fn backtrack(&mut self) -> Result<Option<(usize, usize)>, BudgetExceeded> {
+        loop {
+            self.charge()?;
+            let Some(frame) = self.stack.pop() else {
+                return Ok(None);
+            };
+            match frame {
+                Frame::Retry { pc, pos } => return Ok(Some((pc, pos))),
+                Frame::GreedyRun { pc, next, last, backward } => {
+                    if next != last {
+                        let following = if backward { next + 1 } else { next - 1 };
+                        self.stack.push(Frame::GreedyRun { pc, next: following, last, backward });
+                    }
+                    return Ok(Some((pc, next)));
+                }
+                Frame::LazyRun { pc, pos, taken, max, set, backward } => {
+                    if let Some((unit, next)) = self.step(pos, backward) {
+                        if self.program.sets[set].contains(unit) {
+                            if taken + 1 < max {
+                                self.stack.push(Frame::LazyRun { pc, pos: next, taken: taken + 1, max, set, backward });
+                            }
+                            return Ok(Some((pc, next)));
+                        }
+                    }
+                }
+                Frame::RestoreSlot { slot, value } => self.slots[slot] = value,
+                Frame::RestoreCounter { counter, value } => self.counters[counter] = value,
+                Frame::RestoreMark { mark, value } => self.marks[mark] = value,
+                Frame::Look { negative, pos, resume } => {
+                    self.looks.pop();
+                    if negative {
+                        // The body failed everywhere: the negative lookaround holds.
+                        return Ok(Some((resume, pos)));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Rewrites a parsed pattern into `regex` crate syntax when the two can be made to agree
+//! exactly. Some constructs agree only on some inputs; those are reported as
+//! `InputConditions`, and an input that meets one is sent to the backtracker instead.
+
+use std::fmt::Write;
+
+use super::charset::{CodeSet, SURROGATES};
+use super::parser::{Assertion, Flags, Node};
+
+/// Input features under which the translation would differ from JavaScript.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InputConditions {
+    /// Something can match part of a surrogate pair, or `\B` between its halves:
+    /// astral input differs.
+    pub astral: bool,
+    /// Multiline `^`/`$`: the regex crate knows only `\n` as a line end.
+    pub other_line_terminators: bool,
+    /// `\b`/`\B` under `iu`: U+017F and U+212A are word characters there.
+    pub folded_word_characters: bool,
+}
+
+pub struct Translation {
+    pub pattern: String,
+    pub conditions: InputConditions,
+}
+
+/// None when the pattern needs backtracking (backreferences, lookaround).
+pub fn translate(root: &Node, flags: Flags) -> Option<Translation> {
+    let mut translator = Translator { flags, conditions: InputConditions::default(), out: String::new() };
+    if flags.sticky {
+        translator.out.push_str("\\A");
+    }
+    translator.out.push_str("(?:");
+    translator.node(root)?;
+    translator.out.push(')');
+    Some(Translation { pattern: translator.out, conditions: translator.conditions })
+}
+
+struct Translator {
+    flags: Flags,
+    conditions: InputConditions,
+    out: String,
+}
+
+fn is_high_surrogate(unit: u32) -> bool {
+    (0xD800..=0xDBFF).contains(&unit)
+}
+
+fn is_low_surrogate(unit: u32) -> bool {
+    (0xDC00..=0xDFFF).contains(&unit)
+}
+
+impl Translator {
+    fn node(&mut self, node: &Node) -> Option<()> {
+        match node {
+            Node::Empty => {}
+            Node::Set(set) => self.set(set),
+            Node::Concat(items) => {
+                let mut i = 0;
+                while i < items.len() {
+                    // Without u a literal astral character is a high/low surrogate pair.
+                    if let (Node::Set(a), Some(Node::Set(b))) = (&items[i], items.get(i + 1)) {
+                        if let (Some(high), Some(low)) = (a.single_unit(), b.single_unit()) {
+                            if !self.flags.full_unicode() && is_high_surrogate(high) && is_low_surrogate(low) {
+                                let code_point = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                                let _ = write!(self.out, "\\x{{{code_point:X}}}");
+                                i += 2;
+                                continue;
+                            }
+                        }
+                    }
+                    self.node(&items[i])?;
+                    i += 1;
+                }
+            }
+            Node::Alternation(alternatives) => {
+                self.out.push_str("(?:");
+                for (i, alternative) in alternatives.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push('|');
+                    }
+                    self.node(alternative)?;
+                }
+                self.out.push(')');
+            }
+            Node::Capture(_, body) => {
+                self.out.push_str("(?:");
+                self.node(body)?;
+                self.out.push(')');
+            }
+            Node::Repeat { body, min, max, greedy } => {
+                self.out.push_str("(?:");
+                self.node(body)?;
+                self.out.push(')');
+                match max {
+                    Some(max) => {
+                        let _ = write!(self.out, "{{{min},{max}}}");
+                    }
+                    None => {
+                        let _ = write!(self.out, "{{{min},}}");
+                    }
+                }
+                if !greedy {
+                    self.out.push('?');
+                }
+            }
+            Node::Assert(assertion) => {
+                let text = match assertion {
+                    Assertion::InputStart => "\\A",
+                    Assertion::InputEnd => "\\z",
+                    Assertion::LineStart => {
+                        self.conditions.other_line_terminators = true;
+                        "(?m:^)"
+                    }
+                    Assertion::LineEnd => {
+                        self.conditions.other_line_terminators = true;
+                        "(?m:$)"
+                    }
+                    Assertion::WordBoundary | Assertion::NotWordBoundary => {
+                        if self.flags.full_unicode() && self.flags.ignore_case {
+                            self.conditions.folded_word_characters = true;
+                        }
+                        if *assertion == Assertion::WordBoundary {
+                            "(?-u:\\b)"
+                        } else {
+                            // \B holds between the halves of a surrogate pair (V8 tries
+                            // those positions even with u, for empty matches).
+                            self.conditions.astral = true;
+                            "(?-u:\\B)"
+                        }
+                    }
+                };
+                self.out.push_str(text);
+            }
+            Node::BackReference(_) | Node::Look { .. } => return None,
+        }
+        Some(())
+    }
+
+    fn set(&mut self, set: &CodeSet) {
+        if set.intersects_range(SURROGATES.0, SURROGATES.1) && !self.flags.full_unicode() {
+            self.conditions.astral = true;
+        }
+        // Surrogate code points never occur in a Rust string, so they can be left out.
+        let ranges: Vec<(u32, u32)> = set
+            .ranges()
+            .iter()
+            .flat_map(|&(low, high)| [(low, high.min(SURROGATES.0 - 1)), (low.max(SURROGATES.1 + 1), high)])
+            .filter(|(low, high)| low <= high)
+            .collect();
+        if let [(low, high)] = ranges.as_slice() {
+            if low == high {
+                let _ = write!(self.out, "\\x{{{low:X}}}");
+                return;
+            }
+        }
+        if ranges.is_empty() {
+            // Matches nothing.
+            self.out.push_str("[^\\x{0}-\\x{10FFFF}]");
+            return;
+        }
+        self.out.push('[');
+        for (low, high) in ranges {
+            if low == high {
+                let _ = write!(self.out, "\\x{{{low:X}}}");
+            } else {
+                let _ = write!(self.out, "\\x{{{low:X}}}-\\x{{{high:X}}}");
+            }
+        }
+        self.out.push(']');
+    }
+}

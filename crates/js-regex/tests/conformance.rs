@@ -1,0 +1,97 @@
+//! Every case in tests/conformance/regex-cases.json (answers produced by node, see
+//! generate-regex-cases.mjs) must get JavaScript's answer from `Expectation`, on the engine
+//! `matches` picks and on the backtracker alone. The file's documented differences must
+//! keep gate-check's documented answer.
+
+use js_regex::{Expectation, PatternError};
+use serde_json::Value;
+
+fn corpus() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance/regex-cases.json");
+    let text = std::fs::read_to_string(path).expect("corpus is readable");
+    serde_json::from_str(&text).expect("corpus is JSON")
+}
+
+fn text(case: &Value, key: &str) -> String {
+    match &case[key] {
+        Value::Bool(b) => b.to_string(),
+        Value::String(s) => s.clone(),
+        other => panic!("unexpected {key}: {other}"),
+    }
+}
+
+/// Budget for the backtracker-only cross-check: enough for every corpus case but the
+/// deliberately catastrophic ones, which may report the bound instead of an answer.
+const CROSS_CHECK_BUDGET: u64 = 1_000_000;
+const BOUND_HIT: &str = "error: EXPECT regex exceeded its matching budget";
+
+/// gate-check's answer, as (normal engine choice, backtracker only).
+fn answer(source: &str, flags: &str, input: &str) -> (String, String) {
+    let show = |r: Result<bool, js_regex::MatchError>| r.map_or_else(|e| format!("error: {e}"), |b| b.to_string());
+    match Expectation::parse(&format!("/{source}/{flags}")) {
+        Err(PatternError::Invalid(_)) => ("invalid".into(), "invalid".into()),
+        Err(other) => (format!("error: {other}"), format!("error: {other}")),
+        Ok(Expectation::Pattern(pattern)) => {
+            let forced = show(pattern.matches_with_backtracker(input, CROSS_CHECK_BUDGET));
+            (show(Expectation::Pattern(pattern).matches(input)), forced)
+        }
+        Ok(Expectation::Substring(_)) => ("not a regex".into(), "not a regex".into()),
+    }
+}
+
+#[test]
+fn matcher_agrees_with_javascript() {
+    let corpus = corpus();
+    let cases = corpus["cases"].as_array().expect("cases array");
+    let mut mismatches = Vec::new();
+    for case in cases {
+        let (source, flags, input) = (text(case, "source"), text(case, "flags"), text(case, "input"));
+        let expected = text(case, "expected");
+        let (actual, backtracker) = answer(&source, &flags, &input);
+        if actual != expected || (backtracker != expected && backtracker != BOUND_HIT) {
+            mismatches.push(format!(
+                "/{source}/{flags} on {input:?}: JavaScript {expected}, gate-check {actual}, backtracker {backtracker}"
+            ));
+        }
+    }
+    let passed = cases.len() - mismatches.len();
+    println!("regex conformance: {passed}/{} cases agree with JavaScript", cases.len());
+    assert!(mismatches.is_empty(), "{} mismatches:\n{}", mismatches.len(), mismatches.join("\n"));
+}
+
+#[test]
+fn documented_differences_hold() {
+    let corpus = corpus();
+    let documented = corpus["documented_differences"].as_array().expect("documented_differences array");
+    let mut changed = Vec::new();
+    for case in documented {
+        let (source, flags, input) = (text(case, "source"), text(case, "flags"), text(case, "input"));
+        let documented_answer = text(case, "gate_check");
+        let (actual, _) = answer(&source, &flags, &input);
+        if actual != documented_answer {
+            changed.push(format!("/{source}/{flags} on {input:?}: documented {documented_answer}, now {actual}"));
+        }
+    }
+    assert!(changed.is_empty(), "update references/regex.md and the corpus:\n{}", changed.join("\n"));
+}
+
+#[test]
+fn deeply_nested_patterns_compile_without_overflowing_the_stack() {
+    // Runs on a test thread (small stack); JavaScript accepts all of these.
+    for (open, close, flags) in [("(", ")", ""), ("(?:", ")", ""), ("(?=", ")", ""), ("(?<!", ")", ""), ("[", "]", "v")]
+    {
+        let depth = 999 / (open.len() + close.len());
+        let source = format!("{}a{}", open.repeat(depth), close.repeat(depth));
+        let expectation = Expectation::parse(&format!("/{source}/{flags}")).expect("valid pattern");
+        // An odd number of nested (?<! holds at position 0, so every one of these matches.
+        assert_eq!(expectation.matches("a"), Ok(true), "{open}");
+    }
+}
+
+#[test]
+fn catastrophic_backtracking_ends_with_the_budget_error() {
+    let expectation = Expectation::parse("/^(a+)+\\1$/").expect("valid pattern");
+    let output = "a".repeat(4096) + "!";
+    let error = expectation.matches(&output).expect_err("bound is hit");
+    assert_eq!(error.to_string(), "EXPECT regex exceeded its matching budget");
+}

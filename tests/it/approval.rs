@@ -1,0 +1,350 @@
+//! The approval store through the real binary: unapproved oracles are shown
+//! and never run; records are private, exactly named as the Node tool names
+//! them, bound to every input; anything unusual about the store or a record
+//! fails closed.
+
+use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::common::{gate, outcome, run_concurrently, Sandbox};
+use crate::core_support::{mode_of, oracle_json, record_name};
+
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+const CHECK: &str = "touch created.txt && echo ok";
+
+fn ledger() -> String {
+    gate("A", CHECK, "ok")
+}
+
+fn cmd(sandbox: &Sandbox) -> assert_cmd::Command {
+    let mut cmd = sandbox.cmd();
+    cmd.env("PATH", PATH);
+    cmd
+}
+
+fn expected_record(sandbox: &Sandbox) -> (PathBuf, String) {
+    let root = sandbox.root.to_str().unwrap();
+    let ledger = sandbox.path("GATES.md");
+    let json = oracle_json(CHECK, "ok", root, "/bin/sh", 120, PATH);
+    let (name, signature) = record_name(ledger.to_str().unwrap(), "A", &json);
+    (sandbox.approvals.join(name), signature)
+}
+
+fn chmod(path: &Path, mode: u32) {
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A normal run that must fail closed: exit 2, message, nothing executed,
+/// ledger unchanged.
+fn assert_fails_closed(sandbox: &Sandbox, cmd: &mut assert_cmd::Command, fragment: &str) {
+    let before = sandbox.read("GATES.md");
+    let (code, out, err) = outcome(&cmd.output().unwrap());
+    assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
+    assert!(err.contains(fragment), "want {fragment:?} in:\n{err}");
+    assert!(!out.contains("PASS") && !out.contains("ALL MET"), "{out}");
+    assert!(!sandbox.path("created.txt").exists(), "a check ran despite a broken store");
+    assert_eq!(sandbox.read("GATES.md"), before);
+}
+
+#[test]
+fn an_unapproved_oracle_is_shown_and_not_run() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &ledger());
+    let long_path = format!("{PATH}:{}", "/opt/very-long-entry".repeat(60));
+    assert!(long_path.len() > 800);
+    let (code, out, _) = outcome(&sandbox.cmd().env("PATH", &long_path).output().unwrap());
+    assert_eq!(code, 1, "{out}");
+    let expected = format!(
+        "APPROVAL REQUIRED GATES:A\n    CHECK: {CHECK}\n    EXPECT: ok\n    CWD: {}\n    SHELL: /bin/sh\n    PATH: {}...\n    NOT RUN: inspect this oracle, then re-run with --approve\n",
+        sandbox.root.display(),
+        &long_path[..800]
+    );
+    assert!(out.starts_with(&expected), "{out}");
+    assert!(out.contains("UNMET: 1 (met: 0)\n  GATES:A"), "{out}");
+    assert!(!sandbox.path("created.txt").exists(), "an unapproved CHECK ran");
+    assert_eq!(sandbox.read("GATES.md"), ledger());
+    assert_eq!(sandbox.approval_count(), 0);
+
+    let exact: String = format!("{PATH}:{}", "x".repeat(800 - PATH.len() - 1));
+    assert_eq!(exact.len(), 800);
+    let (_, out, _) = outcome(&sandbox.cmd().env("PATH", &exact).output().unwrap());
+    assert!(out.contains(&format!("    PATH: {exact}\n")), "{out}");
+    // The cap counts UTF-16 code units, as the Node tool does.
+    let wide = format!("/bin:{}", "\u{1F600}".repeat(398));
+    let (_, out, _) = outcome(&sandbox.cmd().env("PATH", &wide).output().unwrap());
+    assert!(out.contains(&format!("    PATH: /bin:{}...\n", "\u{1F600}".repeat(397))), "{out}");
+}
+
+#[test]
+fn approve_records_privately_and_later_runs_need_no_approval() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &ledger());
+    let store = sandbox.approvals.join("nested").join("store");
+    let (code, out, err) =
+        outcome(&cmd(&sandbox).env("UNLAZY_APPROVAL_DIR", &store).arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("APPROVAL REQUIRED GATES:A") && out.contains("PASS GATES:A"), "{out}");
+    assert_eq!(mode_of(&store), 0o700);
+    assert_eq!(mode_of(store.parent().unwrap()), 0o700);
+    let records: Vec<PathBuf> = fs::read_dir(&store).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(mode_of(&records[0]), 0o600);
+    assert!(out.contains(&format!("    APPROVED: {}", records[0].display())), "{out}");
+    assert!(sandbox.path("created.txt").exists());
+
+    // Same check, unchecked again: a normal run executes it without asking.
+    fs::remove_file(sandbox.path("created.txt")).unwrap();
+    sandbox.write("GATES.md", &ledger());
+    let (code, out, _) = outcome(&cmd(&sandbox).env("UNLAZY_APPROVAL_DIR", &store).output().unwrap());
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("APPROVAL REQUIRED") && out.contains("PASS GATES:A"), "{out}");
+    assert!(sandbox.path("created.txt").exists());
+}
+
+#[test]
+fn record_name_and_content_match_the_node_tool() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &ledger());
+    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    let (path, signature) = expected_record(&sandbox);
+    assert!(path.exists(), "no record at {}: {out}", path.display());
+    let record: serde_json::Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(record["schema"], 1);
+    assert_eq!(record["file"], sandbox.path("GATES.md").to_str().unwrap());
+    assert_eq!(record["gate"], "A");
+    assert_eq!(record["signature"], signature.as_str());
+    let oracle: serde_json::Value =
+        serde_json::from_str(&oracle_json(CHECK, "ok", sandbox.root.to_str().unwrap(), "/bin/sh", 120, PATH)).unwrap();
+    assert_eq!(record["oracle"], oracle);
+    assert!(record["approvedAt"].as_str().is_some_and(|t| t.ends_with('Z')), "{record}");
+}
+
+#[test]
+fn a_node_written_record_is_honoured() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &ledger());
+    let (path, signature) = expected_record(&sandbox);
+    let record = serde_json::json!({
+        "schema": 1,
+        "file": sandbox.path("GATES.md").to_str().unwrap(),
+        "gate": "A",
+        "signature": signature,
+        "approvedAt": "2025-01-01T00:00:00.000Z",
+    });
+    fs::write(&path, record.to_string()).unwrap();
+    chmod(&path, 0o600);
+    let (code, out, _) = outcome(&cmd(&sandbox).output().unwrap());
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("APPROVAL REQUIRED"), "{out}");
+}
+
+#[test]
+fn every_bound_input_requires_approval_again() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &ledger());
+    fs::create_dir(sandbox.path("sub")).unwrap();
+    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, _) = outcome(&cmd(&sandbox).arg("--reverify").output().unwrap());
+    assert_eq!(code, 0, "unchanged identity must stay approved: {out}");
+    let (code, out, _) = outcome(&cmd(&sandbox).args(["--reverify", "GATES.md"]).output().unwrap());
+    assert_eq!(code, 0, "the same file named explicitly is the same identity: {out}");
+    let approved = sandbox.read("GATES.md");
+
+    let needs_approval = |edit: Option<String>, args: &[&str], path: &str, label: &str| {
+        if let Some(text) = &edit {
+            sandbox.write("GATES.md", text);
+        }
+        let (code, out, _) = outcome(&sandbox.cmd().env("PATH", path).arg("--reverify").args(args).output().unwrap());
+        assert_eq!(code, 1, "{label}: {out}");
+        assert!(out.contains("APPROVAL REQUIRED") && out.contains("NOT RUN"), "{label}: {out}");
+        assert!(!out.contains("PASS"), "{label}: {out}");
+        sandbox.write("GATES.md", &approved);
+    };
+    needs_approval(Some(approved.replace(CHECK, "touch created.txt && echo  ok")), &[], PATH, "CHECK");
+    needs_approval(Some(approved.replace("EXPECT: ok", "EXPECT: o")), &[], PATH, "EXPECT");
+    needs_approval(Some(approved.replace("EXPECT: ok\n", "EXPECT: ok\n  CWD: sub\n")), &[], PATH, "CWD attribute");
+    needs_approval(None, &["--cwd", "sub"], PATH, "--cwd");
+    needs_approval(None, &["--shell", "/bin/bash"], PATH, "--shell");
+    needs_approval(None, &["--timeout", "119"], PATH, "--timeout");
+    needs_approval(None, &[], &format!("{PATH}:/opt/bin"), "PATH");
+    fs::write(sandbox.path("other.md"), &approved).unwrap();
+    needs_approval(None, &["other.md"], PATH, "ledger path");
+    assert_eq!(sandbox.approval_count(), 1);
+}
+
+#[test]
+fn store_inside_the_root_is_refused() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &ledger());
+    let inside = sandbox.path("approvals");
+    assert_fails_closed(
+        &sandbox,
+        cmd(&sandbox).env("UNLAZY_APPROVAL_DIR", &inside).arg("--approve"),
+        "UNLAZY_APPROVAL_DIR must be outside the repository root",
+    );
+    assert!(!inside.exists());
+    // Lexically outside, canonically inside.
+    let real = sandbox.path(".private");
+    fs::create_dir(&real).unwrap();
+    chmod(&real, 0o700);
+    let alias = sandbox.approvals.join("alias");
+    symlink(&sandbox.root, &alias).unwrap();
+    assert_fails_closed(
+        &sandbox,
+        cmd(&sandbox).env("UNLAZY_APPROVAL_DIR", alias.join(".private")).arg("--approve"),
+        "approval directory resolves inside the repository root",
+    );
+}
+
+#[test]
+fn broken_stores_fail_closed() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &ledger());
+    let elsewhere = sandbox.approvals.join("real");
+    fs::create_dir(&elsewhere).unwrap();
+    chmod(&elsewhere, 0o700);
+    let link = sandbox.approvals.join("link");
+    symlink(&elsewhere, &link).unwrap();
+    for args in [&[][..], &["--approve"][..]] {
+        assert_fails_closed(
+            &sandbox,
+            cmd(&sandbox).env("UNLAZY_APPROVAL_DIR", &link).args(args),
+            "must be a real directory",
+        );
+    }
+    for mode in [0o750, 0o705, 0o770] {
+        chmod(&sandbox.approvals, mode);
+        assert_fails_closed(&sandbox, cmd(&sandbox).arg("--approve"), "must not grant group or other permissions");
+    }
+    chmod(&sandbox.approvals, 0o700);
+    let foreign = if nix::unistd::geteuid().is_root() {
+        let dir = sandbox.approvals.join("foreign");
+        fs::create_dir(&dir).unwrap();
+        chmod(&dir, 0o700);
+        nix::unistd::chown(&dir, Some(nix::unistd::Uid::from_raw(54321)), None).unwrap();
+        dir
+    } else {
+        PathBuf::from("/")
+    };
+    assert_fails_closed(
+        &sandbox,
+        cmd(&sandbox).env("UNLAZY_APPROVAL_DIR", &foreign).arg("--approve"),
+        "must be owned by the current user",
+    );
+    assert_eq!(sandbox.approval_count(), 0);
+}
+
+#[test]
+fn broken_records_fail_closed() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &ledger());
+    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    fs::remove_file(sandbox.path("created.txt")).unwrap();
+    sandbox.write("GATES.md", &ledger());
+    let (record, _) = expected_record(&sandbox);
+    let saved = fs::read(&record).unwrap();
+
+    let second = sandbox.approvals.join("second-name");
+    fs::hard_link(&record, &second).unwrap();
+    assert_fails_closed(&sandbox, &mut cmd(&sandbox), "refusing linked or replaced approval record");
+    fs::remove_file(&second).unwrap();
+
+    chmod(&record, 0o640);
+    assert_fails_closed(&sandbox, &mut cmd(&sandbox), "must not grant group or other permissions");
+    chmod(&record, 0o600);
+
+    fs::rename(&record, sandbox.approvals.join("target.json.bak")).unwrap();
+    symlink(sandbox.approvals.join("target.json.bak"), &record).unwrap();
+    assert_fails_closed(&sandbox, &mut cmd(&sandbox), "must be a real file");
+    fs::remove_file(&record).unwrap();
+    fs::rename(sandbox.approvals.join("target.json.bak"), &record).unwrap();
+
+    if nix::unistd::geteuid().is_root() {
+        nix::unistd::chown(&record, Some(nix::unistd::Uid::from_raw(54321)), None).unwrap();
+        assert_fails_closed(&sandbox, &mut cmd(&sandbox), "must be owned by the current user");
+        nix::unistd::chown(&record, Some(nix::unistd::geteuid()), None).unwrap();
+    }
+    assert_eq!(fs::read(&record).unwrap(), saved);
+    let (code, out, _) = outcome(&cmd(&sandbox).output().unwrap());
+    assert_eq!(code, 0, "the intact record is usable again: {out}");
+}
+
+#[test]
+fn records_with_wrong_fields_are_not_approvals() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &ledger());
+    let (record, signature) = expected_record(&sandbox);
+    let file = sandbox.path("GATES.md").to_str().unwrap().to_string();
+    let bodies = [
+        serde_json::json!({"file": "/elsewhere/GATES.md", "gate": "A", "signature": signature}).to_string(),
+        serde_json::json!({"file": file, "gate": "B", "signature": signature}).to_string(),
+        serde_json::json!({"file": file, "gate": "A", "signature": "0".repeat(64)}).to_string(),
+        serde_json::json!({"file": file, "gate": "A"}).to_string(),
+        "{not json".to_string(),
+        String::new(),
+    ];
+    for body in bodies {
+        fs::write(&record, &body).unwrap();
+        chmod(&record, 0o600);
+        let (code, out, err) = outcome(&cmd(&sandbox).output().unwrap());
+        assert_eq!(code, 1, "{body}: {out}{err}");
+        assert!(out.contains("APPROVAL REQUIRED GATES:A") && out.contains("NOT RUN"), "{body}: {out}");
+        assert!(!sandbox.path("created.txt").exists());
+    }
+}
+
+#[test]
+fn concurrent_approvals_leave_one_valid_record() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("A", "sleep 0.2; echo ok", "ok"));
+    let run_eight = |args: &[&str]| {
+        let commands = (0..8).map(|_| {
+            let mut command = sandbox.std_cmd();
+            command.env("PATH", PATH).args(args);
+            command
+        });
+        for output in run_concurrently(commands) {
+            let (code, out, err) = outcome(&output);
+            assert_eq!(code, 0, "{args:?}: {out}{err}");
+        }
+    };
+    run_eight(&["--approve"]);
+    // Concurrent runs replace the ledger under each other's reads; each
+    // must see the old or the new file, never fail.
+    run_eight(&["--reverify"]);
+    run_eight(&["--reverify", "--approve"]);
+    let names: Vec<String> = fs::read_dir(&sandbox.approvals)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let record: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(sandbox.approvals.join(&names[0])).unwrap()).unwrap();
+    assert_eq!(record["gate"], "A");
+    let (code, out, _) = outcome(&cmd(&sandbox).arg("--reverify").output().unwrap());
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("APPROVAL REQUIRED"), "{out}");
+}
+
+#[test]
+fn status_never_touches_the_store() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &ledger());
+    let missing = sandbox.approvals.join("missing");
+    let (code, out, err) =
+        outcome(&sandbox.cmd().env("UNLAZY_APPROVAL_DIR", &missing).arg("--status").output().unwrap());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(!missing.exists(), "--status created the approval store");
+    chmod(&sandbox.approvals, 0o777);
+    let (code, out, err) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
+    assert_eq!(code, 1, "a broken store must not break --status: {out}{err}");
+    assert!(out.contains("UNMET GATES:A (unchecked)"), "{out}");
+    let (code, out, err) =
+        outcome(&sandbox.cmd().env("UNLAZY_APPROVAL_DIR", sandbox.path("inside")).arg("--status").output().unwrap());
+    assert_eq!(code, 1, "{out}{err}");
+    chmod(&sandbox.approvals, 0o700);
+}

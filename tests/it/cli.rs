@@ -1,0 +1,196 @@
+//! The command line through the real binary: help and version, option
+//! spelling, option errors (exit 2 with a message), and which ledgers a run
+//! covers (explicit files, all and only; else discovery under --root).
+
+use std::os::unix::fs::symlink;
+use std::time::Duration;
+
+use crate::common::{gate, outcome, Sandbox};
+
+const MET_MANUAL: &str = "- [x] M: manual\n  EVIDENCE: inspected by hand\n";
+
+fn usage_error(sandbox: &Sandbox, args: &[&str], fragment: &str) {
+    let before = std::fs::read(sandbox.path("GATES.md")).ok();
+    let (code, out, err) = outcome(&sandbox.cmd().args(args).output().unwrap());
+    assert_eq!(code, 2, "{args:?}\nstdout: {out}\nstderr: {err}");
+    assert!(err.contains(fragment), "{args:?}: want {fragment:?} in stderr:\n{err}");
+    assert!(!out.contains("ALL MET"), "{out}");
+    assert_eq!(std::fs::read(sandbox.path("GATES.md")).ok(), before, "{args:?} changed the ledger");
+    assert_eq!(sandbox.approval_count(), 0);
+}
+
+#[test]
+fn help_and_version() {
+    let sandbox = Sandbox::new();
+    let (code, out, _) = outcome(&sandbox.cmd().arg("--help").output().unwrap());
+    assert_eq!(code, 0);
+    for word in ["--status", "--reverify", "--approve", "--timeout", "--shell", "--cwd", "--root", "exit codes"] {
+        assert!(out.contains(word), "help lacks {word}:\n{out}");
+    }
+    let (code, out, _) = outcome(&sandbox.cmd().arg("--version").output().unwrap());
+    assert_eq!(code, 0);
+    assert_eq!(out.trim(), format!("gate-check {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn both_option_spellings_mean_the_same() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("A", "echo ok", "ok"));
+    let (code, out, err) =
+        outcome(&sandbox.cmd().args(["--approve", "--timeout=7", "--shell=/bin/sh"]).output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    // The same identity spelled the other way needs no new approval.
+    let (code, out, err) =
+        outcome(&sandbox.cmd().args(["--reverify", "--timeout", "7", "--shell", "/bin/sh"]).output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("APPROVAL REQUIRED"), "{out}");
+    assert_eq!(sandbox.approval_count(), 1);
+}
+
+#[test]
+fn double_dash_ends_options() {
+    let sandbox = Sandbox::new();
+    sandbox.write("--status", &gate("A", "echo ok", "ok"));
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "--", "--status"]).output().unwrap());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("UNMET --status:A (unchecked)"), "{out}");
+    assert!(out.contains("--status: 1 gates"), "{out}");
+}
+
+#[test]
+fn option_errors_exit_2() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("A", "echo ok", "ok"));
+    usage_error(&sandbox, &["--status", "--status"], "--status");
+    usage_error(&sandbox, &["--timeout", "5", "--timeout=6"], "--timeout");
+    usage_error(&sandbox, &["--root", ".", "--root=."], "--root");
+    usage_error(&sandbox, &["--bogus"], "--bogus");
+    usage_error(&sandbox, &["--bogus=1"], "--bogus");
+    usage_error(&sandbox, &["-x"], "-x");
+    usage_error(&sandbox, &["--status=yes"], "--status");
+    for option in ["--root", "--cwd", "--shell", "--timeout", "--jobs", "--scope"] {
+        usage_error(&sandbox, &[&format!("{option}=")], option);
+        usage_error(&sandbox, &[option, ""], option);
+    }
+    usage_error(&sandbox, &["--timeout"], "--timeout");
+    usage_error(&sandbox, &["--status", "--reverify"], "--status and --reverify are mutually exclusive");
+    usage_error(&sandbox, &["--reverify", "--status"], "--status and --reverify are mutually exclusive");
+    usage_error(&sandbox, &["--status", "--approve"], "--status never approves commands; remove --approve");
+    for execution in [&["--timeout", "5"][..], &["--jobs", "2"], &["--shell", "/bin/sh"], &["--cwd", "."]] {
+        let mut args = vec!["--status"];
+        args.extend_from_slice(execution);
+        usage_error(&sandbox, &args, "--timeout, --jobs, --shell, and --cwd are execution options only");
+    }
+}
+
+#[test]
+fn timeout_and_jobs_bounds() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", MET_MANUAL);
+    for bad in ["0", "86401", "-1", "1.5", "abc", "+5", " 5"] {
+        usage_error(&sandbox, &["--timeout", bad], "--timeout needs an integer from 1 through 86400");
+    }
+    for bad in ["0", "65", "-1", "1.5", "abc"] {
+        usage_error(&sandbox, &["--jobs", bad], "--jobs needs an integer from 1 through 64");
+    }
+    for good in [["--timeout", "1"], ["--timeout", "86400"], ["--jobs", "1"], ["--jobs", "64"]] {
+        let (code, out, err) = outcome(&sandbox.cmd().args(good).output().unwrap());
+        assert_eq!(code, 0, "{good:?}: {out}{err}");
+        assert!(out.contains("ALL MET (1 met)"), "{out}");
+    }
+}
+
+#[test]
+fn explicit_files_are_all_honored_and_only_those() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("ROOT", "touch root-ran && echo ok", "ok"));
+    sandbox.write("a.md", &gate("A", "echo ok", "ok"));
+    sandbox.write("b.md", MET_MANUAL);
+    sandbox.write("c.md", &gate("C", "touch c-ran && echo ok", "ok"));
+    let untouched = ["GATES.md", "c.md"].map(|f| sandbox.read(f));
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--approve", "a.md", "b.md"]).output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("a.md: 1 gates") && out.contains("b.md: 1 gates"), "{out}");
+    assert!(out.contains("ALL MET (2 met)"), "{out}");
+    assert!(!out.contains("GATES:ROOT") && !out.contains("c:C"), "{out}");
+    assert_eq!(["GATES.md", "c.md"].map(|f| sandbox.read(f)), untouched);
+    assert!(!sandbox.path("root-ran").exists() && !sandbox.path("c-ran").exists());
+    assert_eq!(sandbox.approval_count(), 1);
+}
+
+#[test]
+fn discovery_finds_gates_md_and_gates_dir_under_root() {
+    let sandbox = Sandbox::new();
+    sandbox.write("proj/GATES.md", MET_MANUAL);
+    sandbox.write("proj/gates/leaf-1.md", "- [ ] L1: one\n");
+    sandbox.write("proj/gates/leaf-2.md", "- [ ] L2: two\n");
+    sandbox.write("proj/gates/notes.txt", "- [ ] NOPE: not a ledger\n");
+    sandbox.write("proj/gates/.md", "- [ ] DOT: a file named .md is a ledger, as in the Node tool\n");
+    sandbox.write("proj/gates/deeper/leaf-3.md", "- [ ] NOPE: nested is not discovered\n");
+    sandbox.write("GATES.md", "- [ ] OUTSIDE: not under --root\n");
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "--root", "proj"]).output().unwrap());
+    assert_eq!(code, 1, "{out}{err}");
+    let counts: Vec<&str> = out.lines().filter(|l| l.ends_with(" gates")).collect();
+    assert_eq!(counts, ["GATES.md: 1 gates", ".md: 1 gates", "leaf-1.md: 1 gates", "leaf-2.md: 1 gates"], "{out}");
+    assert!(out.contains("UNMET: 3 (met: 1)\n  :DOT, leaf-1:L1, leaf-2:L2"), "{out}");
+    assert!(!out.contains("NOPE") && !out.contains("OUTSIDE"), "{out}");
+
+    let empty = Sandbox::new();
+    usage_error(&empty, &["--status"], "no gate files found");
+}
+
+#[test]
+fn relative_files_resolve_against_root() {
+    let sandbox = Sandbox::new();
+    sandbox.write("sub/GATES.md", MET_MANUAL);
+    sandbox.write("GATES.md", "- [ ] WRONG: the root-less reading\n");
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "--root", "sub", "GATES.md"]).output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ALL MET (1 met)"), "{out}");
+}
+
+#[test]
+fn unusable_ledger_paths_exit_2() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", MET_MANUAL);
+    usage_error(&sandbox, &["--status", "missing.md"], "no such gate file");
+    std::fs::create_dir(sandbox.path("dir.md")).unwrap();
+    usage_error(&sandbox, &["--status", "dir.md"], "regular single-link file");
+    symlink(sandbox.path("GATES.md"), sandbox.path("link.md")).unwrap();
+    usage_error(&sandbox, &["--status", "link.md"], "regular single-link file");
+    usage_error(&sandbox, &["link.md"], "regular single-link file");
+    std::fs::hard_link(sandbox.path("GATES.md"), sandbox.path("hard.md")).unwrap();
+    usage_error(&sandbox, &["--status", "hard.md"], "regular single-link file");
+    usage_error(&sandbox, &["--status", "--root", "nowhere"], "--root does not exist");
+}
+
+#[test]
+fn fifo_ledger_is_refused_without_hanging() {
+    let sandbox = Sandbox::new();
+    let fifo = sandbox.path("GATES.md");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    for args in [&["--status"][..], &[], &["--status", "GATES.md"]] {
+        let output = sandbox.cmd().args(args).timeout(Duration::from_secs(20)).output().unwrap();
+        let (code, _, err) = outcome(&output);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("regular single-link file") && err.contains("GATES.md"), "{err}");
+    }
+}
+
+#[test]
+fn completions_and_man_page_come_from_the_clap_definition() {
+    let sandbox = Sandbox::new();
+    for (shell, marker) in
+        [("bash", "_gate__check()"), ("zsh", "#compdef gate-check"), ("fish", "complete -c gate-check")]
+    {
+        let (code, out, err) = outcome(&sandbox.cmd().args(["completions", shell]).output().unwrap());
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(marker), "{shell}: {}", &out[..out.len().min(300)]);
+        assert!(out.contains("reverify") && out.contains("install-hooks"), "{shell} completion lacks options");
+    }
+    let (code, out, _) = outcome(&sandbox.cmd().arg("man").output().unwrap());
+    assert_eq!(code, 0);
+    assert!(out.contains(".TH gate-check 1") && out.contains("\\-\\-reverify"), "{}", &out[..out.len().min(300)]);
+    let (code, _, err) = outcome(&sandbox.cmd().args(["completions", "tcsh"]).output().unwrap());
+    assert_eq!(code, 2, "{err}");
+}

@@ -1,0 +1,110 @@
+//! Shared fixtures for the binary-level tests: a temporary repository root,
+//! a private approval store outside it, and a `gate-check` command wired to
+//! both with a clean, deterministic environment.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+pub struct Sandbox {
+    _dir: tempfile::TempDir,
+    /// The repository root the checker runs against.
+    pub root: PathBuf,
+    /// A 0700 approval store outside `root`.
+    pub approvals: PathBuf,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let base = fs::canonicalize(dir.path()).expect("canonical temp dir");
+        let root = base.join("repo");
+        let approvals = base.join("approvals");
+        fs::create_dir(&root).expect("root");
+        fs::create_dir(&approvals).expect("approvals");
+        fs::set_permissions(&approvals, fs::Permissions::from_mode(0o700)).expect("chmod");
+        Sandbox { _dir: dir, root, approvals }
+    }
+
+    /// Writes `text` to `relative` under the root, creating directories.
+    pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.root.join(relative);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).expect("parent dirs");
+        }
+        fs::write(&path, text).expect("write fixture");
+        path
+    }
+
+    pub fn read(&self, relative: &str) -> String {
+        fs::read_to_string(self.root.join(relative)).expect("read fixture")
+    }
+
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.root.join(relative)
+    }
+
+    /// `gate-check` run from the root with the sandbox's approval store and
+    /// none of the variables that would change its decisions.
+    pub fn cmd(&self) -> Command {
+        Command::from_std(self.std_cmd())
+    }
+
+    /// The same command as a plain `std::process::Command`, for tests that
+    /// spawn and signal the process themselves.
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("gate-check"));
+        cmd.current_dir(&self.root)
+            .env("UNLAZY_APPROVAL_DIR", &self.approvals)
+            .env_remove("UNLAZY_SHELL")
+            .env_remove("UNLAZY_SCOPE")
+            .env_remove("GITHUB_ACTIONS")
+            .env("NO_COLOR", "1");
+        cmd
+    }
+
+    /// Number of approval records in the store.
+    pub fn approval_count(&self) -> usize {
+        fs::read_dir(&self.approvals)
+            .map(|entries| {
+                entries.filter_map(Result::ok).filter(|e| e.path().extension().is_some_and(|x| x == "json")).count()
+            })
+            .unwrap_or(0)
+    }
+}
+
+/// Starts every command before waiting for any, so they really run at the
+/// same time, and returns their outputs in order.
+pub fn run_concurrently(commands: impl IntoIterator<Item = std::process::Command>) -> Vec<std::process::Output> {
+    let children: Vec<_> = commands
+        .into_iter()
+        .map(|mut command| {
+            command
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn gate-check")
+        })
+        .collect();
+    children.into_iter().map(|child| child.wait_with_output().expect("wait for gate-check")).collect()
+}
+
+/// One runnable gate as ledger text.
+pub fn gate(id: &str, check: &str, expect: &str) -> String {
+    format!("- [ ] {id}: outcome {id}\n  CHECK: {check}\n  EXPECT: {expect}\n  EVIDENCE: pending\n")
+}
+
+/// Output of a finished command as text: (exit code, stdout, stderr).
+pub fn outcome(output: &std::process::Output) -> (i32, String, String) {
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+pub fn exists(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok()
+}

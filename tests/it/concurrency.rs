@@ -1,0 +1,41 @@
+//! Several gate-check processes on one ledger at once: every write-back is
+//! serialized under the ledger lock and re-reads the file, so no gate's
+//! evidence and no hand edit is lost.
+
+use crate::common::{outcome, run_concurrently, Sandbox};
+
+const PROCESSES: usize = 8;
+
+#[test]
+fn eight_concurrent_approve_runs_leave_every_gate_correct() {
+    let sandbox = Sandbox::new();
+    let mut text = String::from("# Gates: concurrency\n\nA hand-written note that must survive.\n\n");
+    for i in 0..PROCESSES {
+        // Staggered sleeps make the runs finish, and write, in mixed order.
+        let delay = (PROCESSES - i) as f64 * 0.05;
+        text.push_str(&format!(
+            "- [ ] G{i}: gate {i}\n  CHECK: sleep {delay}; printf 'done-{i}\\n'\n  EXPECT: done-{i}\n  EVIDENCE: pending\n"
+        ));
+    }
+    sandbox.write("GATES.md", &text);
+
+    let commands = (0..PROCESSES).map(|_| {
+        let mut command = sandbox.std_cmd();
+        command.args(["--approve", "--jobs", "8", "GATES.md"]);
+        command
+    });
+    for output in run_concurrently(commands) {
+        let (code, out, err) = outcome(&output);
+        assert!(code == 0 || code == 1, "exit {code}: {out}{err}");
+        assert!(!err.contains("cannot update"), "{err}");
+    }
+
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "GATES.md"]).output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("ALL MET ({PROCESSES} met)")), "{out}");
+    let ledger = sandbox.read("GATES.md");
+    assert!(ledger.contains("A hand-written note that must survive."));
+    assert_eq!(ledger.matches("EVIDENCE: automatic-evidence=v1;").count(), PROCESSES, "{ledger}");
+    assert_eq!(ledger.matches("EVIDENCE: ").count(), PROCESSES, "an EVIDENCE line was duplicated: {ledger}");
+    assert_eq!(sandbox.approval_count(), PROCESSES);
+}

@@ -1,0 +1,296 @@
+//! Definition-bound evidence, reverify, write-back and output markers
+//! through the real binary.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use crate::common::{gate, outcome, Sandbox};
+use crate::core_support::{definition_digest, lines_with_endings, mode_of, success_evidence};
+
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+fn cmd(sandbox: &Sandbox) -> assert_cmd::Command {
+    let mut cmd = sandbox.cmd();
+    cmd.env("PATH", PATH);
+    cmd
+}
+
+/// `--status` that could not run anything even if it tried.
+fn status(sandbox: &Sandbox) -> (i32, String, String) {
+    outcome(&sandbox.cmd().env("UNLAZY_SHELL", "/nonexistent/sh").env("PATH", "").arg("--status").output().unwrap())
+}
+
+fn current_evidence(sandbox: &Sandbox, check: &str, expect: &str, cwd: Option<&str>) -> String {
+    let digest = definition_digest(check, expect, cwd);
+    success_evidence(&digest, "ok\n", "/bin/sh", sandbox.root.to_str().unwrap(), PATH)
+}
+
+#[test]
+fn evidence_line_format_is_exact() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("A", "echo ok", "ok"));
+    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    let expected = current_evidence(&sandbox, "echo ok", "ok", None);
+    assert!(expected.starts_with("automatic-evidence=v1; definition-sha256="));
+    assert_eq!(
+        sandbox.read("GATES.md"),
+        format!("- [x] A: outcome A\n  CHECK: echo ok\n  EXPECT: ok\n  EVIDENCE: {expected}\n")
+    );
+
+    // The raw CWD text is part of the definition.
+    let text = "- [ ] A: a\n  CHECK: echo ok\n  EXPECT: ok\n  CWD: ./\n  EVIDENCE: pending\n";
+    sandbox.write("GATES.md", text);
+    let (code, out, _) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "{out}");
+    let digest = definition_digest("echo ok", "ok", Some("./"));
+    assert_ne!(digest, definition_digest("echo ok", "ok", None));
+    assert!(sandbox
+        .read("GATES.md")
+        .contains(&format!("EVIDENCE: automatic-evidence=v1; definition-sha256={digest}; exit=0;")));
+}
+
+#[test]
+fn status_marks_unbound_evidence_stale_without_running_anything() {
+    let sandbox = Sandbox::new();
+    let check = "touch ran.txt && echo ok";
+    let digest = definition_digest(check, "ok", None);
+    let other = definition_digest("echo other", "ok", None);
+    let current = current_evidence(&sandbox, check, "ok", None);
+    let stale = [
+        None,
+        Some("".to_string()),
+        Some("pending".to_string()),
+        Some("PENDING".to_string()),
+        Some("it worked when I tried it".to_string()),
+        Some("exit=0; shell=/bin/sh; cwd=/repo".to_string()),
+        Some(format!("automatic-evidence=v1; definition-sha256={digest}; exit=0; EXPECT=matched")),
+        Some(format!("automatic-evidence=v1; definition-sha256={}", &digest[..20])),
+        Some(current.replace("automatic-evidence=v1", "automatic-evidence=v2")),
+        Some(current.replace(&digest, &other)),
+        Some(current.replace("exit=0", "exit=1")),
+        Some(format!("{current}{}", "x".repeat(900))),
+    ];
+    for evidence in stale {
+        let line = evidence.as_ref().map(|e| format!("  EVIDENCE: {e}\n")).unwrap_or_default();
+        sandbox.write("GATES.md", &format!("- [x] A: a\n  CHECK: {check}\n  EXPECT: ok\n{line}"));
+        let (code, out, err) = status(&sandbox);
+        assert_eq!(code, 1, "{evidence:?}: {out}{err}");
+        assert!(
+            out.contains("UNMET GATES:A (checked but automatic evidence is stale or unbound): a"),
+            "{evidence:?}: {out}"
+        );
+        assert!(!sandbox.path("ran.txt").exists());
+    }
+    sandbox.write("GATES.md", &format!("- [x] A: a\n  CHECK: {check}\n  EXPECT: ok\n  EVIDENCE: {current}\n"));
+    let (code, out, err) = status(&sandbox);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ALL MET (1 met)"), "{out}");
+    assert_eq!(sandbox.approval_count(), 0);
+    assert!(!sandbox.path(".unlazy").exists(), "--status wrote state");
+}
+
+#[test]
+fn manual_gate_states() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "GATES.md",
+        "- [x] M1: attested\n  EVIDENCE: read the diff on 2025-03-01\n\
+         - [x] M2: ticked but pending\n  EVIDENCE: pending\n\
+         - [x] M3: ticked without evidence\n\
+         - [ ] M4: not ticked\n  EVIDENCE: someone wrote this early\n\
+         - [x] M5: automatic evidence on a manual gate\n  EVIDENCE: automatic-evidence=v1; definition-sha256=abc\n",
+    );
+    let (code, out, _) = status(&sandbox);
+    assert_eq!(code, 1);
+    assert!(!out.contains("GATES:M1 ("), "{out}");
+    assert!(out.contains("UNMET GATES:M2 (checked but EVIDENCE pending)"), "{out}");
+    assert!(out.contains("UNMET GATES:M3 (checked but EVIDENCE pending)"), "{out}");
+    assert!(out.contains("UNMET GATES:M4 (unchecked)"), "{out}");
+    assert!(out.contains("UNMET GATES:M5 (checked but automatic evidence is stale or unbound)"), "{out}");
+    assert!(out.contains("UNMET: 4 (met: 1)"), "{out}");
+
+    // Adding an oracle to a human-attested gate makes the attestation stale.
+    sandbox.write(
+        "GATES.md",
+        "- [x] M1: attested\n  CHECK: echo ok\n  EXPECT: ok\n  EVIDENCE: read the diff on 2025-03-01\n",
+    );
+    let (code, out, _) = status(&sandbox);
+    assert_eq!(code, 1);
+    assert!(out.contains("UNMET GATES:M1 (checked but automatic evidence is stale or unbound)"), "{out}");
+}
+
+#[test]
+fn normal_runs_rerun_stale_gates_and_migrate_them() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .write("GATES.md", "- [x] A: a\n  CHECK: echo ok\n  EXPECT: ok\n  EVIDENCE: exit=0; shell=/bin/sh; cwd=/old\n");
+    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("PASS GATES:A"), "{out}");
+    let expected = current_evidence(&sandbox, "echo ok", "ok", None);
+    assert!(sandbox.read("GATES.md").contains(&format!("  EVIDENCE: {expected}\n")));
+
+    // Editing CHECK after the pass makes the evidence stale ...
+    let edited = sandbox.read("GATES.md").replace("CHECK: echo ok", "CHECK: echo ok; false");
+    sandbox.write("GATES.md", &edited);
+    let (code, out, _) = status(&sandbox);
+    assert_eq!(code, 1);
+    assert!(out.contains("UNMET GATES:A (checked but automatic evidence is stale or unbound)"), "{out}");
+    // ... and a failed rerun unchecks it and resets its evidence.
+    let (code, out, _) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("FAIL GATES:A"), "{out}");
+    assert_eq!(sandbox.read("GATES.md"), "- [ ] A: a\n  CHECK: echo ok; false\n  EXPECT: ok\n  EVIDENCE: pending\n");
+}
+
+#[test]
+fn a_met_gate_is_never_executed_by_a_normal_run() {
+    let sandbox = Sandbox::new();
+    let check = "touch ran.txt && echo ok";
+    let evidence = current_evidence(&sandbox, check, "ok", None);
+    let text = format!("- [x] A: a\n  CHECK: {check}\n  EXPECT: ok\n  EVIDENCE: {evidence}\n");
+    sandbox.write("GATES.md", &text);
+    let (code, out, err) = outcome(&cmd(&sandbox).output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ALL MET (1 met)"), "{out}");
+    assert!(!out.contains("RUN") && !out.contains("APPROVAL REQUIRED"), "{out}");
+    assert!(!sandbox.path("ran.txt").exists());
+    assert_eq!(sandbox.read("GATES.md"), text);
+}
+
+#[test]
+fn reverify_reruns_met_gates_and_demotes_failures() {
+    let sandbox = Sandbox::new();
+    sandbox.write("flag", "");
+    sandbox.write(
+        "GATES.md",
+        &format!(
+            "{}{}- [x] M: manual\n  EVIDENCE: checked by hand\n",
+            gate("A", "echo ok", "ok"),
+            gate("B", "test -f flag && echo ok", "ok")
+        ),
+    );
+    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ALL MET (3 met)"), "{out}");
+    let (code, out, _) = outcome(&cmd(&sandbox).arg("--reverify").output().unwrap());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("ALL MET (3 met, reran: 2, previously met reverified: 2)"), "{out}");
+
+    fs::remove_file(sandbox.path("flag")).unwrap();
+    let (code, out, _) = outcome(&cmd(&sandbox).arg("--reverify").output().unwrap());
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("PASS GATES:A") && out.contains("FAIL GATES:B"), "{out}");
+    assert!(out.contains("UNMET: 1 (met: 2, reran: 2, previously met reverified: 2)\n  GATES:B"), "{out}");
+    let ledger = sandbox.read("GATES.md");
+    assert!(
+        ledger.contains("- [ ] B: outcome B\n  CHECK: test -f flag && echo ok\n  EXPECT: ok\n  EVIDENCE: pending\n"),
+        "{ledger}"
+    );
+    assert!(ledger.contains("- [x] A: outcome A"), "{ledger}");
+}
+
+#[test]
+fn a_result_whose_definition_changed_while_running_is_discarded() {
+    let sandbox = Sandbox::new();
+    let check = "sed -i 's/marker-one/marker-two/' GATES.md && echo ok # marker-one";
+    sandbox.write("GATES.md", &gate("A", check, "ok"));
+    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("PASS GATES:A"), "{out}");
+    assert!(
+        out.contains("  STALE GATES:A: definition or runtime approval oracle changed; result not written"),
+        "{out}"
+    );
+    assert_eq!(sandbox.read("GATES.md"), gate("A", &check.replacen("marker-one", "marker-two", 1), "ok"));
+}
+
+#[test]
+fn concurrent_hand_edits_survive_and_only_gate_lines_change() {
+    let sandbox = Sandbox::new();
+    let check = "echo '<!-- appended by hand -->' >> GATES.md && echo ok";
+    let before = format!(
+        "# Ledger\n\nSome prose.\n\n```text\n- [ ] HIDDEN: in a fence\n```\n\n{}\n- [x] M: manual\n  EVIDENCE: by hand\n\n{}\ntrailing prose\n",
+        gate("A", check, "ok"),
+        gate("B", "echo nope", "ok")
+    );
+    let path = sandbox.write("GATES.md", &before);
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("PASS GATES:A") && out.contains("FAIL GATES:B"), "{out}");
+    let after = fs::read(&path).unwrap();
+    let (b, a) = (lines_with_endings(before.as_bytes()), lines_with_endings(&after));
+    assert_eq!(a.len(), b.len() + 1, "{}", String::from_utf8_lossy(&after));
+    let gate_line = b.iter().position(|l| l.starts_with(b"- [ ] A:")).unwrap();
+    for (i, (x, y)) in b.iter().zip(&a).enumerate() {
+        match i {
+            i if i == gate_line => assert_eq!(y, b"- [x] A: outcome A\n"),
+            i if i == gate_line + 3 => assert!(y.starts_with(b"  EVIDENCE: automatic-evidence=v1; ")),
+            _ => assert_eq!(x, y, "line {i} changed"),
+        }
+    }
+    assert_eq!(a.last().unwrap(), b"<!-- appended by hand -->\n");
+    assert_eq!(mode_of(&path), 0o640, "the ledger's mode changed");
+    let leftovers: Vec<_> = fs::read_dir(&sandbox.root)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temp files left: {leftovers:?}");
+}
+
+#[test]
+fn summary_markers() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", "- [x] M: a\n  EVIDENCE: seen\n- [x] N: b\n  EVIDENCE: seen\n");
+    let (code, out, _) = status(&sandbox);
+    assert_eq!((code, out.ends_with("ALL MET (2 met)\n")), (0, true), "{out}");
+
+    sandbox.write("GATES.md", "- [x] M: a\n  EVIDENCE: seen\n- [ ] N: b\n- [ ] O: c\n");
+    let (code, out, _) = status(&sandbox);
+    assert_eq!(code, 1);
+    assert!(out.ends_with("UNMET: 2 (met: 1)\n  GATES:N, GATES:O\n"), "{out}");
+    assert!(!out.contains("ALL MET"), "{out}");
+
+    sandbox.write("GATES.md", "- [x] M: a\n  EVIDENCE: seen\n- [ ] N: b\nABANDON: N the vendor API was withdrawn\n");
+    let (code, out, _) = status(&sandbox);
+    assert_eq!(code, 1);
+    assert!(out.ends_with("HANDOFF REQUIRED: 1 abandoned (met: 1)\n  GATES:N\n"), "{out}");
+    assert!(!out.contains("ALL MET") && !out.contains("the vendor API"), "{out}");
+
+    sandbox.write("GATES.md", "- [ ] M: a\n- [ ] N: b\nABANDON: N the vendor API was withdrawn\n");
+    let (code, out, _) = status(&sandbox);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(
+            "HANDOFF REQUIRED: 1 abandoned (met: 0, unmet: 1)\n  GATES:N\nUNMET: 1 (met: 0, abandoned: 1)\n  GATES:M\n"
+        ),
+        "{out}"
+    );
+
+    // An abandoned runnable gate is never run.
+    sandbox.write(
+        "GATES.md",
+        &format!("{}ABANDON: A out of scope for this leaf\n", gate("A", "touch ran.txt && echo ok", "ok")),
+    );
+    let (code, out, _) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("HANDOFF REQUIRED: 1 abandoned (met: 0)") && !out.contains("RUN"), "{out}");
+    assert!(!sandbox.path("ran.txt").exists());
+}
+
+#[test]
+fn ids_are_qualified_by_file_stem() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", "- [ ] G1: parent\n");
+    sandbox.write("gates/leaf-1.2.1.md", "- [x] G2: done\n  EVIDENCE: seen\n- [ ] G3: open\n");
+    sandbox.write("gates/Node-A.MD", "- [ ] G4: upper-case suffix is not discovered\n");
+    let (code, out, _) = status(&sandbox);
+    assert_eq!(code, 1);
+    assert!(out.contains("UNMET GATES:G1 (unchecked): parent"), "{out}");
+    assert!(out.contains("UNMET leaf-1.2.1:G3 (unchecked): open"), "{out}");
+    assert!(out.contains("UNMET: 2 (met: 1)\n  GATES:G1, leaf-1.2.1:G3\n"), "{out}");
+    assert!(!out.contains("G4"), "{out}");
+}

@@ -1,0 +1,208 @@
+//! `gate-check install-hooks` through the real binary: where it writes,
+//! what it writes, idempotence, repair of moved installs, backups,
+//! refusal of malformed settings, and uninstall.
+
+use std::fs;
+
+use crate::common::{exists, outcome, Sandbox};
+use serde_json::{json, Value};
+
+fn binary_path() -> String {
+    let path = assert_cmd::cargo::cargo_bin("gate-check");
+    fs::canonicalize(path).unwrap().to_str().unwrap().to_string()
+}
+
+fn our_command(scope: Option<&str>) -> String {
+    let mut command = format!("{} hook stop", binary_path());
+    if let Some(scope) = scope {
+        command.push_str(&format!(" --scope {scope}"));
+    }
+    command
+}
+
+fn install(sandbox: &Sandbox, args: &[&str]) -> (i32, String, String) {
+    outcome(&sandbox.cmd().arg("install-hooks").args(args).env("HOME", sandbox.path("home")).output().unwrap())
+}
+
+fn settings(sandbox: &Sandbox, relative: &str) -> Value {
+    serde_json::from_str(&sandbox.read(relative)).unwrap()
+}
+
+fn stop_commands(value: &Value) -> Vec<String> {
+    value["hooks"]["Stop"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|group| group["hooks"].as_array().unwrap().iter())
+        .map(|hook| hook["command"].as_str().unwrap().to_string())
+        .collect()
+}
+
+const LOCAL: &str = ".claude/settings.local.json";
+
+#[test]
+fn installs_into_local_settings_and_is_idempotent() {
+    let sandbox = Sandbox::new();
+    let (code, out, err) = install(&sandbox, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(&format!("Installed unlazy Stop hook into {}", sandbox.path(LOCAL).display())), "{out}");
+    let written = settings(&sandbox, LOCAL);
+    assert_eq!(
+        written,
+        json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": our_command(None), "timeout": 20 }] }] } })
+    );
+    assert!(!exists(&sandbox.path(".claude/settings.local.json.unlazy.bak")), "no backup without a previous file");
+    assert!(sandbox.read(LOCAL).ends_with("}\n"));
+
+    let before = sandbox.read(LOCAL);
+    let (code, out, _) = install(&sandbox, &[]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Already installed") && out.contains("nothing changed"), "{out}");
+    assert_eq!(sandbox.read(LOCAL), before);
+    assert!(!exists(&sandbox.path(".claude/settings.local.json.unlazy.bak")));
+}
+
+#[test]
+fn the_installed_command_runs_the_hook() {
+    let sandbox = Sandbox::new();
+    install(&sandbox, &["--scope", "api"]);
+    let command = stop_commands(&settings(&sandbox, LOCAL)).remove(0);
+    assert_eq!(command, our_command(Some("api")));
+    sandbox.write(".unlazy/api/GATES.md", "- [ ] G1: x\n  EVIDENCE: pending\n");
+    let output = std::process::Command::new("/bin/sh")
+        .args(["-c", &command])
+        .current_dir(&sandbox.root)
+        .env_remove("UNLAZY_SCOPE")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(b"{\"session_id\":\"s\"}")?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(out.contains("\"decision\":\"block\"") && out.contains("[scope api]"), "{out}");
+}
+
+#[test]
+fn preserves_unrelated_settings_and_siblings_and_backs_up() {
+    let sandbox = Sandbox::new();
+    let original = json!({
+        "model": "opus",
+        "permissions": { "allow": ["Bash(cargo test:*)"] },
+        "hooks": {
+            "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "audit-bash" }] }],
+            "Stop": [{ "matcher": "", "hooks": [
+                { "type": "command", "command": "notify-done" },
+                { "type": "command", "command": "/old/install/gate-check hook stop" }
+            ] }]
+        }
+    });
+    let text = serde_json::to_string_pretty(&original).unwrap();
+    sandbox.write(LOCAL, &text);
+    let (code, out, err) = install(&sandbox, &["--scope", "api"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("replaced: 1 older unlazy Stop hook entry"), "{out}");
+    assert_eq!(sandbox.read(".claude/settings.local.json.unlazy.bak"), text, "backup holds the previous bytes");
+
+    let written = settings(&sandbox, LOCAL);
+    assert_eq!(written["model"], "opus");
+    assert_eq!(written["permissions"], original["permissions"]);
+    assert_eq!(written["hooks"]["PreToolUse"], original["hooks"]["PreToolUse"]);
+    assert_eq!(written["hooks"]["Stop"][0]["matcher"], "");
+    assert_eq!(stop_commands(&written), ["notify-done".to_string(), our_command(Some("api"))]);
+    let keys: Vec<&String> = written.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["model", "permissions", "hooks"], "key order is kept");
+
+    // Re-pinning replaces rather than stacking; uninstall leaves the sibling.
+    install(&sandbox, &[]);
+    assert_eq!(stop_commands(&settings(&sandbox, LOCAL)), ["notify-done".to_string(), our_command(None)]);
+    let (code, out, _) = install(&sandbox, &["--uninstall"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("Removed 1 unlazy Stop hook entry from"), "{out}");
+    let after = settings(&sandbox, LOCAL);
+    assert_eq!(stop_commands(&after), ["notify-done"]);
+    assert_eq!(after["hooks"]["PreToolUse"], original["hooks"]["PreToolUse"]);
+    let (code, out, _) = install(&sandbox, &["--uninstall"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("Nothing to remove"), "{out}");
+}
+
+#[test]
+fn repairs_a_node_install_and_uninstall_cleans_up_empty_objects() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        LOCAL,
+        r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"node \"/home/u/.claude/skills/unlazy/scripts/stop-hook.mjs\" --unlazy","timeout":20}]}]}}"#,
+    );
+    let (code, out, _) = install(&sandbox, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(stop_commands(&settings(&sandbox, LOCAL)), [our_command(None)]);
+    install(&sandbox, &["--uninstall"]);
+    assert_eq!(settings(&sandbox, LOCAL), json!({}));
+}
+
+#[test]
+fn refuses_malformed_settings_and_changes_nothing() {
+    let sandbox = Sandbox::new();
+    let cases = [
+        "{ not json",
+        "[]",
+        r#"{"hooks": []}"#,
+        r#"{"hooks": {"Stop": {"hooks": []}}}"#,
+        r#"{"hooks": {"Stop": [{"matcher": "x"}]}}"#,
+        r#"{"hooks": {"Stop": [{"hooks": [{"command": 3}]}]}}"#,
+        "",
+    ];
+    for text in cases {
+        sandbox.write(LOCAL, text);
+        for args in [&[][..], &["--uninstall"][..]] {
+            let (code, out, err) = install(&sandbox, args);
+            assert_eq!(code, 2, "{text}: {out}");
+            assert!(
+                err.starts_with(&format!("gate-check: refusing to touch {}", sandbox.path(LOCAL).display())),
+                "{err}"
+            );
+            assert_eq!(sandbox.read(LOCAL), text, "file changed");
+            assert!(!exists(&sandbox.path(".claude/settings.local.json.unlazy.bak")));
+        }
+    }
+    let names: Vec<String> =
+        fs::read_dir(sandbox.path(".claude")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(names, ["settings.local.json"], "no temp files left behind");
+
+    fs::remove_file(sandbox.path(LOCAL)).unwrap();
+    std::os::unix::fs::symlink(sandbox.path("elsewhere.json"), sandbox.path(LOCAL)).unwrap();
+    let (code, _, err) = install(&sandbox, &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("symbolic link"), "{err}");
+    assert!(!exists(&sandbox.path("elsewhere.json")));
+}
+
+#[test]
+fn shared_warns_and_global_writes_home() {
+    let sandbox = Sandbox::new();
+    let (code, out, err) = install(&sandbox, &["--shared"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(".claude/settings.json"), "{out}");
+    assert!(err.contains("warning") && err.contains(&binary_path()) && err.contains("absolute path"), "{err}");
+    assert_eq!(stop_commands(&settings(&sandbox, ".claude/settings.json")), [our_command(None)]);
+    assert!(!exists(&sandbox.path(LOCAL)));
+
+    let (code, out, err) = install(&sandbox, &["--global"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "{err}");
+    assert!(out.contains(&sandbox.path("home/.claude/settings.json").display().to_string()), "{out}");
+    assert_eq!(stop_commands(&settings(&sandbox, "home/.claude/settings.json")), [our_command(None)]);
+    let (code, _, _) = install(&sandbox, &["--global", "--uninstall"]);
+    assert_eq!(code, 0);
+    assert_eq!(settings(&sandbox, "home/.claude/settings.json"), json!({}));
+
+    let (code, _, _) = install(&sandbox, &["--shared", "--global"]);
+    assert_eq!(code, 2);
+    let (code, _, err) = install(&sandbox, &["--scope", "../up"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--scope must match"), "{err}");
+}

@@ -1,0 +1,266 @@
+//! Ownership leases through the real binary: claims, conservative overlap,
+//! identity exclusivity, unsafe paths, release (also after the scope folder
+//! is gone), strict registry validation, and a two-process race.
+
+use std::os::unix::fs::symlink;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use crate::common::{outcome, Sandbox};
+
+/// A leaf ledger owning `owns`, with one manual gate.
+fn leaf(owns: &str) -> String {
+    format!("# leaf\n\nOWNS: {owns}\n\n- [ ] G1: manual outcome\n  EVIDENCE: pending\n")
+}
+
+fn lease_files(sandbox: &Sandbox) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(sandbox.path(".unlazy/locks")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> =
+        entries.map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".lease")).collect();
+    files.sort();
+    files
+}
+
+fn claim(sandbox: &Sandbox, scope: &str, leaf: Option<&str>) -> (i32, String, String) {
+    let mut cmd = sandbox.cmd();
+    cmd.args(["--claim", "--scope", scope]);
+    if let Some(leaf) = leaf {
+        cmd.args(["--leaf", leaf]);
+    }
+    outcome(&cmd.output().unwrap())
+}
+
+#[test]
+fn a_single_leaf_claims_its_normalized_owns_paths() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/api/gates/leaf-1.2.1.md", &leaf("./src/api/**, tests//api/*.rs"));
+    let (code, out, err) = claim(&sandbox, "api", None);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out, "CLAIMED 2 path(s) for api/leaf-1.2.1: src/api/**, tests/api/*.rs\n");
+    let files = lease_files(&sandbox);
+    assert_eq!(files.len(), 1);
+    let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(record["scope"], "api");
+    assert_eq!(record["leaf"], "leaf-1.2.1");
+    assert_eq!(record["globs"], serde_json::json!(["src/api/**", "tests/api/*.rs"]));
+    assert!(record["pid"].is_u64(), "{record}");
+}
+
+#[test]
+fn overlapping_claims_are_refused_with_the_holder_named() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/web/gates/leaf-1.md", &leaf("src/shared/**, web/**"));
+    sandbox.write(".unlazy/api/gates/leaf-2.md", &leaf("src/shared/util.ts, api/**"));
+    sandbox.write(".unlazy/cli/gates/leaf-3.md", &leaf("src/*.rs, web/x"));
+    sandbox.write(".unlazy/docs/gates/leaf-4.md", &leaf("src/sharedness/**, docs/**"));
+    assert_eq!(claim(&sandbox, "web", None).0, 0);
+
+    let (code, out, _) = claim(&sandbox, "api", None);
+    assert_eq!(code, 3, "{out}");
+    assert_eq!(
+        out,
+        "CONFLICT src/shared/util.ts overlaps src/shared/** held by web/leaf-1\nCLAIM REFUSED (1 conflict(s))\n"
+    );
+
+    let (code, out, _) = claim(&sandbox, "cli", None);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("CONFLICT src/*.rs overlaps src/shared/** held by web/leaf-1"), "{out}");
+    assert!(out.contains("CONFLICT web/x overlaps web/** held by web/leaf-1"), "{out}");
+    assert!(out.ends_with("CLAIM REFUSED (2 conflict(s))\n"), "{out}");
+
+    // Different literal segments are provably disjoint.
+    let (code, out, _) = claim(&sandbox, "docs", None);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(lease_files(&sandbox).len(), 2, "refused claims must not write a lease");
+}
+
+#[test]
+fn an_identity_holding_a_lease_is_its_exclusive_owner() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/web/gates/leaf-1.md", &leaf("web/**"));
+    assert_eq!(claim(&sandbox, "web", None).0, 0);
+    // Even with new, disjoint paths the identity cannot claim a second time.
+    sandbox.write(".unlazy/web/gates/leaf-1.md", &leaf("elsewhere/**"));
+    let (code, out, _) = claim(&sandbox, "web", Some("leaf-1"));
+    assert_eq!(code, 3);
+    assert_eq!(
+        out,
+        "CONFLICT web/leaf-1 already holds a live lease; release it before claiming again\nCLAIM REFUSED (1 conflict(s))\n"
+    );
+}
+
+#[test]
+fn leaf_selection_and_ledger_problems() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/api/GATES.md", &leaf("api/**"));
+    sandbox.write(".unlazy/api/gates/leaf-a.md", &leaf("api/a/**"));
+    sandbox.write(".unlazy/api/gates/leaf-none.md", "- [ ] G1: manual\n");
+    sandbox.write(".unlazy/api/gates/leaf-bad.md", "OWNS: src/**\n- [ ] G1: x\n  CHECK: true\n");
+    let cases: [(Option<&str>, &str); 5] = [
+        (None, "--claim needs --leaf NAME when a scope has several gate files"),
+        (Some("leaf-z"), "unknown --leaf leaf-z (have: GATES, leaf-a, leaf-bad, leaf-none)"),
+        (Some("../x"), "leaf must match"),
+        (Some("leaf-none"), "leaf-none.md declares no OWNS paths"),
+        (Some("leaf-bad"), "runnable gates require both non-blank CHECK and EXPECT"),
+    ];
+    for (leaf, message) in cases {
+        let (code, out, err) = claim(&sandbox, "api", leaf);
+        assert_eq!(code, 2, "{leaf:?}: {out}{err}");
+        assert!(err.contains(message), "{leaf:?}: {err}");
+    }
+    assert!(lease_files(&sandbox).is_empty());
+    let (code, out, _) = claim(&sandbox, "api", Some("GATES"));
+    assert_eq!((code, out.as_str()), (0, "CLAIMED 1 path(s) for api/GATES: api/**\n"));
+}
+
+#[test]
+fn unsafe_owns_paths_are_rejected() {
+    let sandbox = Sandbox::new();
+    for (index, owns) in ["/etc/**", "src/../../x", "C:/win/**", ".", "//server/share"].iter().enumerate() {
+        let scope = format!("s{index}");
+        sandbox.write(&format!(".unlazy/{scope}/gates/leaf-1.md"), &leaf(owns));
+        let (code, out, err) = claim(&sandbox, &scope, None);
+        assert_eq!(code, 2, "{owns}: {out}{err}");
+        assert!(err.contains("OWNS path"), "{owns}: {err}");
+    }
+    assert!(lease_files(&sandbox).is_empty());
+}
+
+#[test]
+fn release_frees_leases_even_after_the_scope_folder_is_gone() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/api/gates/leaf-1.md", &leaf("api/one/**"));
+    sandbox.write(".unlazy/api/gates/leaf-2.md", &leaf("api/two/**"));
+    sandbox.write(".unlazy/web/gates/leaf-1.md", &leaf("web/**"));
+    for (scope, leaf) in [("api", "leaf-1"), ("api", "leaf-2"), ("web", "leaf-1")] {
+        assert_eq!(claim(&sandbox, scope, Some(leaf)).0, 0);
+    }
+    let (code, out, _) =
+        outcome(&sandbox.cmd().args(["--release", "--scope", "api", "--leaf", "leaf-2"]).output().unwrap());
+    assert_eq!((code, out.as_str()), (0, "released 1 lease(s) for api/leaf-2\n"));
+    // The freed paths can be claimed again by someone else.
+    sandbox.write(".unlazy/web/gates/leaf-3.md", &leaf("api/two/x.rs"));
+    assert_eq!(claim(&sandbox, "web", Some("leaf-3")).0, 0);
+
+    std::fs::remove_dir_all(sandbox.path(".unlazy/api")).unwrap();
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--release", "--scope", "api"]).output().unwrap());
+    assert_eq!((code, out.as_str()), (0, "released 1 lease(s) for api\n"), "{err}");
+    let (code, out, _) =
+        outcome(&sandbox.cmd().args(["--release", "--scope", "ghost", "--leaf", "leaf-1"]).output().unwrap());
+    assert_eq!((code, out.as_str()), (0, "released 0 lease(s) for ghost/leaf-1\n"));
+    assert_eq!(lease_files(&sandbox).len(), 2, "web's leases are untouched");
+    // A claim still needs a live ledger.
+    let (code, _, err) = claim(&sandbox, "api", None);
+    assert_eq!(code, 2);
+    assert!(err.contains("no such scope \"api\""), "{err}");
+}
+
+#[test]
+fn a_record_written_by_the_node_tool_is_honored() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/api/gates/leaf-1.md", &leaf("src/**"));
+    // sha256("web::leaf-9")[..24], pretty JSON, as the Node tool writes it.
+    let name = &gate_check::digest::sha256_hex(b"web::leaf-9")[..24];
+    sandbox.write(
+        &format!(".unlazy/locks/{name}.lease"),
+        "{\n  \"scope\": \"web\",\n  \"leaf\": \"leaf-9\",\n  \"globs\": [\n    \"src/main.rs\"\n  ],\n  \"pid\": 4242\n}\n",
+    );
+    let (code, out, _) = claim(&sandbox, "api", None);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("CONFLICT src/** overlaps src/main.rs held by web/leaf-9"), "{out}");
+}
+
+#[test]
+fn a_damaged_registry_fails_closed() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/api/gates/leaf-1.md", &leaf("api/**"));
+    sandbox.write(".unlazy/web/gates/leaf-1.md", &leaf("web/**"));
+    assert_eq!(claim(&sandbox, "web", None).0, 0);
+    let record = lease_files(&sandbox).remove(0);
+    let good = std::fs::read_to_string(&record).unwrap();
+    let outside = sandbox.root.parent().unwrap().join("outside.lease");
+    std::fs::write(&outside, &good).unwrap();
+
+    type Damage = Box<dyn Fn(&std::path::Path)>;
+    let damages: Vec<(&str, Damage)> = vec![
+        ("malformed", Box::new(|p| std::fs::write(p, "{ not json").unwrap())),
+        ("empty", Box::new(|p| std::fs::write(p, "").unwrap())),
+        ("oversized", Box::new(|p| std::fs::write(p, " ".repeat(70 * 1024)).unwrap())),
+        ("symlink", {
+            let outside = outside.clone();
+            Box::new(move |p| {
+                std::fs::remove_file(p).unwrap();
+                symlink(&outside, p).unwrap();
+            })
+        }),
+        ("hard link", {
+            let outside = outside.clone();
+            Box::new(move |p| {
+                std::fs::remove_file(p).unwrap();
+                std::fs::hard_link(&outside, p).unwrap();
+            })
+        }),
+        ("renamed", Box::new(|p| std::fs::rename(p, p.with_file_name("000000000000000000000000.lease")).unwrap())),
+    ];
+    for (what, damage) in damages {
+        damage(&record);
+        let (code, out, err) = claim(&sandbox, "api", None);
+        assert_eq!(code, 2, "{what}: {out}{err}");
+        assert!(err.contains("cannot claim leases") && err.contains(".lease"), "{what}: {err}");
+        let (code, _, err) = outcome(&sandbox.cmd().args(["--release", "--scope", "web"]).output().unwrap());
+        assert_eq!(code, 2, "{what}: release must not skip a damaged record: {err}");
+        for file in lease_files(&sandbox) {
+            std::fs::remove_file(file).unwrap();
+        }
+        std::fs::write(&record, &good).unwrap();
+    }
+    assert_eq!(lease_files(&sandbox), vec![record]);
+}
+
+#[test]
+fn a_linked_locks_directory_is_refused() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/api/gates/leaf-1.md", &leaf("api/**"));
+    let outside = sandbox.root.parent().unwrap().join("locks-elsewhere");
+    std::fs::create_dir(&outside).unwrap();
+    symlink(&outside, sandbox.path(".unlazy/locks")).unwrap();
+    let (code, _, err) = claim(&sandbox, "api", None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("must be a real directory inside the repository"), "{err}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+}
+
+/// Two processes race for overlapping paths, 200 times: exactly one wins
+/// each round and the other is refused with exit 3.
+#[test]
+fn racing_claims_never_both_win() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/a/gates/leaf-1.md", &leaf("src/shared/**"));
+    sandbox.write(".unlazy/b/gates/leaf-1.md", &leaf("src/shared/util.rs"));
+    let binary = assert_cmd::cargo::cargo_bin("gate-check");
+    let spawn = |scope: &str| {
+        Command::new(&binary)
+            .current_dir(&sandbox.root)
+            .args(["--claim", "--scope", scope])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    for round in 0..200 {
+        let (mut first, mut second) = if round % 2 == 0 { (spawn("a"), spawn("b")) } else { (spawn("b"), spawn("a")) };
+        let codes = [first.wait().unwrap().code(), second.wait().unwrap().code()];
+        let mut sorted = codes;
+        sorted.sort();
+        assert_eq!(sorted, [Some(0), Some(3)], "round {round}: {codes:?}");
+        let winner = match (round % 2 == 0, codes[0] == Some(0)) {
+            (true, true) | (false, false) => "a",
+            _ => "b",
+        };
+        assert_eq!(lease_files(&sandbox).len(), 1, "round {round}");
+        let (code, out, _) = outcome(&sandbox.cmd().args(["--release", "--scope", winner]).output().unwrap());
+        assert_eq!((code, out.as_str()), (0, format!("released 1 lease(s) for {winner}\n").as_str()), "round {round}");
+    }
+}

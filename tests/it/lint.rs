@@ -1,0 +1,180 @@
+//! `gate-check lint` through the real binary: findings with file:line, the
+//! LINT OK / LINT FINDINGS markers, exit codes, --strict, --json, and that
+//! nothing is ever executed.
+
+use crate::common::{outcome, Sandbox};
+
+const WEAK: &str = "# Gates: weak ledger
+
+- [ ] G1: the entire feature works perfectly
+  CHECK: echo ok
+  EXPECT: ok
+  EVIDENCE: pending
+
+- [ ] G2: improve the error handling
+  CHECK: node scripts/verify.mjs --banner BUILD-DONE
+  EXPECT: BUILD-DONE
+  EVIDENCE: pending
+
+- [ ] G3: renders 34 stat rows
+  EVIDENCE: pending
+
+- [ ] G4: config path is reported
+  CHECK: cd app && node scripts/show-path.mjs
+  EXPECT: /etc/app/conf/
+  EVIDENCE: pending
+
+- [ ] G5: the suite reports its tally
+  CHECK: npm test
+  EXPECT: 0 failures
+  EVIDENCE: pending
+
+- [ ] G6: the report lists 12 sections
+  CHECK: node report.mjs --sections
+  EXPECT: 12 sections
+  EVIDENCE: pending
+
+- [ ] G7: dropped
+  CHECK: make g7
+  EXPECT: G7-READY
+ABANDON: G7 later
+";
+
+const SOUND: &str = "# Gates: sound ledger
+
+- [ ] G1: three tiers render with real copy
+  CHECK: node scripts/check.mjs pricing --tiers
+  EXPECT: 3/3 tiers rendered
+  EVIDENCE: pending
+
+- [ ] G2: annual toggle changes price and label
+  CHECK: node scripts/check.mjs pricing --toggle
+  EXPECT: toggle switched both fields
+  EVIDENCE: pending
+
+- [ ] G3: typecheck is clean
+  CHECK: npx tsc --noEmit
+  EXPECT: /Found 0 errors/
+  EVIDENCE: pending
+";
+
+fn lint(sandbox: &Sandbox, args: &[&str]) -> (i32, String, String) {
+    outcome(&sandbox.cmd().arg("lint").args(args).output().unwrap())
+}
+
+#[test]
+fn weak_ledger_reports_every_rule_with_file_and_line() {
+    let sandbox = Sandbox::new();
+    sandbox.write("weak.md", WEAK);
+    let (code, out, err) = lint(&sandbox, &["weak.md"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let expected = [
+        "weak.md:3: ERROR G1: CHECK cannot fail: it starts with \"echo\"",
+        "[fixed-output-check]",
+        "weak.md:3: WARN G1: EXPECT \"ok\" also appears in failure output",
+        "weak.md:8: ERROR G2: EXPECT \"BUILD-DONE\" appears verbatim in its own CHECK",
+        "weak.md:8: WARN G2: names an activity, not an outcome a stranger could judge: \"improve the error handling\" [activity-title]",
+        "weak.md:13: WARN G3: no CHECK, so this outcome is judged by hand",
+        "weak.md:13: WARN G3: title states the figure 34 but nothing measures it",
+        "weak.md:16: WARN G4: EXPECT \"/etc/app/conf/\" looks like a literal path but is read as a regular expression",
+        "weak.md:21: WARN G5: EXPECT \"0 failures\" starts with a zero count, which also matches 10, 20 or 100 of them [expect-matches-failure]",
+        "weak.md:26: WARN G6: the title's figure 12 is typed into EXPECT",
+        "weak.md:34: WARN G7: ABANDON reason \"later\" does not hand the gate off",
+    ];
+    for line in expected {
+        assert!(out.contains(line), "missing {line:?} in\n{out}");
+    }
+    assert!(!out.contains("G4: CHECK cannot fail"), "cd x && node is not fixed output:\n{out}");
+    assert!(!out.contains("G7: EXPECT"), "abandoned gates are not judged:\n{out}");
+    assert!(out.trim_end().ends_with("LINT FINDINGS: 3 error(s), 8 warning(s)"), "{out}");
+}
+
+#[test]
+fn sound_ledger_is_ok_and_strict_only_fails_on_warnings() {
+    let sandbox = Sandbox::new();
+    sandbox.write("sound.md", SOUND);
+    let (code, out, _) = lint(&sandbox, &["sound.md"]);
+    assert_eq!((code, out.as_str()), (0, "LINT OK (0 warning(s))\n"));
+    let (code, out, _) = lint(&sandbox, &["--strict", "sound.md"]);
+    assert_eq!((code, out.as_str()), (0, "LINT OK (0 warning(s))\n"));
+
+    sandbox
+        .write("manual.md", &format!("{SOUND}\n- [ ] G4: copy reads as written by the brand\n  EVIDENCE: pending\n"));
+    let (code, out, _) = lint(&sandbox, &["manual.md"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("manual.md:18: WARN G4: no CHECK") && out.ends_with("LINT OK (1 warning(s))\n"), "{out}");
+    let (code, out, _) = lint(&sandbox, &["--strict", "manual.md"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.ends_with("LINT FINDINGS: 0 error(s), 1 warning(s)\n"), "{out}");
+}
+
+#[test]
+fn ledger_wide_rules_and_several_files() {
+    let sandbox = Sandbox::new();
+    sandbox.write("sound.md", SOUND);
+    sandbox.write("one.md", "- [ ] G1: the site is pleasant\n  EVIDENCE: pending\n");
+    let (code, out, _) = lint(&sandbox, &["sound.md", "one.md"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("one.md: WARN only one live gate") && out.contains("[small-ledger]"), "{out}");
+    assert!(out.contains("one.md: WARN 0/1 live gates are runnable") && out.contains("[mostly-manual]"), "{out}");
+    assert!(!out.contains("sound.md"), "{out}");
+}
+
+#[test]
+fn json_is_one_document_with_findings() {
+    let sandbox = Sandbox::new();
+    sandbox.write("weak.md", WEAK);
+    let (code, out, err) = lint(&sandbox, &["--json", "weak.md"]);
+    assert_eq!(code, 1, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
+    assert_eq!(report["ok"], false);
+    assert_eq!((report["errors"].as_u64(), report["warnings"].as_u64()), (Some(3), Some(8)));
+    let first = &report["findings"][0];
+    assert_eq!(first["file"], "weak.md");
+    assert_eq!(first["line"], 3);
+    assert_eq!(first["gate"], "G1");
+    assert_eq!(first["severity"], "error");
+    assert_eq!(first["code"], "fixed-output-check");
+    assert!(first["message"].as_str().unwrap().starts_with("CHECK cannot fail"));
+    let small = report["findings"].as_array().unwrap().iter().find(|f| f["code"] == "mostly-manual");
+    assert!(small.is_none(), "5 of 6 live gates are runnable: {out}");
+}
+
+#[test]
+fn parse_and_usage_failures_exit_2() {
+    let sandbox = Sandbox::new();
+    sandbox.write("sound.md", SOUND);
+    sandbox.write("broken.md", "# Gates\n\n- [ ] no explicit id here\n");
+    let (code, out, err) = lint(&sandbox, &["sound.md", "broken.md"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(err.contains("gate-check: broken.md: line 3: gate needs an explicit ID followed by a colon"), "{err}");
+    assert!(out.contains("LINT NOT RUN: 1 problem(s) reading or parsing the ledgers"), "{out}");
+    assert!(!out.contains("LINT OK") && !out.contains("LINT FINDINGS"), "no verdict on an unreadable ledger: {out}");
+    let (code, out, _) = lint(&sandbox, &["--json", "broken.md"]);
+    assert_eq!(code, 2);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["findings"][0]["code"], "parse");
+    assert_eq!(report["findings"][0]["line"], 3);
+
+    let (code, _, err) = lint(&sandbox, &["missing.md"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("missing.md"), "{err}");
+    let (code, _, _) = lint(&sandbox, &[]);
+    assert_eq!(code, 2);
+    let (code, _, _) = lint(&sandbox, &["--nope", "sound.md"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn never_executes_a_check() {
+    let sandbox = Sandbox::new();
+    let marker = sandbox.path("executed");
+    sandbox.write(
+        "GATES.md",
+        &format!("- [ ] G1: the tool runs\n  CHECK: touch {}\n  EXPECT: RAN-MARKER\n", marker.display()),
+    );
+    let (code, out, _) = lint(&sandbox, &["GATES.md"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!crate::common::exists(&marker), "lint executed a CHECK");
+    assert_eq!(sandbox.approval_count(), 0);
+}

@@ -1,0 +1,27 @@
+//! The one integration-test binary: every test drives the real `gate-check`
+//! binary on real files in temporary directories. One module per area.
+
+mod common;
+mod core_support;
+
+mod approval;
+mod cli;
+mod concurrency;
+mod crash_safety;
+mod dispatch;
+mod evidence;
+mod hook;
+mod hostile;
+mod install_hooks;
+mod jobs;
+mod leases;
+mod lint;
+mod node_parity;
+mod orchestration;
+mod output_formats;
+mod parser;
+mod parser_properties;
+mod pipeline_actions;
+mod runner;
+mod smoke;
+mod targeting;

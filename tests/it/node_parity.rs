@@ -1,0 +1,198 @@
+//! Parity of `--status` decisions with the Node.js 2.1.0 checker, found by a differential
+//! run of random ledgers through both tools. Every expected value below is Node's answer
+//! (its `parseGates` + `gateState` + `gateDefinitionDigest`), hard-coded here.
+//!
+//! Node's line regexes end in `(.*)$` without the `s` flag, and JavaScript's `.` never
+//! matches `\r`, U+2028 or U+2029. So a line holding one of those (a lone `\r` is not a
+//! line break to `split(/\r?\n/)`) is not a gate, attribute, ABANDON, OWNS or fence
+//! opener: it is plain prose.
+
+use crate::common::Sandbox;
+use serde_json::Value;
+
+/// Node's definition digest of `CHECK: true` / `EXPECT: ok` with no CWD.
+const TRUE_OK_DIGEST: &str = "c9ee95a9967df2058d157ba7cd4e192d84d35cf132792dffc58dca81b5331df2";
+
+struct Status {
+    code: i32,
+    /// (id, 1-based line, state, definition digest) in ledger order.
+    gates: Vec<(String, u64, String, Option<String>)>,
+    abandoned: Vec<String>,
+    errors: Vec<String>,
+}
+
+/// `gate-check --status --format json L.md` on `text`.
+fn status(text: &str) -> Status {
+    let sandbox = Sandbox::new();
+    sandbox.write("L.md", text);
+    let output = sandbox.cmd().args(["--status", "--format", "json", "L.md"]).output().unwrap();
+    let code = output.status.code().unwrap_or(-1);
+    let json: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}) for {text:?}: {}", String::from_utf8_lossy(&output.stdout)));
+    assert_eq!(json["exitCode"].as_i64(), Some(code as i64), "exitCode field vs process code");
+    let strings = |key: &str| -> Vec<String> {
+        json[key].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect()
+    };
+    let gates = json["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["id"].as_str().unwrap().to_owned(),
+                g["line"].as_u64().unwrap(),
+                g["state"].as_str().unwrap().to_owned(),
+                g["definitionDigest"].as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    Status { code, gates, abandoned: strings("abandoned"), errors: strings("errors") }
+}
+
+fn gate(id: &str, line: u64, state: &str, digest: Option<&str>) -> (String, u64, String, Option<String>) {
+    (id.to_owned(), line, state.to_owned(), digest.map(str::to_owned))
+}
+
+/// Node's verdict for a ledger it accepts: these gates, this abandoned list, exit 0 only
+/// when every gate is met and nothing is abandoned.
+fn assert_node_accepts(text: &str, gates: &[(String, u64, String, Option<String>)], abandoned: &[&str]) {
+    let got = status(text);
+    assert!(got.errors.is_empty(), "Node accepts {text:?}; gate-check said {:?}", got.errors);
+    assert_eq!(got.gates, gates, "gates of {text:?}");
+    assert_eq!(got.abandoned, abandoned, "abandoned of {text:?}");
+    let all_met = abandoned.is_empty() && gates.iter().all(|g| g.2 == "met");
+    assert_eq!(got.code, if all_met { 0 } else { 1 }, "exit code of {text:?}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Mismatches found by the differential run (gate-check disagrees with Node).
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn fence_opener_whose_info_holds_a_line_separator_is_prose() {
+    // Node: line 1 is prose, G1 is a live gate. gate-check opened a fence there and
+    // reported "unclosed fenced block" + "zero live gates" (exit 2).
+    for separator in ["\u{2028}", "\u{2029}", " js\u{2028}x"] {
+        for marker in ["```", "~~~", "  ````"] {
+            let text = format!("{marker}{separator}\n- [ ] G1: t\n");
+            assert_node_accepts(&text, &[gate("G1", 2, "unmet", None)], &[]);
+        }
+    }
+}
+
+#[test]
+fn fence_opener_ending_in_a_lone_cr_is_prose() {
+    // A CRLF ledger whose fence line ends "\r\r\n": Node's line is "~~~\r", not a fence.
+    assert_node_accepts("~~~\r\r\n- [ ] G1: t\r\n", &[gate("G1", 2, "unmet", None)], &[]);
+    // A lone CR mid-line (not a line break for Node either).
+    assert_node_accepts("```\r```\n- [ ] G1: t\n", &[gate("G1", 2, "unmet", None)], &[]);
+}
+
+#[test]
+fn fence_after_a_line_separator_opener_is_unclosed() {
+    // Node: line 1 is prose, so line 2 opens a fence that never closes (exit 2).
+    // gate-check paired lines 1 and 2 and reported G1 as a live gate (exit 1).
+    let got = status("```\u{2028}\n```\n- [ ] G1: t\n");
+    assert_eq!(got.code, 2, "Node rejects this ledger; gate-check gave gates {:?}", got.gates);
+    assert!(got.errors.iter().any(|e| e.contains("unclosed fenced block")), "{:?}", got.errors);
+    assert!(got.errors.iter().any(|e| e.contains("ledger contains zero live gates")), "{:?}", got.errors);
+}
+
+#[test]
+fn line_separator_opener_cannot_hide_an_unmet_gate() {
+    // Node: G1 (line 2) is live and unmet; lines 3..7 are one fence hiding G2 -> UNMET,
+    // exit 1. gate-check hid G1 instead, saw only the checked G2 and printed ALL MET.
+    let text = "```\u{2028}\n- [ ] G1: a\n```\n- [x] G2: b\n  EVIDENCE: done\n```\u{2028}\n```\n";
+    assert_node_accepts(text, &[gate("G1", 2, "unmet", None)], &[]);
+}
+
+#[test]
+fn line_separator_openers_shift_which_gates_are_fenced() {
+    // Node fences lines 3..7 (hiding G2, G3); gate-check fenced 1..3 and 5..7 (hiding G1, G3).
+    let text =
+        "```\u{2028}\n- [ ] G1: a\n```\n- [ ] G2: b\n```\u{2028}\n- [ ] G3: c\n```\n- [x] G4: d\n  EVIDENCE: done\n";
+    assert_node_accepts(text, &[gate("G1", 2, "unmet", None), gate("G4", 8, "met", None)], &[]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Node-verified agreements: the trickiest cases the differential run confirmed. They pass
+// today; they are here so they stay agreed.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn node_verified_line_terminators_inside_other_lines() {
+    // A gate title holding U+2028 is not a gate.
+    assert_node_accepts("- [ ] G1: base\n- [x] G2: ti\u{2028}tle\n", &[gate("G1", 1, "unmet", None)], &[]);
+    // An ABANDON whose reason holds U+2028 is prose, not an abandonment.
+    assert_node_accepts("- [ ] G1: base\nABANDON: G1 rea\u{2028}son\n", &[gate("G1", 1, "unmet", None)], &[]);
+    // A gate line ending in a lone CR (CRLF file, "\r\r\n") is not a gate.
+    assert_node_accepts("- [ ] G1: base\r\n- [x] G2: t\r\r\n", &[gate("G1", 1, "unmet", None)], &[]);
+    // A BOM is not stripped: the first line is not a gate.
+    assert_node_accepts("\u{feff}- [ ] G1: t\n- [ ] G2: u\n", &[gate("G2", 2, "unmet", None)], &[]);
+}
+
+#[test]
+fn node_verified_javascript_whitespace_set() {
+    // NBSP is JavaScript whitespace: it indents attributes.
+    assert_node_accepts(
+        "- [x] G1: t\n\u{a0}CHECK: true\n\u{a0}EXPECT: ok\n",
+        &[gate("G1", 1, "stale-unmet", Some(TRUE_OK_DIGEST))],
+        &[],
+    );
+    // NEL (U+0085) is not: that line is prose and G1 stays a manual gate.
+    assert_node_accepts("- [x] G1: t\n\u{85}CHECK: true\n", &[gate("G1", 1, "unmet-no-evidence", None)], &[]);
+    // trim() drops a trailing NBSP ("pending") but keeps a NEL (human evidence).
+    assert_node_accepts("- [x] G1: t\n  EVIDENCE: pending\u{a0}\n", &[gate("G1", 1, "unmet-no-evidence", None)], &[]);
+    assert_node_accepts("- [x] G1: t\n  EVIDENCE: pending\u{85}\n", &[gate("G1", 1, "met", None)], &[]);
+}
+
+fn runnable_with_evidence(evidence: &str) -> String {
+    format!("- [x] G1: t\n  CHECK: true\n  EXPECT: ok\n  EVIDENCE: {evidence}\n")
+}
+
+fn v1_evidence(after_bytes_key: &str) -> String {
+    format!(
+        "automatic-evidence=v1; definition-sha256={TRUE_OK_DIGEST}; exit=0; EXPECT=matched; output-sha256={}; output-bytes={after_bytes_key}",
+        "a".repeat(64)
+    )
+}
+
+/// Pads with astral characters (two UTF-16 units each) to exactly `units` UTF-16 units.
+fn pad_utf16(mut text: String, units: usize) -> String {
+    while text.encode_utf16().count() < units - 1 {
+        text.push('🎉');
+    }
+    if text.encode_utf16().count() < units {
+        text.push('x');
+    }
+    text
+}
+
+#[test]
+fn node_verified_automatic_evidence_boundaries() {
+    let met = [gate("G1", 1, "met", Some(TRUE_OK_DIGEST))];
+    let stale = [gate("G1", 1, "stale-unmet", Some(TRUE_OK_DIGEST))];
+    // The 900 cap counts UTF-16 code units, not bytes or chars.
+    let base = v1_evidence("12; shell=/bin/sh; tail=");
+    assert_node_accepts(&runnable_with_evidence(&pad_utf16(base.clone(), 900)), &met, &[]);
+    assert_node_accepts(&runnable_with_evidence(&pad_utf16(base, 901)), &stale, &[]);
+    // `shell=.`: U+2028 is not `.`; a lone trailing NBSP is trimmed away; NBSP + x is fine.
+    assert_node_accepts(&runnable_with_evidence(&v1_evidence("12; shell=\u{2028}x")), &stale, &[]);
+    assert_node_accepts(&runnable_with_evidence(&v1_evidence("12; shell=\u{a0}")), &stale, &[]);
+    assert_node_accepts(&runnable_with_evidence(&v1_evidence("12; shell=\u{a0}x")), &met, &[]);
+    // output-bytes may be at most 1 MiB.
+    assert_node_accepts(&runnable_with_evidence(&v1_evidence("1048576; shell=/bin/sh")), &met, &[]);
+    assert_node_accepts(&runnable_with_evidence(&v1_evidence("1048577; shell=/bin/sh")), &stale, &[]);
+}
+
+#[test]
+fn node_verified_definition_digest_json_escaping() {
+    // JSON.stringify escapes \u0001, \b and \u001f, leaves DEL and tab-as-\t; CWD is trimmed
+    // of its trailing space and NBSP before hashing.
+    let text = "- [ ] G1: t\n  CHECK: a\u{1}b\u{8}c\u{1f}\"\\\u{7f}\td\n  EXPECT: /x\\/y/\n  CWD: \u{e9} \u{a0}\n";
+    assert_node_accepts(
+        text,
+        &[gate("G1", 1, "unmet", Some("cd0efc746ed433d7d40ee5641c1e4b6a74bd5d21f812caeab6ba80a29375e16f"))],
+        &[],
+    );
+}

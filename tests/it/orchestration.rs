@@ -1,0 +1,75 @@
+//! The verification hierarchy with the shipped branch template: a node
+//! ledger's first gate re-runs its children with `--reverify`, so a child
+//! that no longer passes is unchecked and the branch fails with it.
+
+use std::path::PathBuf;
+
+use crate::common::{gate, outcome, Sandbox};
+
+const SCOPE: &str = "pipe";
+
+fn template(name: &str) -> String {
+    std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("templates").join(name)).unwrap()
+}
+
+/// PATH with the directory of the binary under test first, so checks can
+/// call `gate-check` by name as the template does.
+fn path_with_binary() -> String {
+    let binary = assert_cmd::cargo::cargo_bin("gate-check");
+    format!("{}:{}", binary.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default())
+}
+
+/// A node ledger made from the template's N1 gate alone, naming two leaves.
+fn node_ledger() -> String {
+    let text = template("gates-node.md").replace("<scope>", SCOPE);
+    let start = text.find("- [ ] N1:").unwrap();
+    let end = text.find("- [ ] N2:").unwrap();
+    text[start..end].to_string()
+}
+
+#[test]
+fn a_branch_reverifies_its_children() {
+    let sandbox = Sandbox::new();
+    sandbox.write("marker.txt", "leaf-one-ok\n");
+    sandbox.write(&format!(".unlazy/{SCOPE}/gates/leaf-1.1.1.md"), &gate("G1", "cat marker.txt", "leaf-one-ok"));
+    sandbox.write(&format!(".unlazy/{SCOPE}/gates/leaf-1.1.2.md"), &gate("G1", "echo two", "two"));
+    sandbox.write(&format!(".unlazy/{SCOPE}/gates/node-1.1.md"), &node_ledger());
+    let path = path_with_binary();
+
+    // One approving scope run: leaves sort before the node, so the node's
+    // nested --reverify finds both leaves approved and green.
+    let (code, out, err) =
+        outcome(&sandbox.cmd().env("PATH", &path).args(["--approve", "--scope", SCOPE]).output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("PASS node-1.1:N1") && out.contains("ALL MET (3 met) [scope pipe]"), "{out}");
+
+    // The first leaf's check stops passing. Its box is still ticked, but the
+    // branch re-runs it, unchecks it, and fails.
+    std::fs::remove_file(sandbox.path("marker.txt")).unwrap();
+    let node = format!(".unlazy/{SCOPE}/gates/node-1.1.md");
+    let (code, out, err) =
+        outcome(&sandbox.cmd().env("PATH", &path).args(["--reverify", "--cwd", "."]).arg(&node).output().unwrap());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("FAIL node-1.1:N1"), "{out}");
+    let leaf = sandbox.read(&format!(".unlazy/{SCOPE}/gates/leaf-1.1.1.md"));
+    assert!(leaf.starts_with("- [ ] G1:") && leaf.contains("  EVIDENCE: pending"), "{leaf}");
+    let (_, out, _) = outcome(&sandbox.cmd().args(["--status", "--scope", SCOPE]).output().unwrap());
+    assert!(out.contains("UNMET: 2 (met: 1) [scope pipe]") && out.contains("leaf-1.1.1:G1, node-1.1:N1"), "{out}");
+}
+
+#[test]
+fn templates_are_valid_ledgers_or_prose() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/t/gates/node-1.md", &template("gates-node.md"));
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "--scope", "t"]).output().unwrap());
+    assert_eq!(code, 1, "the node template must parse: {out}{err}");
+    assert!(
+        out.contains("node-1.md: 4 gates") && out.contains("  node-1:N1, node-1:N2, node-1:N3, node-1:N4"),
+        "{out}"
+    );
+    // PLAN.md is prose: it must not be mistaken for a ledger with gates.
+    sandbox.write("plan/GATES.md", &template("PLAN.md"));
+    let (code, _, err) = outcome(&sandbox.cmd().args(["--status", "plan/GATES.md"]).output().unwrap());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ledger contains zero live gates"), "{err}");
+}

@@ -1,0 +1,184 @@
+//! Machine output: the JSON document, JUnit XML and GitHub Actions
+//! annotations, and the guarantee that pipes and CI logs get no colour or
+//! progress escapes.
+
+use crate::common::{gate, outcome, Sandbox};
+use serde_json::Value;
+
+fn ledger(sandbox: &Sandbox) {
+    let mut text = String::from("# Gates\n");
+    text.push_str(&gate("PASSES", "printf 'all good\\n'", "all good"));
+    text.push_str(&gate("FAILS", "printf 'nope\\n'; exit 3", "nope"));
+    text.push_str("- [x] MANUAL: reviewed by hand\n  EVIDENCE: read the diff on 2026-12-01\n");
+    text.push_str("- [ ] DROPPED: no longer wanted\nABANDON: DROPPED superseded by a later plan\n");
+    sandbox.write("GATES.md", &text);
+}
+
+#[test]
+fn json_document_describes_every_gate() {
+    let sandbox = Sandbox::new();
+    ledger(&sandbox);
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--approve", "--format", "json"]).output().unwrap());
+    assert_eq!(code, 1, "{err}");
+    let doc: Value = serde_json::from_str(&out).expect("stdout is exactly one JSON document");
+    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc["mode"], "approve");
+    assert_eq!(doc["outcome"], "handoff-required");
+    assert_eq!(doc["exitCode"], 1);
+    assert_eq!(doc["summary"]["met"], 2);
+    assert_eq!(doc["summary"]["unmet"], 1);
+    assert_eq!(doc["summary"]["abandoned"], 1);
+    let gates = doc["gates"].as_array().unwrap();
+    let by_id = |id: &str| gates.iter().find(|g| g["id"] == id).unwrap().clone();
+    let passes = by_id("PASSES");
+    assert_eq!(passes["qualifiedId"], "GATES:PASSES");
+    assert_eq!(passes["state"], "met");
+    assert_eq!(passes["line"], 2);
+    assert_eq!(passes["check"]["status"], "pass");
+    assert_eq!(passes["check"]["exit"], 0);
+    assert!(passes["check"]["durationMs"].is_u64());
+    assert_eq!(passes["definitionDigest"].as_str().unwrap().len(), 64);
+    let fails = by_id("FAILS");
+    assert_eq!(fails["state"], "unmet");
+    assert_eq!(fails["check"]["status"], "fail");
+    assert_eq!(fails["check"]["exit"], 3);
+    assert_eq!(fails["check"]["reason"], "non-zero exit");
+    assert_eq!(by_id("MANUAL")["check"], Value::Null);
+    assert_eq!(by_id("DROPPED")["state"], "abandoned");
+    // Human lines moved to stderr.
+    assert!(err.contains("  PASS GATES:PASSES"), "{err}");
+    assert!(!out.contains("PASS GATES"));
+}
+
+#[test]
+fn json_reports_errors_as_a_document_too() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", "- [ ] G1: a\n  CHECK: x\n");
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "--format=json"]).output().unwrap());
+    assert_eq!(code, 2);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["outcome"], "error");
+    assert!(doc["errors"][0].as_str().unwrap().contains("require both"), "{out}");
+    assert!(err.contains("require both"));
+}
+
+#[test]
+fn junit_marks_failures_and_skips() {
+    let sandbox = Sandbox::new();
+    ledger(&sandbox);
+    let (code, out, _) = outcome(&sandbox.cmd().args(["--approve", "--format", "junit"]).output().unwrap());
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gate-check\" tests=\"4\" failures=\"1\""
+        ),
+        "{out}"
+    );
+    assert_eq!(out.matches("<testcase ").count(), 4);
+    assert_eq!(out.matches("<failure ").count(), 1);
+    assert_eq!(out.matches("<skipped ").count(), 1);
+    assert!(out.contains("name=\"FAILS: outcome FAILS\""), "{out}");
+    assert!(out.contains("non-zero exit"), "{out}");
+    assert!(out.trim_end().ends_with("</testsuites>"));
+}
+
+#[test]
+fn github_actions_annotations_point_at_gate_lines() {
+    let sandbox = Sandbox::new();
+    ledger(&sandbox);
+    let (_, out, _) = outcome(
+        &sandbox
+            .cmd()
+            .arg("--approve")
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_WORKSPACE", &sandbox.root)
+            .output()
+            .unwrap(),
+    );
+    assert!(out.contains("::error file=GATES.md,line=6,title=gate GATES%3AFAILS::outcome FAILS: unmet (unchecked); fail: non-zero exit"), "{out}");
+    assert!(out.contains("::warning file=GATES.md,line=12,title=gate GATES%3ADROPPED::"), "{out}");
+    let (_, quiet, _) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
+    assert!(!quiet.contains("::error"), "annotations only under GitHub Actions");
+}
+
+#[test]
+fn pipes_get_no_colour_or_progress_escapes() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("SLOW", "sleep 1.5; printf 'slow done\\n'", "slow done"));
+    let output = sandbox.cmd().arg("--approve").env_remove("NO_COLOR").output().unwrap();
+    let (code, out, _) = outcome(&output);
+    assert_eq!(code, 0, "{out}");
+    assert!(!output.stdout.contains(&0x1b), "escape bytes in piped output: {out:?}");
+    assert!(!out.contains("running for"), "{out}");
+}
+
+/// Runs gate-check inside a pseudo-terminal with `script(1)`. A machine
+/// without `script` fails the test: terminal behaviour is never skipped.
+fn in_terminal(sandbox: &Sandbox, args: &str, no_color: bool) -> String {
+    let script = ["/usr/bin/script", "/bin/script"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .expect("script(1) from util-linux is required for the terminal tests");
+    let inner = format!("{} {args}", assert_cmd::cargo::cargo_bin("gate-check").display());
+    let mut cmd = std::process::Command::new(script);
+    cmd.current_dir(&sandbox.root)
+        .env("UNLAZY_APPROVAL_DIR", &sandbox.approvals)
+        .env("TERM", "xterm")
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("NO_COLOR")
+        .env_remove("UNLAZY_SHELL")
+        .env_remove("UNLAZY_SCOPE")
+        .args(["-qec", &inner, "/dev/null"]);
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    let output = cmd.output().expect("running script(1)");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn a_terminal_gets_colour_and_a_live_progress_line() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("SLOW", "sleep 1.6; printf 'slow done\\n'", "slow done"));
+    let screen = in_terminal(&sandbox, "--approve", false);
+    assert!(screen.contains("\x1b[32m  PASS\x1b[0m GATES:SLOW"), "{screen:?}");
+    assert!(screen.contains("GATES:SLOW running for 1s"), "{screen:?}");
+    assert!(screen.contains("\x1b[1;32mALL MET\x1b[0m"), "{screen:?}");
+
+    let plain = in_terminal(&sandbox, "--reverify", true);
+    assert!(!plain.contains("\x1b[32m"), "NO_COLOR must disable colour: {plain:?}");
+    assert!(plain.contains("ALL MET"), "{plain:?}");
+}
+
+#[test]
+fn incomplete_waves_fail_in_junit_and_annotations() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/api/GATES.md", "- [x] G1: reviewed\n  EVIDENCE: read on Monday\n");
+    let (code, _, err) = outcome(
+        &sandbox
+            .cmd()
+            .args(["dispatch", "open", "--scope", "api", "--wave", "w3", "--leaf", "leaf-1"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, xml, _) =
+        outcome(&sandbox.cmd().args(["--status", "--scope", "api", "--format", "junit"]).output().unwrap());
+    assert_eq!(code, 1);
+    assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
+    assert!(xml.contains("<testsuite name=\"dispatch waves\"") && xml.contains("type=\"wave-incomplete\""), "{xml}");
+    let (_, out, _) =
+        outcome(&sandbox.cmd().args(["--status", "--scope", "api"]).env("GITHUB_ACTIONS", "true").output().unwrap());
+    assert!(out.contains("::error title=dispatch wave::dispatch:w3 open (0/1 started) is incomplete"), "{out}");
+}
+
+#[test]
+fn a_failed_run_is_annotated_in_human_mode_too() {
+    let sandbox = Sandbox::new();
+    let (code, out, err) =
+        outcome(&sandbox.cmd().args(["--status", "missing.md"]).env("GITHUB_ACTIONS", "true").output().unwrap());
+    assert_eq!(code, 2);
+    assert!(out.contains("::error title=gate-check::no such gate file:"), "{out}{err}");
+    assert!(err.contains("no such gate file"), "{err}");
+}

@@ -1,0 +1,191 @@
+//! The pipeline actions `--list-scopes`, `--bind` and `--log`, and the
+//! rules for combining actions with each other, run modes and files.
+
+use std::os::unix::fs::symlink;
+use std::process::Stdio;
+
+use crate::common::{outcome, Sandbox};
+
+const LEDGER: &str = "- [ ] G1: manual outcome\n  EVIDENCE: pending\n";
+
+fn with_scopes(scopes: &[&str]) -> Sandbox {
+    let sandbox = Sandbox::new();
+    for scope in scopes {
+        sandbox.write(&format!(".unlazy/{scope}/GATES.md"), LEDGER);
+    }
+    sandbox
+}
+
+/// Names in `dir` other than the expected ones: leftovers such as temp files.
+fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn list_scopes_prints_real_pipelines_sorted() {
+    let sandbox = Sandbox::new();
+    let (code, out, _) = outcome(&sandbox.cmd().arg("--list-scopes").output().unwrap());
+    assert_eq!((code, out.as_str()), (0, "(no pipelines under .unlazy/)\n"));
+
+    let sandbox = with_scopes(&["web", "api", "a.b_c-1"]);
+    std::fs::create_dir_all(sandbox.path(".unlazy/locks")).unwrap();
+    std::fs::create_dir_all(sandbox.path(".unlazy/.hidden")).unwrap();
+    sandbox.write(".unlazy/plainfile", "x");
+    symlink(sandbox.path(".unlazy/api"), sandbox.path(".unlazy/alias")).unwrap();
+    let (code, out, _) = outcome(&sandbox.cmd().arg("--list-scopes").output().unwrap());
+    assert_eq!((code, out.as_str()), (0, "a.b_c-1\napi\nweb\n"));
+}
+
+#[test]
+fn bind_writes_the_session_file_atomically() {
+    let sandbox = with_scopes(&["api", "web"]);
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--bind", "  sess-1  ", "--scope", "api"]).output().unwrap());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "bound session   sess-1   to scope api\n");
+    assert_eq!(sandbox.read(".unlazy/api/session"), "sess-1\n");
+    let (code, _, _) = outcome(&sandbox.cmd().args(["--bind=sess-2", "--scope=api"]).output().unwrap());
+    assert_eq!(code, 0);
+    assert_eq!(sandbox.read(".unlazy/api/session"), "sess-2\n");
+    assert_eq!(names_in(&sandbox.path(".unlazy/api")), ["GATES.md", "session"], "no temp file may remain");
+    assert!(!crate::common::exists(&sandbox.path(".unlazy/web/session")));
+}
+
+#[test]
+fn bind_refusals() {
+    let sandbox = with_scopes(&["api", "web"]);
+    let cases: [(&[&str], &str); 4] = [
+        (&["--bind", "s"], "2 pipelines present (api, web); pass --scope <id> or set UNLAZY_SCOPE. Refusing to guess."),
+        (&["--bind", "s", "--scope", "ghost"], "no such scope \"ghost\""),
+        (&["--bind", "   ", "--scope", "api"], "--bind needs a non-blank session id"),
+        (&["--bind", "a\nb", "--scope", "api"], "single-line session id"),
+    ];
+    for (args, message) in cases {
+        let (code, _, err) = outcome(&sandbox.cmd().args(args).output().unwrap());
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+    let none = Sandbox::new();
+    let (code, _, err) = outcome(&none.cmd().args(["--bind", "s"]).output().unwrap());
+    assert_eq!(code, 2);
+    assert!(err.contains("--bind needs --scope ID or exactly one discoverable pipeline"), "{err}");
+    // With one pipeline, it is discovered.
+    let solo = with_scopes(&["solo"]);
+    let (code, out, _) = outcome(&solo.cmd().args(["--bind", "s9"]).output().unwrap());
+    assert_eq!((code, out.as_str()), (0, "bound session s9 to scope solo\n"));
+
+    // A link in place of the session file is refused, and its target kept.
+    let victim = sandbox.root.parent().unwrap().join("victim");
+    std::fs::write(&victim, "keep").unwrap();
+    symlink(&victim, sandbox.path(".unlazy/api/session")).unwrap();
+    let (code, _, err) = outcome(&sandbox.cmd().args(["--bind", "s", "--scope", "api"]).output().unwrap());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot bind session"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+}
+
+#[test]
+fn log_appends_one_timestamped_line_per_call() {
+    let sandbox = with_scopes(&["api"]);
+    let (code, out, err) =
+        outcome(&sandbox.cmd().args(["--log", "leaf-1 verified, 7/7", "--scope", "api"]).output().unwrap());
+    assert_eq!(code, 0, "{err}");
+    let log = sandbox.path(".unlazy/api/status.log");
+    assert_eq!(out, format!("appended to {}\n", log.display()));
+    // Discovered scope, text with line breaks and an escape sequence.
+    let (code, _, _) = outcome(&sandbox.cmd().args(["--log", "two\r\nlines\n\u{1b}[2Jend"]).output().unwrap());
+    assert_eq!(code, 0);
+    let text = sandbox.read(".unlazy/api/status.log");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text:?}");
+    let stamp = regex::Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ").unwrap();
+    assert!(stamp.is_match(lines[0]) && lines[0].ends_with(" leaf-1 verified, 7/7"), "{text:?}");
+    assert!(stamp.is_match(lines[1]) && lines[1].ends_with(" two lines  [2Jend"), "{text:?}");
+}
+
+#[test]
+fn log_refusals() {
+    let none = Sandbox::new();
+    let (code, _, err) = outcome(&none.cmd().args(["--log", "x"]).output().unwrap());
+    assert_eq!(code, 2);
+    assert!(err.contains("--log needs --scope ID or exactly one discoverable pipeline"), "{err}");
+    let sandbox = with_scopes(&["api", "web"]);
+    let (code, _, err) = outcome(&sandbox.cmd().args(["--log", "x"]).output().unwrap());
+    assert_eq!(code, 2);
+    assert!(err.contains("Refusing to guess"), "{err}");
+    let (code, _, err) = outcome(&sandbox.cmd().args(["--log", " \t", "--scope", "api"]).output().unwrap());
+    assert_eq!(code, 2);
+    assert!(err.contains("--log needs non-blank text"), "{err}");
+
+    let victim = sandbox.root.parent().unwrap().join("victim.log");
+    std::fs::write(&victim, "keep\n").unwrap();
+    symlink(&victim, sandbox.path(".unlazy/api/status.log")).unwrap();
+    let (code, _, err) = outcome(&sandbox.cmd().args(["--log", "x", "--scope", "api"]).output().unwrap());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot append status: refusing non-file or linked status log"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+
+    std::fs::hard_link(sandbox.path(".unlazy/web/GATES.md"), sandbox.path(".unlazy/web/status.log")).unwrap();
+    let (code, _, err) = outcome(&sandbox.cmd().args(["--log", "x", "--scope", "web"]).output().unwrap());
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(sandbox.read(".unlazy/web/GATES.md"), LEDGER);
+}
+
+#[test]
+fn thirty_two_concurrent_appenders_lose_nothing() {
+    let sandbox = with_scopes(&["api"]);
+    let binary = assert_cmd::cargo::cargo_bin("gate-check");
+    let children: Vec<_> = (0..32)
+        .map(|writer| {
+            std::process::Command::new(&binary)
+                .current_dir(&sandbox.root)
+                .args(["--scope", "api", "--log"])
+                .arg(format!("writer-{writer:02} {}", "x".repeat(2000)))
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let text = sandbox.read(".unlazy/api/status.log");
+    let mut writers: Vec<&str> = text
+        .lines()
+        .map(|line| {
+            let (_, rest) = line.split_once(' ').expect("timestamp");
+            let (writer, padding) = rest.split_once(' ').expect("writer");
+            assert_eq!(padding, "x".repeat(2000), "a line was torn");
+            writer
+        })
+        .collect();
+    writers.sort();
+    let expected: Vec<String> = (0..32).map(|w| format!("writer-{w:02}")).collect();
+    assert_eq!(writers, expected);
+}
+
+#[test]
+fn actions_combine_with_nothing() {
+    let sandbox = with_scopes(&["api"]);
+    let cases: [(&[&str], &str); 9] = [
+        (&["--claim", "--release", "--scope", "api"], "pipeline actions are mutually exclusive: --claim, --release"),
+        (&["--list-scopes", "--log", "x"], "pipeline actions are mutually exclusive: --list-scopes, --log"),
+        (&["--log", "x", "--bind", "s"], "pipeline actions are mutually exclusive: --log, --bind"),
+        (&["--claim", "--status"], "--claim cannot be combined with a run mode"),
+        (&["--list-scopes", "--reverify"], "--list-scopes cannot be combined with a run mode"),
+        (&["--bind", "s", "--approve"], "--bind cannot be combined with a run mode"),
+        (&["--release", "GATES.md"], "--release cannot be combined with explicit files"),
+        (&["--leaf", "leaf-1", "--status"], "--leaf is only valid with --claim or --release"),
+        (&["--log", "x", "--jobs", "2"], "--timeout, --jobs, --shell, and --cwd are execution options only"),
+    ];
+    for (args, message) in cases {
+        let (code, out, err) = outcome(&sandbox.cmd().args(args).output().unwrap());
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+    let (code, _, err) = outcome(&sandbox.cmd().args(["--log", "a", "--log", "b", "--scope", "api"]).output().unwrap());
+    assert_eq!(code, 2, "duplicate option: {err}");
+    assert!(!crate::common::exists(&sandbox.path(".unlazy/api/status.log")));
+}

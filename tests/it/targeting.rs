@@ -1,0 +1,160 @@
+//! Which ledgers a run covers: `--scope`, `UNLAZY_SCOPE`, the single
+//! discoverable pipeline, refusal when ambiguous, the legacy layout, scope id
+//! validation, linked or outside scope folders, and qualified ids with the
+//! `[scope ID]` suffix in tree-wide output.
+
+use std::os::unix::fs::symlink;
+
+use crate::common::{gate, outcome, Sandbox};
+
+fn manual(id: &str) -> String {
+    format!("- [ ] {id}: manual outcome {id}\n  EVIDENCE: pending\n")
+}
+
+/// Two pipelines, `api` and `web`, with one root ledger and one leaf each.
+fn two_pipelines() -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/api/GATES.md", &manual("R1"));
+    sandbox.write(".unlazy/api/gates/leaf-1.md", &manual("G1"));
+    sandbox.write(".unlazy/web/GATES.md", &manual("W1"));
+    sandbox.write(".unlazy/web/gates/leaf-2.md", &manual("G1"));
+    sandbox
+}
+
+#[test]
+fn scope_flag_selects_only_that_pipeline_with_qualified_ids() {
+    let sandbox = two_pipelines();
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "--scope", "api"]).output().unwrap());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("  UNMET GATES:R1 (unchecked)"), "{out}");
+    assert!(out.contains("  UNMET leaf-1:G1 (unchecked)"), "{out}");
+    assert!(!out.contains("leaf-2") && !out.contains("W1"), "another pipeline leaked in: {out}");
+    assert!(out.contains("UNMET: 2 (met: 0) [scope api]"), "{out}");
+    assert!(out.contains("  GATES:R1, leaf-1:G1"), "{out}");
+}
+
+#[test]
+fn environment_scope_selects_the_pipeline() {
+    let sandbox = two_pipelines();
+    let (code, out, _) = outcome(&sandbox.cmd().arg("--status").env("UNLAZY_SCOPE", "web").output().unwrap());
+    assert_eq!(code, 1);
+    assert!(out.contains("UNMET leaf-2:G1") && out.contains("[scope web]"), "{out}");
+    assert!(!out.contains("leaf-1"), "{out}");
+    // The flag wins over the environment.
+    let (_, out, _) =
+        outcome(&sandbox.cmd().args(["--status", "--scope", "api"]).env("UNLAZY_SCOPE", "web").output().unwrap());
+    assert!(out.contains("[scope api]"), "{out}");
+}
+
+#[test]
+fn several_pipelines_without_a_scope_are_refused() {
+    let sandbox = two_pipelines();
+    let before = sandbox.read(".unlazy/api/gates/leaf-1.md");
+    let (code, out, err) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("2 pipelines present (api, web); pass --scope <id> or set UNLAZY_SCOPE. Refusing to guess."),
+        "{err}"
+    );
+    assert!(out.is_empty(), "{out}");
+    let (code, _, _) = outcome(&sandbox.cmd().output().unwrap());
+    assert_eq!(code, 2);
+    assert_eq!(sandbox.read(".unlazy/api/gates/leaf-1.md"), before);
+}
+
+#[test]
+fn the_only_pipeline_is_discovered_and_runs_with_the_suffix() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &manual("LEGACY")); // ignored once a pipeline exists
+    sandbox.write(".unlazy/solo/gates/leaf-1.2.1.md", &gate("G3", "echo fine", "fine"));
+    let (code, out, err) = outcome(&sandbox.cmd().arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("APPROVAL REQUIRED leaf-1.2.1:G3"), "{out}");
+    assert!(out.contains("  RUN  leaf-1.2.1:G3 "), "{out}");
+    assert!(out.contains("  PASS leaf-1.2.1:G3: outcome G3"), "{out}");
+    assert!(out.contains("ALL MET (1 met) [scope solo]"), "{out}");
+    assert!(!out.contains("LEGACY"), "{out}");
+    assert_eq!(sandbox.read("GATES.md"), manual("LEGACY"));
+}
+
+#[test]
+fn legacy_layout_covers_gates_md_and_gates_directory() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &manual("A"));
+    sandbox.write("gates/leaf-x.md", &manual("B"));
+    sandbox.write("gates/notes.txt", "not a ledger");
+    let (code, out, _) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
+    assert_eq!(code, 1);
+    assert!(out.contains("UNMET GATES:A") && out.contains("UNMET leaf-x:B"), "{out}");
+    assert!(out.contains("UNMET: 2 (met: 0)\n"), "legacy runs carry no scope suffix: {out}");
+    // The locks directory a run creates is not a pipeline.
+    std::fs::create_dir_all(sandbox.path(".unlazy/locks")).unwrap();
+    let (code, out, _) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
+    assert_eq!(code, 1);
+    assert!(out.contains("UNMET GATES:A"), "{out}");
+}
+
+#[test]
+fn scope_ids_are_validated() {
+    let sandbox = two_pipelines();
+    let long = "a".repeat(65);
+    for bad in ["../api", ".hidden", "a/b", "-x", long.as_str(), "api web"] {
+        let (code, _, err) = outcome(&sandbox.cmd().arg("--status").arg(format!("--scope={bad}")).output().unwrap());
+        assert_eq!(code, 2, "{bad}");
+        assert!(err.contains("scope must match /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/"), "{bad}: {err}");
+        let (code, _, err) = outcome(&sandbox.cmd().arg("--status").env("UNLAZY_SCOPE", bad).output().unwrap());
+        assert_eq!(code, 2, "env {bad}");
+        assert!(err.contains("scope must match"), "{err}");
+    }
+    let (code, _, err) = outcome(&sandbox.cmd().args(["--status", "--scope", "nope"]).output().unwrap());
+    assert_eq!(code, 2);
+    assert!(err.contains("no such scope \"nope\" under .unlazy/ (have: api, web)"), "{err}");
+}
+
+#[test]
+fn linked_scope_folders_are_refused_and_never_discovered() {
+    let sandbox = Sandbox::new();
+    let outside = sandbox.root.parent().unwrap().join("outside");
+    std::fs::create_dir_all(outside.join("gates")).unwrap();
+    std::fs::write(outside.join("gates/leaf-1.md"), gate("G1", "echo hi", "hi")).unwrap();
+    std::fs::create_dir_all(sandbox.path(".unlazy")).unwrap();
+    symlink(&outside, sandbox.path(".unlazy/evil")).unwrap();
+
+    let (code, _, err) = outcome(&sandbox.cmd().args(["--status", "--scope", "evil"]).output().unwrap());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("scope directory must be a real directory inside the repository"), "{err}");
+
+    // Not discovered as the single pipeline either: the run falls back to the
+    // legacy layout and never touches the linked ledger.
+    sandbox.write("GATES.md", &manual("A"));
+    let (code, out, _) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
+    assert_eq!(code, 1);
+    assert!(out.contains("UNMET GATES:A") && !out.contains("leaf-1"), "{out}");
+    let (_, out, _) = outcome(&sandbox.cmd().arg("--list-scopes").output().unwrap());
+    assert_eq!(out, "(no pipelines under .unlazy/)\n");
+}
+
+#[test]
+fn a_state_folder_outside_the_root_is_refused() {
+    let sandbox = Sandbox::new();
+    let outside = sandbox.root.parent().unwrap().join("elsewhere");
+    std::fs::create_dir_all(outside.join("api")).unwrap();
+    std::fs::write(outside.join("api/GATES.md"), manual("A")).unwrap();
+    symlink(&outside, sandbox.path(".unlazy")).unwrap();
+    let (code, _, err) = outcome(&sandbox.cmd().args(["--status", "--scope", "api"]).output().unwrap());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("scope directory must be a real directory inside the repository"), "{err}");
+}
+
+#[test]
+fn explicit_files_exclude_scope() {
+    let sandbox = two_pipelines();
+    let (code, _, err) =
+        outcome(&sandbox.cmd().args(["--status", "--scope", "api", ".unlazy/api/GATES.md"]).output().unwrap());
+    assert_eq!(code, 2);
+    assert!(err.contains("explicit files and --scope are mutually exclusive"), "{err}");
+    // Explicit files are honored even with several pipelines present.
+    let (code, out, _) = outcome(&sandbox.cmd().args(["--status", ".unlazy/web/gates/leaf-2.md"]).output().unwrap());
+    assert_eq!(code, 1);
+    assert!(out.contains("UNMET leaf-2:G1") && !out.contains("[scope"), "{out}");
+}

@@ -327,7 +327,7 @@ fn a_cut_inside_a_surrogate_pair_is_written_as_the_node_tool_writes_it() {
         relative.push(if last { '\u{1F600}' } else { '/' });
         padding -= segment;
     }
-    relative.push_str("x");
+    relative.push('x');
     fs::create_dir_all(sandbox.path(&relative)).unwrap();
     sandbox.write("GATES.md", &ledger(&relative));
     let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());

@@ -177,3 +177,15 @@ fn a_lease_claim_waits_for_the_node_lease_registry_lock() {
     assert_eq!(entries(&locks).iter().filter(|name| name.ends_with(".lease")).count(), 1);
     assert!(entries(&locks).iter().all(|name| !name.ends_with(".filelock")));
 }
+
+#[test]
+fn a_blocking_stop_hook_leaves_no_lock_file() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("G1", "make report", "REPORT-OK"));
+    let input = serde_json::json!({ "session_id": "s1", "cwd": sandbox.root }).to_string();
+    let (code, out, err) = outcome(&sandbox.cmd().args(["hook", "stop"]).write_stdin(input).output().unwrap());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"decision\":\"block\""), "{out}");
+    assert!(sandbox.path(".unlazy-hook-state.json").exists());
+    assert_eq!(entries(&sandbox.path(".unlazy/locks")), Vec::<String>::new());
+}

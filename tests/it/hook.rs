@@ -405,3 +405,17 @@ fn stdin_that_is_never_closed_allows_the_stop_after_a_deadline() {
     assert_eq!((code, out.as_str()), (0, ""));
     assert_eq!(err, "gate-check hook stop: the hook input was not closed within 5 s; not blocking\n");
 }
+
+#[test]
+fn the_progress_state_is_the_one_the_node_hook_records() {
+    use crate::core_support::sha256_hex;
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", UNMET);
+    block_reason(&stop(&sandbox, "s1").1);
+    // The Node hook's digests: its session key, and the sorted `<item>=<state>` list.
+    let key = &sha256_hex("s1\0unscoped")[..24];
+    let hash = &sha256_hex("GATES:G1=unmet\0GATES:G2=met")[..24];
+    let state: Value = serde_json::from_str(&sandbox.read(".unlazy-hook-state.json")).unwrap();
+    assert_eq!(state["sessions"][key]["hash"], *hash, "{state}");
+    assert_eq!(state["sessions"][key]["blocks"], 1);
+}

@@ -1,6 +1,5 @@
 //! The command line: clap definitions, the Node tool's option rules, and the
-//! mapping of outcomes to exit codes (0 met, 1 unmet, 2 usage/parse/
-//! infrastructure, 3 lease conflict).
+//! mapping of outcomes and errors to an `Exit` status.
 
 use std::path::PathBuf;
 
@@ -8,8 +7,9 @@ use clap::builder::NonEmptyStringValueParser;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::actions::{self, Action, ActionOptions};
+use crate::error::{Error, Exit};
 use crate::report::{OutputFormat, RunReport};
-use crate::run::{self, RunError, RunOptions};
+use crate::run::{self, RunOptions};
 use crate::{hook, install, lint_files, terminal};
 
 const AFTER_HELP: &str = "\
@@ -142,23 +142,23 @@ pub enum HookEvent {
     },
 }
 
-fn print_completions(shell: clap_complete::Shell) -> i32 {
+fn print_completions(shell: clap_complete::Shell) -> Exit {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "gate-check", &mut script);
     terminal::emit(&script);
-    0
+    Exit::Met
 }
 
-fn print_man_page() -> i32 {
+fn print_man_page() -> Exit {
     let mut page = Vec::new();
     match clap_mangen::Man::new(Cli::command()).render(&mut page) {
         Ok(()) => {
             terminal::emit(&page);
-            0
+            Exit::Met
         }
         Err(error) => {
             terminal::warn(&format!("gate-check: cannot write the manual page: {error}"));
-            2
+            Exit::Error
         }
     }
 }
@@ -257,24 +257,25 @@ impl Cli {
 
 /// A run that stopped early still owes a machine reader its document, and
 /// a CI log its annotation.
-fn failed_run(options: &RunOptions, error: RunError) -> RunError {
-    let lines = match &error {
-        RunError::Usage(message) => vec![message.clone()],
-        RunError::Fatal(lines) => lines.clone(),
-    };
-    run::publish(options, &RunReport::failed(options.mode_name(), lines));
+fn failed_run(options: &RunOptions, error: Error) -> Error {
+    run::publish(options, &RunReport::failed(options.mode_name(), error.lines()));
     error
 }
 
-fn usage_failure(message: &str) -> i32 {
-    terminal::warn(&format!("gate-check: {message}"));
-    terminal::warn("run gate-check --help for usage");
-    2
+/// Prints an error, with the pointer to `--help` only for usage mistakes.
+fn report_error(error: &Error) -> Exit {
+    for line in error.lines() {
+        terminal::warn(&format!("gate-check: {line}"));
+    }
+    if error.is_usage() {
+        terminal::warn("run gate-check --help for usage");
+    }
+    error.code()
 }
 
 /// Prints clap's help (trusted) as is, and its errors, which echo raw
 /// arguments, through the sanitizer so no argument can drive the terminal.
-fn report_parse_error(error: &clap::Error) -> i32 {
+fn report_parse_error(error: &clap::Error) -> Exit {
     let text = error.render().to_string();
     if error.use_stderr() {
         for line in text.lines() {
@@ -283,39 +284,41 @@ fn report_parse_error(error: &clap::Error) -> i32 {
     } else {
         terminal::emit(text.as_bytes());
     }
-    error.exit_code()
+    Exit::from_code(error.exit_code())
 }
 
-/// Parses the process arguments, runs, and returns the exit code.
-pub fn main() -> i32 {
+/// Parses the process arguments, runs, and returns the exit status.
+pub fn main() -> Exit {
     let mut cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // A Stop hook that exits 2 blocks the agent with its stderr as the
         // reason, so a broken hook command line must never do that.
         Err(error) if error.use_stderr() && std::env::args().nth(1).as_deref() == Some("hook") => {
             terminal::warn(&format!("gate-check hook: {}; not blocking", error.kind()));
-            return 0;
+            return Exit::Met;
         }
         Err(error) => return report_parse_error(&error),
     };
     match cli.command.take() {
         Some(Command::Completions { shell }) => return print_completions(shell),
         Some(Command::Man) => return print_man_page(),
-        Some(Command::Dispatch(args)) => return crate::dispatch::cli::run(args),
-        Some(Command::Lint { strict, json, files }) => return lint_files::run(strict, json, &files),
-        Some(Command::Hook { event: HookEvent::Stop { scope } }) => return hook::stop(scope.as_deref()),
+        Some(Command::Dispatch(args)) => return Exit::from_code(crate::dispatch::cli::run(args)),
+        Some(Command::Lint { strict, json, files }) => return Exit::from_code(lint_files::run(strict, json, &files)),
+        Some(Command::Hook { event: HookEvent::Stop { scope } }) => {
+            return Exit::from_code(hook::stop(scope.as_deref()))
+        }
         Some(Command::InstallHooks { scope, shared, global, uninstall }) => {
             let location = match (shared, global) {
                 (true, _) => install::Location::Shared,
                 (_, true) => install::Location::Global,
                 _ => install::Location::Local,
             };
-            return install::run(location, scope.as_deref(), uninstall);
+            return Exit::from_code(install::run(location, scope.as_deref(), uninstall));
         }
         None => {}
     }
     if let Err(message) = cli.validate() {
-        return usage_failure(&message);
+        return report_error(&Error::Usage(message));
     }
     let outcome = match cli.actions().pop() {
         Some(action) => actions::execute(&ActionOptions { action, root: cli.root, scope: cli.scope, leaf: cli.leaf }),
@@ -325,14 +328,5 @@ pub fn main() -> i32 {
             run::execute(&options).map_err(|error| failed_run(&options, error))
         }
     };
-    match outcome {
-        Ok(code) => code,
-        Err(RunError::Usage(message)) => usage_failure(&message),
-        Err(RunError::Fatal(lines)) => {
-            for line in lines {
-                terminal::warn(&format!("gate-check: {line}"));
-            }
-            2
-        }
-    }
+    outcome.unwrap_or_else(|error| report_error(&error))
 }

@@ -20,6 +20,7 @@ pub mod cli;
 pub mod digest;
 pub mod dispatch;
 pub mod durable;
+pub mod error;
 pub mod evidence;
 pub mod hook;
 pub mod install;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::approval::store::Store;
 use crate::approval::Oracle;
+use crate::error::{Error, Exit};
 use crate::evidence::{self, Fingerprint, GateState, Transcript, MAX_OUTPUT_BYTES};
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, file::LedgerLock, qualify, Document, Gate};
@@ -51,14 +52,6 @@ impl RunOptions {
         }
         .to_string()
     }
-}
-
-#[derive(Debug)]
-pub enum RunError {
-    /// A usage problem: printed with a pointer to `--help`.
-    Usage(String),
-    /// Parse or infrastructure failure: each line printed as is.
-    Fatal(Vec<String>),
 }
 
 struct Ledger {
@@ -138,42 +131,39 @@ fn not_run_record(reason: &str) -> CheckRecord {
     }
 }
 
-fn require_directory(path: &Path, label: &str) -> Result<(), RunError> {
+fn require_directory(path: &Path, label: &str) -> Result<(), Error> {
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => Err(RunError::Usage(format!("{label} is not a directory: {}", path.display()))),
+        Ok(_) => Err(Error::Usage(format!("{label} is not a directory: {}", path.display()))),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            Err(RunError::Usage(format!("{label} does not exist: {}", path.display())))
+            Err(Error::Usage(format!("{label} does not exist: {}", path.display())))
         }
-        Err(error) => Err(RunError::Usage(format!("cannot inspect {label} {}: {error}", path.display()))),
+        Err(error) => Err(Error::infrastructure(format!("cannot inspect {label} {}: {error}", path.display()))),
     }
 }
 
-fn path_text(path: &Path) -> Result<String, RunError> {
-    paths::utf8(path).map(str::to_string).map_err(RunError::Usage)
+fn path_text(path: &Path) -> Result<String, Error> {
+    paths::utf8(path).map(str::to_string).map_err(Error::Usage)
 }
 
 /// Reads and strictly parses one ledger; warnings go to stderr.
-fn load_ledger(path: &Path) -> Result<Ledger, RunError> {
-    let text = ledger::file::read(path).map_err(|error| RunError::Usage(error.to_string()))?;
+fn load_ledger(path: &Path) -> Result<Ledger, Error> {
+    let text = ledger::file::read(path)?;
     let outcome = ledger::parse(&text);
     let shown = path.display();
     for warning in &outcome.warnings {
         warn(&format!("gate-check: {shown}: warning: {warning}"));
     }
     if !outcome.errors.is_empty() {
-        return Err(RunError::Fatal(outcome.errors.iter().map(|e| format!("{shown}: {e}")).collect()));
+        return Err(Error::Invalid(outcome.errors.iter().map(|e| format!("{shown}: {e}")).collect()));
     }
     Ok(Ledger { text_path: path_text(path)?, path: path.to_path_buf(), document: outcome.document })
 }
 
-fn build_runtime(options: &RunOptions, root: &Path) -> Result<Runtime, RunError> {
+fn build_runtime(options: &RunOptions, root: &Path) -> Result<Runtime, Error> {
     let path_var = std::env::var_os("PATH").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-    let shell = shell::resolve(&shell::requested(options.shell.as_deref()), &path_var).map_err(RunError::Usage)?;
-    let store = Store::locate(root).map_err(|error| match error {
-        crate::approval::store::StoreError::InsideRoot => RunError::Usage(error.to_string()),
-        other => RunError::Fatal(vec![other.to_string()]),
-    })?;
+    let shell = shell::resolve(&shell::requested(options.shell.as_deref()), &path_var).map_err(Error::Usage)?;
+    let store = Store::locate(root)?;
     // The cap counts UTF-16 code units, as the Node tool's string length does.
     let flat = path_var.replace(['\r', '\n'], " ");
     let mut path_transcript = utf16_prefix(&flat, PATH_TRANSCRIPT_CHARS).to_string();
@@ -471,9 +461,9 @@ struct Setup {
     ledgers: Vec<Ledger>,
 }
 
-fn prepare(options: &RunOptions) -> Result<Setup, RunError> {
+fn prepare(options: &RunOptions) -> Result<Setup, Error> {
     let cwd = std::env::current_dir()
-        .map_err(|e| RunError::Fatal(vec![format!("cannot read the working directory: {e}")]))?;
+        .map_err(|e| Error::infrastructure(format!("cannot read the working directory: {e}")))?;
     let root = paths::resolve(&cwd, options.root.as_deref().unwrap_or(Path::new(".")));
     require_directory(&root, "--root")?;
     let default_cwd = paths::resolve(&root, options.cwd.as_deref().unwrap_or(Path::new(".")));
@@ -481,11 +471,11 @@ fn prepare(options: &RunOptions) -> Result<Setup, RunError> {
         require_directory(&default_cwd, "--cwd")?;
     }
     if let Some(scope) = &options.scope {
-        target::validate_scope_id(scope, "scope").map_err(RunError::Usage)?;
+        target::validate_scope_id(scope, "scope").map_err(Error::Usage)?;
     }
-    let target = target::resolve(&root, &options.files, options.scope.as_deref()).map_err(RunError::Usage)?;
+    let target = target::resolve(&root, &options.files, options.scope.as_deref()).map_err(Error::Usage)?;
     if target.files.is_empty() {
-        return Err(RunError::Usage(format!(
+        return Err(Error::Usage(format!(
             "no gate files found (looked for {}/<scope>/, then GATES.md and gates/*.md under {})",
             target::STATE_DIR,
             root.display()
@@ -497,7 +487,7 @@ fn prepare(options: &RunOptions) -> Result<Setup, RunError> {
 
 /// The runnable gates this run must check: unmet ones, or all with
 /// `--reverify`; abandoned and manual gates never run.
-fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Result<Vec<Task>, RunError> {
+fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Result<Vec<Task>, Error> {
     let mut tasks = Vec::new();
     for (index, ledger) in setup.ledgers.iter().enumerate() {
         for gate in &ledger.document.gates {
@@ -585,7 +575,7 @@ fn run_checks(
     runtime: &Runtime,
     setup: &Setup,
     approvals: &Approvals,
-) -> Result<Executed, RunError> {
+) -> Result<Executed, Error> {
     let (ledgers, runnable, root) = (&setup.ledgers, &approvals.runnable, &setup.root);
     let mut executed = Executed::default();
     for task in &approvals.not_run {
@@ -655,11 +645,11 @@ fn run_checks(
     if write_failures.is_empty() {
         Ok(executed)
     } else {
-        Err(RunError::Fatal(write_failures))
+        Err(Error::Infrastructure(write_failures))
     }
 }
 
-pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
+pub fn execute(options: &RunOptions) -> Result<Exit, Error> {
     let mut setup = prepare(options)?;
     let mut approvals = Approvals { runnable: Vec::new(), not_run: Vec::new(), failures: 0 };
     let mut executed = Executed::default();
@@ -677,7 +667,7 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
 
 /// Prints per-ledger lines and the verdict, publishes machine output, and
 /// returns the exit code.
-fn summarize(options: &RunOptions, setup: &Setup, approvals: &Approvals, executed: Executed) -> Result<i32, RunError> {
+fn summarize(options: &RunOptions, setup: &Setup, approvals: &Approvals, executed: Executed) -> Result<Exit, Error> {
     let (finals, target, root) = (&setup.ledgers, &setup.target, &setup.root);
     let Executed { mut checks, stale, reverified } = executed;
     let (runnable, not_run, approval_failures) = (&approvals.runnable, &approvals.not_run, approvals.failures);
@@ -724,7 +714,7 @@ fn summarize(options: &RunOptions, setup: &Setup, approvals: &Approvals, execute
 
     // A scope is complete only when its ledgers and its dispatch waves are;
     // completion must not depend on callers remembering `dispatch status`.
-    let waves = crate::dispatch::aggregate(root, target.scope.as_deref()).map_err(|e| RunError::Fatal(vec![e]))?;
+    let waves = crate::dispatch::aggregate(root, target.scope.as_deref()).map_err(Error::infrastructure)?;
     abandoned += waves.abandoned.len();
     abandoned_ids.extend(waves.abandoned.iter().cloned());
     if options.status {
@@ -763,10 +753,10 @@ fn summarize(options: &RunOptions, setup: &Setup, approvals: &Approvals, execute
     let confirmed_met = met.saturating_sub(extra_unmet.len());
     let (outcome, code) = if approval_failures > 0 {
         warn(&format!("gate-check: infrastructure failure prevented {approval_failures} approval(s)"));
-        ("error", 2)
+        ("error", Exit::Error)
     } else if effective_unmet == 0 && abandoned == 0 {
         say(&format!("ALL MET ({met} met{verify_note}){scope_note}"));
-        ("all-met", 0)
+        ("all-met", Exit::Met)
     } else {
         if abandoned > 0 {
             let unmet_note = if effective_unmet > 0 { format!(", unmet: {effective_unmet}") } else { String::new() };
@@ -780,7 +770,7 @@ fn summarize(options: &RunOptions, setup: &Setup, approvals: &Approvals, execute
             say(&format!("UNMET: {effective_unmet} (met: {confirmed_met}{abandoned_note}{verify_note}){scope_note}"));
             say(&format!("  {}", capped_list(&unmet_ids)));
         }
-        (if abandoned > 0 { "handoff-required" } else { "unmet" }, 1)
+        (if abandoned > 0 { "handoff-required" } else { "unmet" }, Exit::Unmet)
     };
     publish(
         options,
@@ -791,7 +781,7 @@ fn summarize(options: &RunOptions, setup: &Setup, approvals: &Approvals, execute
             mode: options.mode_name(),
             scope: target.scope.clone(),
             outcome,
-            exit_code: code,
+            exit_code: i32::from(code.code()),
             summary: Summary {
                 met: confirmed_met,
                 unmet: effective_unmet,

@@ -7,9 +7,13 @@ use clap::builder::NonEmptyStringValueParser;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::actions::{self, Action, ActionOptions};
+use crate::check::{self, RunOptions};
+use crate::config::Environment;
 use crate::error::{Error, Exit};
-use crate::report::{OutputFormat, RunReport};
-use crate::run::{self, RunOptions};
+use crate::report::human::{Human, Style};
+use crate::report::machine::{Annotations, Document};
+use crate::report::{Event, OutputFormat, Reporter, Reporters, RunReport};
+use crate::terminal::{Console, Stderr};
 use crate::{hook, install, lint_files, terminal};
 
 const AFTER_HELP: &str = "\
@@ -244,7 +248,7 @@ impl Cli {
             reverify: self.reverify,
             approve: self.approve,
             jobs: self.jobs.unwrap_or(1),
-            timeout_secs: self.timeout.unwrap_or(run::DEFAULT_TIMEOUT_SECS),
+            timeout_secs: self.timeout.unwrap_or(check::DEFAULT_TIMEOUT_SECS),
             shell: self.shell,
             cwd: self.cwd,
             root: self.root,
@@ -255,11 +259,49 @@ impl Cli {
     }
 }
 
-/// A run that stopped early still owes a machine reader its document, and
-/// a CI log its annotation.
-fn failed_run(options: &RunOptions, error: Error) -> Error {
-    run::publish(options, &RunReport::failed(options.mode_name(), error.lines()));
-    error
+/// The reporters a run's options and environment ask for: the human lines
+/// (on stderr when stdout carries a document), the document, and GitHub
+/// Actions annotations when running there.
+fn reporters(options: &RunOptions, env: &Environment) -> Reporters {
+    let machine = options.format != OutputFormat::Human;
+    let style = Style {
+        color: env.terminal.color(machine),
+        live: env.terminal.live(machine),
+        workflow_commands_live: env.github.is_some(),
+    };
+    let mut reporters = Reporters::default();
+    if machine {
+        reporters.push(Box::new(Human::new(Stderr, Stderr, style)));
+        reporters.push(Box::new(Document::new(options.format, Console)));
+    } else {
+        reporters.push(Box::new(Human::new(Console, Stderr, style)));
+    }
+    if let Some(github) = &env.github {
+        let workspace = github.workspace.clone().or_else(|| Some(env.cwd.clone()));
+        // Workflow commands are read from stdout unless stdout carries a
+        // document; the runner reads stderr too.
+        if machine {
+            reporters.push(Box::new(Annotations::new(workspace, Stderr)));
+        } else {
+            reporters.push(Box::new(Annotations::new(workspace, Console)));
+        }
+    }
+    reporters
+}
+
+/// Runs the checker. A run that stopped early still owes a machine reader
+/// its document, and a CI log its annotation.
+fn run_checker(options: &RunOptions) -> Result<Exit, Error> {
+    let env = Environment::from_process()?;
+    let mut reporters = reporters(options, &env);
+    let outcome = check::execute(options, &env, &mut reporters);
+    if let Err(error) = &outcome {
+        if reporters.needs_records() {
+            reporters.event(&Event::Report(&RunReport::failed(options.mode_name(), error.lines())));
+        }
+    }
+    reporters.flush();
+    outcome
 }
 
 /// Prints an error, with the pointer to `--help` only for usage mistakes.
@@ -322,11 +364,7 @@ pub fn main() -> Exit {
     }
     let outcome = match cli.actions().pop() {
         Some(action) => actions::execute(&ActionOptions { action, root: cli.root, scope: cli.scope, leaf: cli.leaf }),
-        None => {
-            let options = cli.into_options();
-            terminal::configure(options.format != OutputFormat::Human);
-            run::execute(&options).map_err(|error| failed_run(&options, error))
-        }
+        None => run_checker(&cli.into_options()),
     };
     outcome.unwrap_or_else(|error| report_error(&error))
 }

@@ -198,6 +198,31 @@ impl FileLock {
     }
 }
 
+/// What a locked update decided: keep the file, or replace it.
+pub enum Change<T> {
+    Keep(T),
+    Replace { value: T, bytes: Vec<u8>, mode: u32 },
+}
+
+/// The one read-modify-write of a state file: while the lock at `lock`
+/// is held, `decide` reads the current state and says what to do, and a
+/// replacement is written atomically before the lock is released, so no
+/// other writer can slip in between the read and the write.
+pub fn update_locked<T, E: From<io::Error>>(
+    lock: &Path,
+    target: &Path,
+    decide: impl FnOnce() -> Result<Change<T>, E>,
+) -> Result<T, E> {
+    let _held = FileLock::acquire(lock)?;
+    match decide()? {
+        Change::Keep(value) => Ok(value),
+        Change::Replace { value, bytes, mode } => {
+            replace_file(target, &bytes, mode)?;
+            Ok(value)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,9 @@
 
 pub mod actions;
 pub mod approval;
+pub mod check;
 pub mod cli;
+pub mod config;
 pub mod digest;
 pub mod dispatch;
 pub mod durable;
@@ -31,7 +33,6 @@ pub mod lint_files;
 pub mod paths;
 pub mod pipeline;
 pub mod report;
-pub mod run;
 pub mod runner;
 pub mod shell;
 pub mod shell_words;

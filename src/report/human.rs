@@ -198,3 +198,134 @@ fn capped_list(ids: &[String]) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::check::evaluate::CheckResult;
+    use crate::check::verdict::Outcome;
+    use crate::evidence::Fingerprint;
+
+    fn render(style: Style, events: &[Event]) -> (String, String) {
+        let mut human = Human::new(Vec::new(), Vec::new(), style);
+        for event in events {
+            human.event(event);
+        }
+        let (out, err) = human.into_parts();
+        (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+    }
+
+    fn passed() -> CheckResult {
+        CheckResult {
+            output: "ok".into(),
+            fingerprint: Fingerprint::of("ok"),
+            exit_code: Some(0),
+            signal: None,
+            matched: true,
+            error: None,
+            duration: Duration::from_millis(5),
+        }
+    }
+
+    fn verdict(outcome: Outcome, unmet: &[&str]) -> Verdict {
+        Verdict {
+            outcome,
+            met: 2,
+            confirmed_met: 2,
+            unmet: unmet.len(),
+            abandoned: 0,
+            unmet_ids: unmet.iter().map(|s| s.to_string()).collect(),
+            abandoned_ids: Vec::new(),
+            reran: None,
+            reverified: None,
+            scope: Some("s1".into()),
+            approval_failures: 0,
+        }
+    }
+
+    const PLAIN: Style = Style { color: false, live: false, workflow_commands_live: false };
+
+    #[test]
+    fn result_and_verdict_lines_are_the_node_tools() {
+        let result = passed();
+        let (out, err) = render(
+            PLAIN,
+            &[
+                Event::CheckFinished { qualified: "GATES:G1", title: "works", result: &result },
+                Event::LedgerSummary { file_name: "GATES.md", gates: 3 },
+                Event::Verdict(&verdict(Outcome::Unmet, &["GATES:G2"])),
+            ],
+        );
+        let sha = Fingerprint::of("ok").sha256;
+        assert_eq!(
+            out,
+            format!(
+                "  PASS GATES:G1: works\n       exit=0; EXPECT=matched; output=sha256={sha}; bytes=2\n\
+                 GATES.md: 3 gates\nUNMET: 1 (met: 2) [scope s1]\n  GATES:G2\n"
+            )
+        );
+        assert_eq!(err, "");
+    }
+
+    #[test]
+    fn colour_follows_the_event_not_the_text() {
+        let style = Style { color: true, ..PLAIN };
+        let result = passed();
+        let (out, _) = render(
+            style,
+            &[
+                Event::CheckFinished { qualified: "GATES:G1", title: "t", result: &result },
+                // A ledger named like a marker must not be coloured as one.
+                Event::LedgerSummary { file_name: "ALL MET.md", gates: 1 },
+                Event::Verdict(&verdict(Outcome::AllMet, &[])),
+            ],
+        );
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "\x1b[32m  PASS\x1b[0m GATES:G1: t");
+        assert_eq!(lines[2], "ALL MET.md: 1 gates");
+        assert_eq!(lines[3], "\x1b[1;32mALL MET\x1b[0m (2 met) [scope s1]");
+    }
+
+    #[test]
+    fn untrusted_text_is_sanitized_and_cannot_start_a_workflow_command() {
+        let style = Style { workflow_commands_live: true, ..PLAIN };
+        let (out, _) = render(
+            style,
+            &[
+                Event::LedgerSummary { file_name: "::stop-commands::tok.md", gates: 1 },
+                Event::Verdict(&verdict(Outcome::Unmet, &["::error title=FAKE::x:G1"])),
+                Event::GateUnmet { qualified: "GATES:G\u{1b}[2J", reason: "unchecked", title: "a\u{202e}b" },
+            ],
+        );
+        assert_eq!(
+            out,
+            "%3A:stop-commands::tok.md: 1 gates\nUNMET: 1 (met: 2) [scope s1]\n  %3A:error title=FAKE::x:G1\n  \
+             UNMET GATES:G [2J (unchecked): a b\n"
+        );
+        let (plain, _) = render(PLAIN, &[Event::LedgerSummary { file_name: "::x.md", gates: 1 }]);
+        assert_eq!(plain, "::x.md: 1 gates\n", "outside GitHub Actions the line is the Node tool's");
+    }
+
+    #[test]
+    fn progress_line_shows_only_when_live_and_is_cleared_before_the_next_line() {
+        let live = Style { live: true, ..PLAIN };
+        let events = [Event::Progress(Some("  ... GATES:G1 running for 2s")), Event::NotRun];
+        let (out, _) = render(live, &events);
+        assert_eq!(
+            out,
+            "  ... GATES:G1 running for 2s\r\x1b[2K    NOT RUN: inspect this oracle, then re-run with --approve\n"
+        );
+        let (out, _) = render(PLAIN, &events);
+        assert_eq!(out, "    NOT RUN: inspect this oracle, then re-run with --approve\n");
+    }
+
+    #[test]
+    fn warnings_go_to_the_error_stream_and_an_approval_failure_is_one() {
+        let failed = Verdict { approval_failures: 2, ..verdict(Outcome::Error, &[]) };
+        let (out, err) = render(PLAIN, &[Event::Warning("gate-check: x.md: warning: w"), Event::Verdict(&failed)]);
+        assert_eq!(out, "");
+        assert_eq!(err, "gate-check: x.md: warning: w\ngate-check: infrastructure failure prevented 2 approval(s)\n");
+    }
+}

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::Environment;
 use crate::error::{Error, Exit};
 use crate::lease::registry::{self, ClaimOutcome};
 use crate::ledger::{self, file::LedgerFileError};
@@ -55,9 +56,8 @@ fn stem(path: &Path) -> String {
     qualified[..qualified.len() - 1].to_string()
 }
 
-pub fn execute(options: &ActionOptions) -> Result<Exit, Error> {
-    let cwd = std::env::current_dir().map_err(|e| fatal(format!("cannot read the working directory: {e}")))?;
-    let root = paths::resolve(&cwd, options.root.as_deref().unwrap_or(Path::new(".")));
+pub fn execute(options: &ActionOptions, env: &Environment) -> Result<Exit, Error> {
+    let root = paths::resolve(&env.cwd, options.root.as_deref().unwrap_or(Path::new(".")));
     match std::fs::metadata(&root) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => return Err(usage(format!("--root is not a directory: {}", root.display()))),

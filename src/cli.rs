@@ -363,7 +363,9 @@ pub fn main() -> Exit {
         return report_error(&Error::Usage(message));
     }
     let outcome = match cli.actions().pop() {
-        Some(action) => actions::execute(&ActionOptions { action, root: cli.root, scope: cli.scope, leaf: cli.leaf }),
+        Some(action) => Environment::from_process().and_then(|env| {
+            actions::execute(&ActionOptions { action, root: cli.root, scope: cli.scope, leaf: cli.leaf }, &env)
+        }),
         None => run_checker(&cli.into_options()),
     };
     outcome.unwrap_or_else(|error| report_error(&error))

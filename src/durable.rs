@@ -204,16 +204,17 @@ pub enum Change<T> {
     Replace { value: T, bytes: Vec<u8>, mode: u32 },
 }
 
-/// The one read-modify-write of a state file: while the lock at `lock`
-/// is held, `decide` reads the current state and says what to do, and a
-/// replacement is written atomically before the lock is released, so no
-/// other writer can slip in between the read and the write.
+/// The one read-modify-write of a state file: while `lock` (acquired by
+/// the caller, waiting as long as suits it) is held, `decide` reads the
+/// current state and says what to do, and a replacement of `target` is
+/// written atomically before the lock is released, so no other writer can
+/// slip in between the read and the write.
 pub fn update_locked<T, E: From<io::Error>>(
-    lock: &Path,
+    lock: FileLock,
     target: &Path,
     decide: impl FnOnce() -> Result<Change<T>, E>,
 ) -> Result<T, E> {
-    let _held = FileLock::acquire(lock)?;
+    let _held = lock;
     match decide()? {
         Change::Keep(value) => Ok(value),
         Change::Replace { value, bytes, mode } => {

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 use super::model::{Action, Stamp, State, Wave};
 use crate::durable::{self, FileLock, ReadRefusal};
-use crate::pipeline;
-use crate::target::{validate_scope_id, STATE_DIR};
+use crate::pipeline::{self, StateDir};
+use crate::target::validate_scope_id;
 
 pub const STATE_FILE: &str = "dispatch.json";
 /// Largest state file accepted, as in the Node tool.
@@ -32,7 +32,7 @@ pub struct Committed {
 
 fn scope_directory(root: &Path, scope: &str) -> Result<PathBuf, String> {
     validate_scope_id(scope, "scope")?;
-    Ok(root.join(STATE_DIR).join(scope))
+    Ok(StateDir::new(root).scope(scope))
 }
 
 /// Whether `path` is a real directory: `Ok(false)` when it does not exist,
@@ -67,7 +67,7 @@ fn read_state_text(path: &Path) -> Result<Option<String>, String> {
 pub fn read(root: &Path, scope: &str) -> Result<State, String> {
     let directory = scope_directory(root, scope)?;
     let invalid = |detail: String| format!("invalid dispatch state: {detail}");
-    if !real_directory(&root.join(STATE_DIR)).map_err(invalid)? || !real_directory(&directory).map_err(invalid)? {
+    if !real_directory(&StateDir::new(root).path()).map_err(invalid)? || !real_directory(&directory).map_err(invalid)? {
         return Ok(State::default());
     }
     let path = directory.join(STATE_FILE);
@@ -82,12 +82,12 @@ pub fn read(root: &Path, scope: &str) -> Result<State, String> {
 /// holding the lock (so the log lists transitions in commit order).
 pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Result<Committed, String> {
     let directory = scope_directory(root, scope)?;
-    if !real_directory(&root.join(STATE_DIR))? || !real_directory(&directory)? {
+    if !real_directory(&StateDir::new(root).path())? || !real_directory(&directory)? {
         // No scope directory means no waves: a transition that would be
         // refused anyway must not create directories first.
         State::default().apply(wave_id, action, &Stamp::now())?;
     }
-    pipeline::ensure_state_directory(root, &directory).map_err(|e| e.to_string())?;
+    StateDir::new(root).ensure_scope(scope).map_err(|e| e.to_string())?;
     let path = directory.join(STATE_FILE);
     // One lock per state file, named like every lock of this tool.
     let _lock = FileLock::for_target(root, &path)

@@ -96,8 +96,8 @@ pub enum UpdateError {
 /// in one atomic replacement that keeps the file's permissions. No edits,
 /// no write.
 pub fn update<T>(root: &Path, path: &Path, decide: impl FnOnce(&Document) -> (T, Vec<Edit>)) -> Result<T, UpdateError> {
-    let lock = FileLock::for_target(root, path)?;
-    durable::update_locked(&lock, path, || {
+    let lock = FileLock::acquire(&FileLock::for_target(root, path)?)?;
+    durable::update_locked(lock, path, || {
         let text = read(path)?;
         let outcome = parse(&text);
         if !outcome.errors.is_empty() {

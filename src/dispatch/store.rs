@@ -13,7 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::model::{Action, Stamp, State, Wave};
-use crate::durable::{self, FileLock, ReadRefusal};
+use crate::durable::{self, Change, FileLock, ReadRefusal};
 use crate::pipeline::{self, StateDir};
 use crate::target::validate_scope_id;
 
@@ -90,17 +90,22 @@ pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Resul
     StateDir::new(root).ensure_scope(scope).map_err(|e| e.to_string())?;
     let path = directory.join(STATE_FILE);
     // One lock per state file, named like every lock of this tool.
-    let _lock = FileLock::for_target(root, &path)
+    let lock = FileLock::for_target(root, &path)
         .and_then(|lock| FileLock::acquire(&lock))
         .map_err(|e| format!("cannot lock dispatch state: {e}"))?;
-    let mut state = read(root, scope)?;
-    let now = Stamp::now();
-    let event = state.apply(wave_id, action, &now)?;
-    durable::replace_file(&path, state.render().as_bytes(), 0o600).map_err(|e| format!("cannot write {e}"))?;
-    let wave =
-        state.wave(wave_id).cloned().ok_or_else(|| format!("wave {wave_id} vanished from its own transition"))?;
-    let audit_warning = pipeline::append_status_at(root, scope, now.at(), &event)
-        .err()
-        .map(|e| format!("state transition committed; audit status append was skipped: {e}"));
-    Ok(Committed { wave, audit_warning })
+    let decide = || -> Result<_, durable::UpdateFailure> {
+        let mut state = read(root, scope)?;
+        let now = Stamp::now();
+        let event = state.apply(wave_id, action, &now)?;
+        let wave =
+            state.wave(wave_id).cloned().ok_or_else(|| format!("wave {wave_id} vanished from its own transition"))?;
+        Ok(Change::Replace { bytes: state.render().into_bytes(), value: (wave, now, event), mode: 0o600 })
+    };
+    let audit = |(wave, now, event): (Wave, Stamp, String)| {
+        let audit_warning = pipeline::append_status_at(root, scope, now.at(), &event)
+            .err()
+            .map(|e| format!("state transition committed; audit status append was skipped: {e}"));
+        Committed { wave, audit_warning }
+    };
+    durable::update_locked_then(lock, &path, decide, audit).map_err(|failure| failure.0)
 }

@@ -163,22 +163,7 @@ pub fn record_block(root: &Path, path: &Path, key: &str, hash: &str) -> Result<u
         let blocks = state.record_block(key, hash, &now());
         Ok(Change::Replace { value: blocks, bytes: state.to_json().into_bytes(), mode: 0o600 })
     })
-    .map_err(|error: StateUpdateError| error.0)
-}
-
-/// A failed state update, as the hook reports it.
-struct StateUpdateError(String);
-
-impl From<String> for StateUpdateError {
-    fn from(message: String) -> Self {
-        StateUpdateError(message)
-    }
-}
-
-impl From<std::io::Error> for StateUpdateError {
-    fn from(error: std::io::Error) -> Self {
-        StateUpdateError(error.to_string())
-    }
+    .map_err(|failure: durable::UpdateFailure| failure.0)
 }
 
 /// Forgets the session once its work is complete; the file goes away with

@@ -116,18 +116,22 @@ fn run_checks(
     let mut oldest_pending: Option<Instant> = None;
     let mut persist = |pending: &mut Vec<(usize, CheckResult)>, reporter: &mut dyn Reporter| {
         for (ledger_index, ledger) in ledgers.iter().enumerate() {
+            let indexes: Vec<usize> = pending
+                .iter()
+                .map(|(index, _)| *index)
+                .filter(|index| runnable[*index].ledger == ledger_index)
+                .collect();
+            if indexes.is_empty() {
+                continue;
+            }
             let batch: Vec<(&Task, &CheckResult)> = pending
                 .iter()
                 .filter(|(index, _)| runnable[*index].ledger == ledger_index)
                 .map(|(index, result)| (&runnable[*index], result))
                 .collect();
-            if batch.is_empty() {
-                continue;
-            }
             match write_back::write_back(options.reverify, runtime, root, ledger, &batch) {
                 Ok(decisions) => {
-                    let indexes = pending.iter().filter(|(index, _)| runnable[*index].ledger == ledger_index);
-                    for (((index, _), (task, result)), decision) in indexes.zip(&batch).zip(decisions) {
+                    for ((index, (task, result)), decision) in indexes.iter().zip(&batch).zip(decisions) {
                         let written = !matches!(decision, WriteBack::Stale);
                         executed.checks.insert((task.ledger, task.gate.id.clone()), result.record(written));
                         if !written {

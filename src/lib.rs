@@ -3,7 +3,7 @@
 //! definition-bound evidence back atomically.
 //!
 //! Pure modules: `ledger` (model, parser, edits), `evidence`, the `js_regex` crate (EXPECT matching),
-//! `approval` identity, `paths`, `lint` (gate-quality rules),
+//! `approval` identity, `paths`, `visible` (display escaping), `lint` (gate-quality rules),
 //! `hook::assess` (Stop-hook decisions), `install::settings` (the Claude Code
 //! settings transform), `shell_words`. Side effects live in one module each:
 //! `runner` spawns, `approval::store` touches approval records,
@@ -36,3 +36,4 @@ pub mod shell;
 pub mod shell_words;
 pub mod target;
 pub mod terminal;
+pub mod visible;

@@ -18,6 +18,7 @@ use crate::report::{CheckRecord, GateRecord, LedgerRecord, OutputFormat, RunRepo
 use crate::runner::{self, CheckRequest, RunFailure};
 use crate::target::{self, Mode, Target};
 use crate::terminal::{say, warn};
+use crate::visible::visible;
 use crate::{paths, shell};
 use js_regex::Expectation;
 
@@ -225,11 +226,11 @@ fn oracle_for(runtime: &Runtime, options: &RunOptions, gate: &Gate, cwd: &str) -
 
 fn print_oracle(task: &Task, runtime: &Runtime) {
     say(&format!("APPROVAL REQUIRED {}", task.qualified));
-    say(&format!("    CHECK: {}", task.oracle.check));
-    say(&format!("    EXPECT: {}", task.oracle.expect));
-    say(&format!("    CWD: {}", task.oracle.cwd));
-    say(&format!("    SHELL: {}", task.oracle.shell));
-    say(&format!("    PATH: {}", runtime.path_transcript));
+    say(&format!("    CHECK: {}", visible(&task.oracle.check)));
+    say(&format!("    EXPECT: {}", visible(&task.oracle.expect)));
+    say(&format!("    CWD: {}", visible(&task.oracle.cwd)));
+    say(&format!("    SHELL: {}", visible(&task.oracle.shell)));
+    say(&format!("    PATH: {}", visible(&runtime.path_transcript)));
 }
 
 /// Runs one check and judges it: exit 0 and EXPECT matching the canonical
@@ -596,7 +597,10 @@ fn run_checks(
     for task in runnable {
         say(&format!(
             "  RUN  {} shell={} cwd={} PATH={}",
-            task.qualified, runtime.shell_text, task.oracle.cwd, runtime.path_transcript
+            task.qualified,
+            visible(&runtime.shell_text),
+            visible(&task.oracle.cwd),
+            visible(&runtime.path_transcript)
         ));
     }
     crate::terminal::flush();

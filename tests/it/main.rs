@@ -10,6 +10,7 @@ mod concurrency;
 mod crash_safety;
 mod dispatch;
 mod evidence;
+mod hardening;
 mod hook;
 mod hostile;
 mod install_hooks;

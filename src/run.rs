@@ -513,6 +513,9 @@ fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Result<
             let cwd = gate_cwd(options, &setup.target, &setup.root, &setup.default_cwd, ledger, gate);
             require_directory(&cwd, &format!("gate {qualified} CWD"))?;
             let oracle = oracle_for(runtime, options, gate, &path_text(&cwd)?);
+            crate::approval::store::check_recordable(&ledger.text_path, &gate.id, &oracle).map_err(|error| {
+                RunError::Fatal(vec![format!("{}: line {}: {error}", ledger.path.display(), gate.line + 1)])
+            })?;
             tasks.push(Task {
                 ledger: index,
                 digest: evidence::gate_digest(gate).unwrap_or_default(),
@@ -745,7 +748,9 @@ fn summarize(options: &RunOptions, setup: &Setup, approvals: &Approvals, execute
     };
     // Gates that still read as met although this run could not confirm them.
     let mut extra_unmet: Vec<((usize, String), String)> = Vec::new();
-    let still_met = |key: &(usize, String)| matches!(final_states.get(key), Some(GateState::Met) | None);
+    // A gate deleted from its ledger meanwhile is in no final state: its
+    // result is discarded and it counts neither way.
+    let still_met = |key: &(usize, String)| matches!(final_states.get(key), Some(GateState::Met));
     if options.reverify {
         for task in not_run.iter().filter(|t| t.starting_state == GateState::Met) {
             let key = (task.ledger, task.gate.id.clone());

@@ -14,7 +14,8 @@ use super::Oracle;
 use crate::durable::{self, ReadRefusal};
 use crate::paths;
 
-const MAX_RECORD_BYTES: u64 = 256 * 1024;
+/// Largest approval record, for the writer and the reader alike.
+pub const MAX_RECORD_BYTES: u64 = 256 * 1024;
 
 #[derive(Debug, Error)]
 pub enum StoreError {
@@ -34,6 +35,11 @@ pub enum StoreError {
     Linked(String),
     #[error("approval record exceeds {MAX_RECORD_BYTES} bytes: {0}")]
     TooLarge(String),
+    #[error(
+        "gate {gate} cannot be approved: its approval record would be {bytes} bytes, over the \
+         {MAX_RECORD_BYTES}-byte limit; shorten its CHECK, EXPECT or CWD (or PATH)"
+    )]
+    DefinitionTooLarge { gate: String, bytes: usize },
     #[error("approval record changed while it was read: {0}")]
     ChangedWhileRead(String),
     #[error("approval directory changed during use: {0}")]
@@ -177,21 +183,43 @@ impl Store {
         if Self::holds_record(&store, ledger, gate, oracle)? {
             return Ok(path);
         }
-        let signature = oracle.signature();
-        let record = Record {
-            schema: 1,
-            file: ledger,
-            gate,
-            signature: &signature,
-            oracle,
-            approved_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
-        };
-        let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
-        text.push('\n');
+        let text = record_text(ledger, gate, oracle, std::time::SystemTime::now());
+        check_record_size(gate, &text)?;
         crate::durable::replace_file(&path, text.as_bytes(), 0o600).map_err(io_error(&path))?;
         Self::assert_unchanged(&store)?;
         Ok(path)
     }
+}
+
+/// The record approving `oracle` for `gate` of `ledger` at `approved_at`.
+fn record_text(ledger: &str, gate: &str, oracle: &Oracle, approved_at: std::time::SystemTime) -> String {
+    let signature = oracle.signature();
+    let record = Record {
+        schema: 1,
+        file: ledger,
+        gate,
+        signature: &signature,
+        oracle,
+        approved_at: humantime::format_rfc3339_millis(approved_at).to_string(),
+    };
+    let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn check_record_size(gate: &str, text: &str) -> Result<(), StoreError> {
+    if text.len() as u64 > MAX_RECORD_BYTES {
+        return Err(StoreError::DefinitionTooLarge { gate: gate.to_string(), bytes: text.len() });
+    }
+    Ok(())
+}
+
+/// Refuses, before anything runs, a gate whose approval record would exceed
+/// what the reader accepts: such a record could be written but never
+/// honoured. Pure: the record's size does not depend on when it is written
+/// (the timestamp has a fixed width).
+pub fn check_recordable(ledger: &str, gate: &str, oracle: &Oracle) -> Result<(), StoreError> {
+    check_record_size(gate, &record_text(ledger, gate, oracle, std::time::SystemTime::UNIX_EPOCH))
 }
 
 /// Reads a record without following links, blocking on FIFOs, or trusting

@@ -23,6 +23,8 @@ pub enum LedgerFileError {
     NotRegular(String),
     #[error("gate ledger exceeds {MAX_LEDGER_BYTES} bytes: {0}")]
     TooLarge(String),
+    #[error("write-back would grow the gate ledger past the {MAX_LEDGER_BYTES}-byte read limit; left unchanged: {0}")]
+    WouldGrowTooLarge(String),
     #[error("gate ledger changed while it was read: {0}")]
     Changed(String),
     #[error("{0}: line {1}: invalid UTF-8")]
@@ -88,6 +90,10 @@ impl LedgerLock {
 
 /// Replaces `path` with `text` atomically, keeping the file's permissions.
 pub fn replace_atomically(path: &Path, text: &str) -> Result<(), LedgerFileError> {
+    // A ledger no mode could read again is worse than one left unchanged.
+    if text.len() as u64 > MAX_LEDGER_BYTES {
+        return Err(LedgerFileError::WouldGrowTooLarge(path.display().to_string()));
+    }
     let mode = fs::metadata(path).map_err(io_error(path))?.permissions().mode() & 0o7777;
     durable::replace_file(path, text.as_bytes(), mode).map_err(|e| LedgerFileError::Io(path.display().to_string(), e))
 }

@@ -137,3 +137,74 @@ fn a_byte_order_mark_does_not_hide_the_first_gate() {
     assert!(after.starts_with("\u{feff}- [x] G1: outcome G1\n"), "{after:?}");
     assert!(after.contains("  EVIDENCE: automatic-evidence=v1; "), "{after}");
 }
+
+#[test]
+fn a_gate_deleted_while_it_runs_is_discarded_and_not_counted() {
+    let sandbox = Sandbox::new();
+    let remaining = "- [x] G2: manual and met\n  EVIDENCE: seen by hand\n";
+    let check = format!("printf -- '{}' > GATES.md; echo ok", remaining.replace('\n', "\\n"));
+    sandbox.write("GATES.md", &format!("{}{remaining}", gate("G1", &check, "ok")));
+    let (code, out, err) = run(&sandbox, &["--approve", "--format", "json", "GATES.md"]);
+    assert_eq!(sandbox.read("GATES.md"), remaining);
+    assert_eq!(code, 0, "{out}{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON report");
+    assert_eq!(json["outcome"], "all-met", "{json}");
+    assert_eq!(json["unmet"], serde_json::json!([]), "{json}");
+    assert_eq!(json["summary"]["unmet"], 0, "{json}");
+    assert_eq!(json["gates"].as_array().map(Vec::len), Some(1), "{json}");
+
+    sandbox.write("GATES.md", &format!("{}{remaining}", gate("G1", &check, "ok")));
+    let (code, out, err) = run(&sandbox, &["GATES.md"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("STALE GATES:G1") && out.contains("ALL MET (1 met)"), "{out}");
+}
+
+#[test]
+fn a_definition_too_large_to_approve_is_refused_before_anything_runs() {
+    let sandbox = Sandbox::new();
+    let huge = "a".repeat(300_000);
+    let text = format!("{}{}", gate("G0", "touch ran-g0; echo ok", "ok"), gate("G1", "touch ran-g1; echo ok", &huge));
+    let path = sandbox.write("GATES.md", &text);
+    for args in [&["--approve", "GATES.md"][..], &["GATES.md"]] {
+        let (code, out, err) = run(&sandbox, args);
+        assert_eq!(code, 2, "{out}{err}");
+        let expected = format!("{}: line 5: gate G1 cannot be approved: its approval record would be", path.display());
+        assert!(err.contains(&expected), "{err}");
+        assert!(!exists(&sandbox.path("ran-g0")) && !exists(&sandbox.path("ran-g1")), "a check ran");
+        assert_eq!(sandbox.approval_count(), 0);
+        assert_eq!(sandbox.read("GATES.md"), text);
+    }
+}
+
+#[test]
+fn the_largest_approvable_definition_is_honoured_afterwards() {
+    let sandbox = Sandbox::new();
+    let large = "a".repeat(250_000);
+    sandbox.write("GATES.md", &gate("G1", "head -c 250000 /dev/zero | tr '\\0' a", &large));
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 0, "{}{err}", &out[..out.len().min(400)]);
+    let (code, _, err) = run(&sandbox, &["--reverify", "GATES.md"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_write_back_that_would_pass_the_read_cap_is_refused() {
+    let sandbox = Sandbox::new();
+    let head = gate("G1", "echo ok", "ok");
+    let target = 8 * 1024 * 1024 - 40;
+    let padding_line = "filler prose that keeps the ledger just under its read limit\n";
+    let mut text = head.clone();
+    while text.len() + padding_line.len() <= target {
+        text.push_str(padding_line);
+    }
+    text.push_str(&"x".repeat(target - text.len() - 1));
+    text.push('\n');
+    assert_eq!(text.len(), target);
+    sandbox.write("GATES.md", &text);
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("write-back would grow the gate ledger past the 8388608-byte read limit"), "{err}");
+    assert!(sandbox.read("GATES.md") == text, "the ledger changed");
+    let (code, _, err) = run(&sandbox, &["--status", "GATES.md"]);
+    assert_eq!(code, 1, "the ledger must stay readable: {err}");
+}

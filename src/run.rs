@@ -168,11 +168,11 @@ fn load_ledger(path: &Path) -> Result<Ledger, RunError> {
     Ok(Ledger { text_path: path_text(path)?, path: path.to_path_buf(), document: outcome.document })
 }
 
-fn build_runtime(options: &RunOptions, root: &Path) -> Result<Runtime, RunError> {
+fn build_runtime(options: &RunOptions, roots: &[PathBuf]) -> Result<Runtime, RunError> {
     let path_var = std::env::var_os("PATH").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
     let shell = shell::resolve(&shell::requested(options.shell.as_deref()), &path_var).map_err(RunError::Usage)?;
-    let store = Store::locate(root).map_err(|error| match error {
-        crate::approval::store::StoreError::InsideRoot => RunError::Usage(error.to_string()),
+    let store = Store::locate(roots).map_err(|error| match error {
+        crate::approval::store::StoreError::InsideRoot(_) => RunError::Usage(error.to_string()),
         other => RunError::Fatal(vec![other.to_string()]),
     })?;
     // The cap counts UTF-16 code units, as the Node tool's string length does.
@@ -619,7 +619,7 @@ fn run_checks(
             if batch.is_empty() {
                 continue;
             }
-            match write_back(options, runtime, root, ledger, &batch) {
+            match write_back(options, runtime, &setup.target.state_root(root, &ledger.path), ledger, &batch) {
                 Ok(decisions) => {
                     for ((task, result), decision) in batch.iter().zip(decisions) {
                         let written = !matches!(decision, WriteBack::Stale);
@@ -671,8 +671,18 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
     let mut approvals = Approvals { runnable: Vec::new(), not_run: Vec::new(), failures: 0 };
     let mut executed = Executed::default();
     if !options.status {
-        let runtime = build_runtime(options, &setup.root)?;
+        let runtime = build_runtime(options, &setup.target.state_roots(&setup.root))?;
         let tasks = plan_tasks(options, &setup, &runtime)?;
+        // Every ledger a result may be written to must be writable before
+        // anything is approved or run.
+        for (index, ledger) in setup.ledgers.iter().enumerate() {
+            if tasks.iter().any(|task| task.ledger == index) {
+                let state_root = setup.target.state_root(&setup.root, &ledger.path);
+                ledger::file::prepare_write_back(&state_root, &ledger.path).map_err(|error| {
+                    RunError::Fatal(vec![format!("cannot write back to {}: {error}", ledger.path.display())])
+                })?;
+            }
+        }
         approvals = seek_approvals(options, &runtime, &setup.ledgers, tasks);
         executed = run_checks(options, &runtime, &setup, &approvals)?;
         // Final states come from the ledgers as they are on disk now; a

@@ -19,8 +19,13 @@ pub const MAX_RECORD_BYTES: u64 = 256 * 1024;
 
 #[derive(Debug, Error)]
 pub enum StoreError {
-    #[error("UNLAZY_APPROVAL_DIR must be outside the repository root")]
-    InsideRoot,
+    #[error("UNLAZY_APPROVAL_DIR must be outside the repository root {0}")]
+    InsideRoot(String),
+    #[error(
+        "the default approval store {store} lies inside the repository root {root}; set UNLAZY_APPROVAL_DIR to a \
+         private directory outside it"
+    )]
+    DefaultInsideRoot { store: String, root: String },
     #[error("approval directory resolves inside the repository root: {0}")]
     CanonicalInsideRoot(String),
     #[error("cannot find the home directory for the default approval store; set UNLAZY_APPROVAL_DIR")]
@@ -92,27 +97,36 @@ struct Record<'a> {
 #[derive(Debug, Clone)]
 pub struct Store {
     dir: PathBuf,
-    canonical_root: PathBuf,
+    canonical_roots: Vec<PathBuf>,
 }
 
 impl Store {
     /// The store named by `UNLAZY_APPROVAL_DIR`, else `~/.unlazy/approved`.
-    /// `root` is the repository root as given; the store must lie outside
-    /// it both lexically (checked here) and canonically (checked on use).
-    pub fn locate(root: &Path) -> Result<Store, StoreError> {
+    /// `roots` are the repository roots of the run's ledgers as given; the
+    /// store must lie outside each both lexically (checked here) and
+    /// canonically (checked on use).
+    pub fn locate(roots: &[PathBuf]) -> Result<Store, StoreError> {
         let cwd = std::env::current_dir().map_err(io_error(Path::new(".")))?;
-        let dir = match std::env::var_os("UNLAZY_APPROVAL_DIR").filter(|v| !v.is_empty()) {
-            Some(dir) => paths::resolve(&cwd, Path::new(&dir)),
+        let named = std::env::var_os("UNLAZY_APPROVAL_DIR").filter(|v| !v.is_empty());
+        let dir = match &named {
+            Some(dir) => paths::resolve(&cwd, Path::new(dir)),
             None => {
                 let home = directories::BaseDirs::new().ok_or(StoreError::NoHome)?;
                 home.home_dir().join(".unlazy").join("approved")
             }
         };
-        if paths::is_inside(root, &dir) {
-            return Err(StoreError::InsideRoot);
+        let mut canonical_roots = Vec::with_capacity(roots.len());
+        for root in roots {
+            if paths::is_inside(root, &dir) {
+                let root = root.display().to_string();
+                return Err(match named {
+                    Some(_) => StoreError::InsideRoot(root),
+                    None => StoreError::DefaultInsideRoot { store: dir.display().to_string(), root },
+                });
+            }
+            canonical_roots.push(fs::canonicalize(root).map_err(io_error(root))?);
         }
-        let canonical_root = fs::canonicalize(root).map_err(io_error(root))?;
-        Ok(Store { dir, canonical_root })
+        Ok(Store { dir, canonical_roots })
     }
 
     pub fn dir(&self) -> &Path {
@@ -130,7 +144,7 @@ impl Store {
         };
         assert_private(&self.dir, &meta, true)?;
         let canonical = fs::canonicalize(&self.dir).map_err(io_error(&self.dir))?;
-        if canonical.starts_with(&self.canonical_root) {
+        if self.canonical_roots.iter().any(|root| canonical.starts_with(root)) {
             return Err(StoreError::CanonicalInsideRoot(canonical.display().to_string()));
         }
         let meta = fs::symlink_metadata(&canonical).map_err(io_error(&canonical))?;

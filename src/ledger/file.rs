@@ -5,7 +5,6 @@
 //! directory, fsync, rename), so a crash leaves the old or the new ledger.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use thiserror::Error;
@@ -81,19 +80,41 @@ pub struct LedgerLock {
 }
 
 impl LedgerLock {
+    /// Takes the lock, then removes temp files an earlier, killed rewrite of
+    /// this ledger left: holding the lock proves none is in use.
     pub fn acquire(root: &Path, ledger: &Path) -> Result<LedgerLock, LedgerFileError> {
         let failed = |error: std::io::Error| LedgerFileError::Io("ledger lock".into(), error);
         let path = FileLock::for_target(root, ledger).map_err(failed)?;
-        Ok(LedgerLock { _lock: FileLock::acquire(&path).map_err(failed)? })
+        let lock = LedgerLock { _lock: FileLock::acquire(&path).map_err(failed)? };
+        // A lock file created by root in a user's repository stays usable
+        // by its owner.
+        if let Some(directory) = path.parent() {
+            durable::give_to_owner_of(&path, directory).map_err(failed)?;
+        }
+        durable::remove_stale_temp_files(ledger).map_err(io_error(ledger))?;
+        Ok(lock)
     }
 }
 
-/// Replaces `path` with `text` atomically, keeping the file's permissions.
+/// Checks, before any check runs, that results can be written back to
+/// `ledger`: its directory is writable and its lock can be taken (the state
+/// directories under `root` exist or can be created, as real directories).
+/// Taking the lock also clears temp files a killed write-back left.
+pub fn prepare_write_back(root: &Path, ledger: &Path) -> Result<(), LedgerFileError> {
+    let directory = ledger.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    nix::unistd::access(directory, nix::unistd::AccessFlags::W_OK)
+        .map_err(|errno| LedgerFileError::Io(directory.display().to_string(), std::io::Error::from(errno)))?;
+    LedgerLock::acquire(root, ledger).map(drop)
+}
+
+/// Replaces `path` with `text` atomically, keeping the file's owner, group,
+/// mode and extended attributes.
 pub fn replace_atomically(path: &Path, text: &str) -> Result<(), LedgerFileError> {
     // A ledger no mode could read again is worse than one left unchanged.
     if text.len() as u64 > MAX_LEDGER_BYTES {
         return Err(LedgerFileError::WouldGrowTooLarge(path.display().to_string()));
     }
-    let mode = fs::metadata(path).map_err(io_error(path))?.permissions().mode() & 0o7777;
-    durable::replace_file(path, text.as_bytes(), mode).map_err(|e| LedgerFileError::Io(path.display().to_string(), e))
+    let original = fs::symlink_metadata(path).map_err(io_error(path))?;
+    durable::replace_file_keeping(path, text.as_bytes(), &original)
+        .map_err(|e| LedgerFileError::Io(path.display().to_string(), e))
 }

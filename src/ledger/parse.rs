@@ -488,6 +488,27 @@ mod tests {
     }
 
     #[test]
+    fn a_byte_order_mark_is_kept_but_hides_nothing() {
+        let text = "\u{feff}- [ ] A: a\n  CHECK: x\n  EXPECT: y\n";
+        let out = parse(text);
+        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        assert_eq!(out.document.gates[0].id, "A");
+        let mut document = out.document;
+        document.set_checked(0, true);
+        assert_eq!(document.render(), text.replacen("[ ]", "[x]", 1));
+    }
+
+    #[test]
+    fn unclean_attribute_lines_are_errors() {
+        let has = |text: &str, wanted: &str| errors_of(text).iter().any(|e| e.contains(wanted));
+        assert!(has("- [ ] A: x\n  CHECK: a\rb\n  EXPECT: y\n", "line 2: CHECK value contains a line terminator"));
+        assert!(has("- [ ] A: x\nEXPECT: a\u{2029}\n", "line 2: EXPECT value contains a line terminator"));
+        assert!(has("- [ ] A: x\n  CHECK: a\u{1b}b\n  EXPECT: y\n", "line 2: CHECK contains the control"));
+        assert!(errors_of("- [ ] A: x\n  CHECK: a\tb\n  EXPECT: y\n").is_empty());
+        assert!(errors_of("- [ ] A: x\n  EVIDENCE: seen \u{1b}\n").is_empty());
+    }
+
+    #[test]
     fn id_rules() {
         assert!(errors_of("- [ ] no id here\n")[0].contains("explicit ID"));
         assert!(errors_of("- [ ] a/b: x\n")[0].contains("invalid gate id a/b"));

@@ -208,3 +208,189 @@ fn a_write_back_that_would_pass_the_read_cap_is_refused() {
     let (code, _, err) = run(&sandbox, &["--status", "GATES.md"]);
     assert_eq!(code, 1, "the ledger must stay readable: {err}");
 }
+
+/// Directory entries of `directory` whose names start with `prefix`.
+fn names_starting(directory: &std::path::Path, prefix: &str) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(directory)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(prefix))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn stale_temp_files_of_a_killed_write_back_are_removed_and_nothing_else() {
+    use std::os::unix::fs::{symlink, MetadataExt};
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
+    sandbox.write(".GATES.md.AbC123.tmp", "- [x] a killed write-back's half-written ledger\n");
+    let decoys = [".GATES.md.notes.tmp", ".GATES.md.AbC123.tmp.bak", ".GATES.md.AbC12.tmp", ".OTHER.md.AbC123.tmp"];
+    for decoy in decoys {
+        sandbox.write(decoy, "a user's file\n");
+    }
+    sandbox.write("keep-hard", "hard-linked\n");
+    fs::hard_link(sandbox.path("keep-hard"), sandbox.path(".GATES.md.Hrd123.tmp")).unwrap();
+    symlink(sandbox.path("keep-hard"), sandbox.path(".GATES.md.Lnk123.tmp")).unwrap();
+    fs::create_dir(sandbox.path(".GATES.md.Dir123.tmp")).unwrap();
+    let foreign = sandbox.write(".GATES.md.Frn123.tmp", "another user's file\n");
+    std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).unwrap();
+    assert_eq!(fs::metadata(&foreign).unwrap().uid(), 65534);
+
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let mut kept: Vec<String> = decoys.iter().map(ToString::to_string).collect();
+    kept.extend(
+        [".GATES.md.Dir123.tmp", ".GATES.md.Frn123.tmp", ".GATES.md.Hrd123.tmp", ".GATES.md.Lnk123.tmp"]
+            .map(String::from),
+    );
+    kept.retain(|n| n.starts_with(".GATES.md."));
+    kept.sort();
+    assert_eq!(names_starting(&sandbox.root, ".GATES.md."), kept);
+    assert!(exists(&sandbox.path(".OTHER.md.AbC123.tmp")));
+}
+
+#[test]
+fn a_linked_state_directory_is_refused_before_anything_is_written() {
+    let sandbox = Sandbox::new();
+    let outside = sandbox.root.parent().unwrap().join("outside-state");
+    fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, sandbox.path(".unlazy")).unwrap();
+    let text = gate("G1", "touch ran; echo ok", "ok");
+    sandbox.write("GATES.md", &text);
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("/.unlazy must be a real directory inside the repository"), "{err}");
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 0, "something was created through the link");
+    assert!(!exists(&sandbox.path("ran")), "the check ran");
+    assert_eq!(sandbox.approval_count(), 0);
+    assert_eq!(sandbox.read("GATES.md"), text);
+}
+
+/// A home directory, a repository `p` outside it, and a command run from
+/// the home directory with the default approval store.
+struct Elsewhere {
+    sandbox: Sandbox,
+    home: std::path::PathBuf,
+    repo: std::path::PathBuf,
+}
+
+impl Elsewhere {
+    fn new() -> Elsewhere {
+        let sandbox = Sandbox::new();
+        let base = sandbox.root.parent().unwrap().to_path_buf();
+        let (home, repo) = (base.join("home"), base.join("p"));
+        fs::create_dir(&home).unwrap();
+        fs::create_dir(&repo).unwrap();
+        fs::write(repo.join("GATES.md"), gate("G1", "touch ran; echo ok", "ok")).unwrap();
+        Elsewhere { sandbox, home, repo }
+    }
+
+    fn run_from(&self, cwd: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+        let mut cmd = self.sandbox.cmd();
+        cmd.current_dir(cwd).env("HOME", &self.home).env_remove("UNLAZY_APPROVAL_DIR");
+        outcome(&cmd.args(args).output().unwrap())
+    }
+
+    fn ledger(&self) -> String {
+        self.repo.join("GATES.md").display().to_string()
+    }
+}
+
+#[test]
+fn an_explicit_ledger_outside_the_working_directory_belongs_to_its_own_repository() {
+    let e = Elsewhere::new();
+    let (code, out, err) = e.run_from(&e.home, &["--approve", &e.ledger()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(exists(&e.repo.join("ran")));
+    assert!(exists(&e.repo.join(".unlazy/locks")), "locks live in the ledger's repository");
+    assert!(!exists(&e.home.join(".unlazy/locks")), "locks were created in the working directory");
+    assert_eq!(fs::read_dir(e.home.join(".unlazy/approved")).unwrap().count(), 1);
+
+    // From a directory where no state could be created, nothing changes.
+    let elsewhere = e.sandbox.root.parent().unwrap().join("blocked");
+    fs::create_dir(&elsewhere).unwrap();
+    fs::write(elsewhere.join(".unlazy"), "not a directory").unwrap();
+    let (code, out, err) = e.run_from(&elsewhere, &["--reverify", &e.ledger()]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_store_inside_an_explicit_ledgers_repository_is_refused() {
+    let e = Elsewhere::new();
+    let inside = e.repo.join("store");
+    let mut cmd = e.sandbox.cmd();
+    cmd.current_dir(&e.home).env("HOME", &e.home).env("UNLAZY_APPROVAL_DIR", &inside);
+    let (code, out, err) = outcome(&cmd.args(["--approve", &e.ledger()]).output().unwrap());
+    assert_eq!(code, 2, "{out}{err}");
+    let expected = format!("UNLAZY_APPROVAL_DIR must be outside the repository root {}", e.repo.display());
+    assert!(err.contains(&expected), "{err}");
+    assert!(!exists(&e.repo.join("ran")) && !exists(&inside));
+}
+
+#[test]
+fn the_default_store_inside_the_repository_is_named_as_such() {
+    let e = Elsewhere::new();
+    fs::write(e.home.join("GATES.md"), gate("G1", "touch ran; echo ok", "ok")).unwrap();
+    let (code, out, err) = e.run_from(&e.home, &["--approve", "GATES.md"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("the default approval store") && err.contains("set UNLAZY_APPROVAL_DIR"), "{err}");
+    assert!(!err.contains("UNLAZY_APPROVAL_DIR must be outside"), "{err}");
+    assert!(!exists(&e.home.join("ran")));
+}
+
+#[test]
+fn write_back_preconditions_are_checked_before_any_check_runs() {
+    let e = Elsewhere::new();
+    fs::write(e.repo.join(".unlazy"), "a file where the state directory belongs").unwrap();
+    let (code, out, err) = e.run_from(&e.home, &["--approve", &e.ledger()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("cannot write back to"), "{err}");
+    assert!(!exists(&e.repo.join("ran")), "the check ran before the precondition failed");
+    assert!(!exists(&e.home.join(".unlazy/approved")), "an approval was recorded");
+}
+
+#[test]
+fn a_run_as_root_on_a_users_ledger_keeps_it_and_its_state_the_users() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::process::CommandExt;
+    assert!(nix::unistd::geteuid().is_root(), "this test must run as root: it hands the repository to uid 65534");
+    const NOBODY: u32 = 65534;
+    let sandbox = Sandbox::new();
+    let base = sandbox.root.parent().unwrap().to_path_buf();
+    fs::set_permissions(&base, fs::Permissions::from_mode(0o755)).unwrap();
+    let ledger = sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
+    fs::set_permissions(&ledger, fs::Permissions::from_mode(0o640)).unwrap();
+    xattr::set(&ledger, "user.origin", b"kept").unwrap();
+    for path in [&sandbox.root, &ledger] {
+        std::os::unix::fs::chown(path, Some(NOBODY), Some(NOBODY)).unwrap();
+    }
+
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(sandbox.read("GATES.md").starts_with("- [x] G1"), "not written back");
+    let meta = fs::metadata(&ledger).unwrap();
+    assert_eq!((meta.uid(), meta.gid(), meta.mode() & 0o7777), (NOBODY, NOBODY, 0o640));
+    assert_eq!(xattr::get(&ledger, "user.origin").unwrap().as_deref(), Some(&b"kept"[..]));
+    let locks = sandbox.path(".unlazy/locks");
+    for path in std::iter::once(sandbox.path(".unlazy"))
+        .chain(fs::read_dir(&locks).unwrap().map(|e| e.unwrap().path()))
+        .chain([locks.clone()])
+    {
+        let meta = fs::symlink_metadata(&path).unwrap();
+        assert_eq!((meta.uid(), meta.gid()), (NOBODY, NOBODY), "{} is not the owner's", path.display());
+    }
+
+    // The owner's own run still works, including its write-back.
+    let store = base.join("owner-approvals");
+    fs::create_dir(&store).unwrap();
+    fs::set_permissions(&store, fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::chown(&store, Some(NOBODY), Some(NOBODY)).unwrap();
+    let mut owner = sandbox.std_cmd();
+    owner.env("UNLAZY_APPROVAL_DIR", &store).env("HOME", &base).uid(NOBODY).gid(NOBODY);
+    let (code, out, err) = outcome(&owner.args(["--approve", "--reverify", "GATES.md"]).output().unwrap());
+    assert_eq!(code, 0, "the owner's run failed: {out}{err}");
+    assert!(out.contains("PASS GATES:G1"), "{out}");
+}

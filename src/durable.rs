@@ -216,6 +216,32 @@ pub fn lock_directory(root: &Path) -> io::Result<PathBuf> {
     Ok(directory)
 }
 
+/// Checks, without creating anything, that `lock_directory(root)` can
+/// succeed: each existing level is a real directory and the first missing
+/// one can be created in its writable parent.
+pub fn check_lock_directory(root: &Path) -> io::Result<()> {
+    let root = fs::canonicalize(root).map_err(with_path(root))?;
+    let state = root.join(STATE_DIR);
+    let directory = state.join("locks");
+    for (level, parent) in [(&state, &root), (&directory, &state)] {
+        match fs::symlink_metadata(level) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(io::Error::other(format!(
+                    "{} must be a real directory inside the repository",
+                    level.display()
+                )))
+            }
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                return nix::unistd::access(parent.as_path(), nix::unistd::AccessFlags::W_OK)
+                    .map_err(|errno| with_path(parent)(io::Error::from(errno)));
+            }
+            Err(error) => return Err(with_path(level)(error)),
+        }
+    }
+    Ok(())
+}
+
 /// Makes sure `directory` (a child of `parent`) is a real directory,
 /// creating it when missing with `parent`'s owner.
 fn real_directory_in(directory: &Path, parent: &Path) -> io::Result<()> {

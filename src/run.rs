@@ -678,7 +678,7 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
         for (index, ledger) in setup.ledgers.iter().enumerate() {
             if tasks.iter().any(|task| task.ledger == index) {
                 let state_root = setup.target.state_root(&setup.root, &ledger.path);
-                ledger::file::prepare_write_back(&state_root, &ledger.path).map_err(|error| {
+                ledger::file::check_write_back(&state_root, &ledger.path).map_err(|error| {
                     RunError::Fatal(vec![format!("cannot write back to {}: {error}", ledger.path.display())])
                 })?;
             }

@@ -96,15 +96,15 @@ impl LedgerLock {
     }
 }
 
-/// Checks, before any check runs, that results can be written back to
-/// `ledger`: its directory is writable and its lock can be taken (the state
-/// directories under `root` exist or can be created, as real directories).
-/// Taking the lock also clears temp files a killed write-back left.
-pub fn prepare_write_back(root: &Path, ledger: &Path) -> Result<(), LedgerFileError> {
+/// Checks, before anything is approved or run and without creating
+/// anything, that results can be written back to `ledger`: its directory is
+/// writable and its lock directory under `root` exists as real directories
+/// or can be created.
+pub fn check_write_back(root: &Path, ledger: &Path) -> Result<(), LedgerFileError> {
     let directory = ledger.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     nix::unistd::access(directory, nix::unistd::AccessFlags::W_OK)
         .map_err(|errno| LedgerFileError::Io(directory.display().to_string(), std::io::Error::from(errno)))?;
-    LedgerLock::acquire(root, ledger).map(drop)
+    durable::check_lock_directory(root).map_err(|error| LedgerFileError::Io("ledger lock".into(), error))
 }
 
 /// Replaces `path` with `text` atomically, keeping the file's owner, group,

@@ -394,3 +394,13 @@ fn a_run_as_root_on_a_users_ledger_keeps_it_and_its_state_the_users() {
     assert_eq!(code, 0, "the owner's run failed: {out}{err}");
     assert!(out.contains("PASS GATES:G1"), "{out}");
 }
+
+#[test]
+fn a_run_that_runs_nothing_creates_no_state() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
+    let (code, out, err) = run(&sandbox, &["GATES.md"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("APPROVAL REQUIRED"), "{out}");
+    assert!(!exists(&sandbox.path(".unlazy")), "an unapproved run created state");
+}

@@ -343,13 +343,16 @@ fn the_default_store_inside_the_repository_is_named_as_such() {
 
 #[test]
 fn write_back_preconditions_are_checked_before_any_check_runs() {
-    let e = Elsewhere::new();
-    fs::write(e.repo.join(".unlazy"), "a file where the state directory belongs").unwrap();
-    let (code, out, err) = e.run_from(&e.home, &["--approve", &e.ledger()]);
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy", "a file where the state directory belongs");
+    let text = gate("G1", "touch ran; echo ok", "ok");
+    sandbox.write("GATES.md", &text);
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
     assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains("cannot write back to"), "{err}");
-    assert!(!exists(&e.repo.join("ran")), "the check ran before the precondition failed");
-    assert!(!exists(&e.home.join(".unlazy/approved")), "an approval was recorded");
+    assert!(err.contains("cannot write back to") && err.contains("/.unlazy must be a real directory"), "{err}");
+    assert!(!exists(&sandbox.path("ran")), "the check ran before the precondition failed");
+    assert_eq!(sandbox.approval_count(), 0, "an approval was recorded");
+    assert_eq!(sandbox.read("GATES.md"), text);
 }
 
 #[test]

@@ -407,3 +407,13 @@ fn a_run_that_runs_nothing_creates_no_state() {
     assert!(out.contains("APPROVAL REQUIRED"), "{out}");
     assert!(!exists(&sandbox.path(".unlazy")), "an unapproved run created state");
 }
+
+#[test]
+fn a_named_ledger_inside_the_root_shares_the_lock_of_the_discovered_one() {
+    let sandbox = Sandbox::new();
+    sandbox.write("gates/leaf.md", &gate("G1", "echo ok", "ok"));
+    let (code, out, err) = run(&sandbox, &["--approve", "gates/leaf.md"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(exists(&sandbox.path(".unlazy/locks")), "the lock is not under the root");
+    assert!(!exists(&sandbox.path("gates/.unlazy")), "a second lock directory was created beside the ledger");
+}

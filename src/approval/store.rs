@@ -254,3 +254,34 @@ fn read_record(path: &Path) -> Result<Option<String>, StoreError> {
     // A record that is not text is simply not an approval.
     Ok(Some(String::from_utf8_lossy(&read.bytes).into_owned()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn oracle(expect: &str) -> Oracle {
+        Oracle::new("make check", expect, "/repo", "/bin/sh", 120, "/usr/bin:/bin")
+    }
+
+    #[test]
+    fn the_record_size_limit_is_checked_before_writing() {
+        assert!(check_recordable("/repo/GATES.md", "G1", &oracle("READY")).is_ok());
+        let fits = MAX_RECORD_BYTES as usize - 2_000;
+        assert!(check_recordable("/repo/GATES.md", "G1", &oracle(&"a".repeat(fits))).is_ok());
+        match check_recordable("/repo/GATES.md", "G1", &oracle(&"a".repeat(300_000))) {
+            Err(StoreError::DefinitionTooLarge { gate, bytes }) => {
+                assert_eq!(gate, "G1");
+                assert!(bytes > 300_000, "{bytes}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_record_size_does_not_depend_on_when_it_is_written() {
+        let now = std::time::SystemTime::now();
+        let epoch = std::time::SystemTime::UNIX_EPOCH;
+        let o = oracle("READY");
+        assert_eq!(record_text("/r", "G1", &o, now).len(), record_text("/r", "G1", &o, epoch).len());
+    }
+}

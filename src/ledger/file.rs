@@ -9,7 +9,8 @@ use std::path::Path;
 
 use thiserror::Error;
 
-use crate::durable::{self, FileLock, ReadRefusal};
+use crate::durable::{self, Change, FileLock, ReadRefusal};
+use crate::ledger::{parse, Document, Gate};
 
 /// Largest ledger accepted, as in the Node tool.
 pub const MAX_LEDGER_BYTES: u64 = 8 * 1024 * 1024;
@@ -73,27 +74,11 @@ fn read_once(path: &Path) -> Result<String, LedgerFileError> {
     })
 }
 
-/// The exclusive lock serializing every rewrite of one ledger, keyed by the
-/// ledger's canonical path under `<root>/.unlazy/locks/`.
-pub struct LedgerLock {
-    _lock: FileLock,
-}
-
-impl LedgerLock {
-    /// Takes the lock, then removes temp files an earlier, killed rewrite of
-    /// this ledger left: holding the lock proves none is in use.
-    pub fn acquire(root: &Path, ledger: &Path) -> Result<LedgerLock, LedgerFileError> {
-        let failed = |error: std::io::Error| LedgerFileError::Io("ledger lock".into(), error);
-        let path = FileLock::for_target(root, ledger).map_err(failed)?;
-        let lock = LedgerLock { _lock: FileLock::acquire(&path).map_err(failed)? };
-        // A lock file created by root in a user's repository stays usable
-        // by its owner.
-        if let Some(directory) = path.parent() {
-            durable::give_to_owner_of(&path, directory).map_err(failed)?;
-        }
-        durable::remove_stale_temp_files(ledger).map_err(io_error(ledger))?;
-        Ok(lock)
-    }
+/// One change to a gate: its checkbox and its EVIDENCE value.
+pub struct Edit {
+    pub gate: Gate,
+    pub checked: bool,
+    pub evidence: String,
 }
 
 /// Checks, before anything is approved or run and without creating
@@ -107,14 +92,57 @@ pub fn check_write_back(root: &Path, ledger: &Path) -> Result<(), LedgerFileErro
     durable::check_lock_directory(root).map_err(|error| LedgerFileError::Io("ledger lock".into(), error))
 }
 
-/// Replaces `path` with `text` atomically, keeping the file's owner, group,
-/// mode and extended attributes.
-pub fn replace_atomically(path: &Path, text: &str) -> Result<(), LedgerFileError> {
-    // A ledger no mode could read again is worse than one left unchanged.
-    if text.len() as u64 > MAX_LEDGER_BYTES {
-        return Err(LedgerFileError::WouldGrowTooLarge(path.display().to_string()));
+#[derive(Debug, Error)]
+pub enum UpdateError {
+    #[error(transparent)]
+    File(#[from] LedgerFileError),
+    #[error("fresh ledger became invalid: {0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The ledger transaction: under the ledger's lock (keyed by its canonical
+/// path under `<root>/.unlazy/locks/`), re-read and parse the ledger as it
+/// is now, let `decide` judge against that document, and apply its edits
+/// in one atomic replacement that keeps the file's owner, group, mode and
+/// extended attributes. No edits, no write. Holding the lock also proves
+/// that no temp file of an earlier, killed rewrite is in use, so those are
+/// removed first.
+pub fn update<T>(root: &Path, path: &Path, decide: impl FnOnce(&Document) -> (T, Vec<Edit>)) -> Result<T, UpdateError> {
+    let lock_path = FileLock::for_target(root, path)?;
+    let lock = FileLock::acquire(&lock_path)?;
+    // A lock file created by root in a user's repository stays usable by
+    // its owner.
+    if let Some(directory) = lock_path.parent() {
+        durable::give_to_owner_of(&lock_path, directory)?;
     }
-    let original = fs::symlink_metadata(path).map_err(io_error(path))?;
-    durable::replace_file_keeping(path, text.as_bytes(), &original)
-        .map_err(|e| LedgerFileError::Io(path.display().to_string(), e))
+    durable::remove_stale_temp_files(path)?;
+    durable::update_locked(lock, path, || {
+        let text = read(path)?;
+        let outcome = parse(&text);
+        if !outcome.errors.is_empty() {
+            let joined: Vec<String> = outcome.errors.iter().map(ToString::to_string).collect();
+            return Err(UpdateError::Invalid(joined.join("; ")));
+        }
+        let mut document = outcome.document;
+        let (value, mut edits) = decide(&document);
+        if edits.is_empty() {
+            return Ok(Change::Keep(value));
+        }
+        // Bottom-up, so an inserted EVIDENCE line never shifts a gate still
+        // to be edited.
+        edits.sort_by_key(|edit| std::cmp::Reverse(edit.gate.line));
+        for edit in &edits {
+            document.set_checked(edit.gate.line, edit.checked);
+            document.set_evidence(&edit.gate, &edit.evidence);
+        }
+        let bytes = document.render().into_bytes();
+        // A ledger no mode could read again is worse than one left unchanged.
+        if bytes.len() as u64 > MAX_LEDGER_BYTES {
+            return Err(LedgerFileError::WouldGrowTooLarge(path.display().to_string()).into());
+        }
+        let original = fs::symlink_metadata(path).map_err(io_error(path))?;
+        Ok(Change::ReplaceKeeping { value, bytes, original })
+    })
 }

@@ -32,7 +32,8 @@ struct Cli {
     /// An unlazy skill directory; its scripts are run with `node` on the same ledgers
     #[arg(long, global = true, value_name = "DIR")]
     node: Option<PathBuf>,
-    /// Paired rounds per row; each figure is the median (default 5, 3 with --quick)
+    /// Paired rounds per row; each figure is the median (default 5, 3 with
+    /// --quick; the Node `--reverify` pair runs once unless this is given)
     #[arg(long, global = true, value_name = "N")]
     rounds: Option<usize>,
     /// Fewer rounds, for a fast look
@@ -154,35 +155,37 @@ fn measure(command: &mut Command, stdin: Option<&[u8]>) -> Result<Measured> {
             None => launcher.env_remove(key),
         };
     }
+    // Output goes to files, not pipes: Node writes to a pipe asynchronously
+    // and its `process.exit` drops what is still queued (100,000 UNMET lines
+    // lose the summary), while writes to a file complete. Both tools get the
+    // same kind of sink.
+    let stdout_file = tempfile::tempfile().context("creating a stdout file")?;
+    let stderr_file = tempfile::tempfile().context("creating a stderr file")?;
     let mut child = launcher
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(stdout_file.try_clone()?)
+        .stderr(stderr_file.try_clone()?)
         .spawn()
         .with_context(|| format!("spawning {command:?}"))?;
     if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
         pipe.write_all(bytes)?;
     }
-    let mut stderr_pipe = child.stderr.take().context("stderr pipe")?;
-    let stderr_reader = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        stderr_pipe.read_to_end(&mut text).map(|_| String::from_utf8_lossy(&text).into_owned())
-    });
-    let mut stdout = Vec::new();
-    child.stdout.take().context("stdout pipe")?.read_to_end(&mut stdout)?;
     let launched = child.wait()?;
-    let stderr = stderr_reader.join().map_err(|_| anyhow::anyhow!("stderr reader panicked"))??;
+    let stdout = read_all(stdout_file)?;
+    let stderr = read_all(stderr_file)?;
     ensure!(launched.success(), "measure-child failed for {command:?}: {}", tail(&stderr));
     let figures = fs::read_to_string(report.path())?;
     let (elapsed, peak_rss_kib, exit_code) =
         parse_report(&figures).with_context(|| format!("measure-child report {figures:?}"))?;
-    Ok(Measured {
-        elapsed,
-        peak_rss_kib: Some(peak_rss_kib),
-        exit_code,
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr,
-    })
+    Ok(Measured { elapsed, peak_rss_kib: Some(peak_rss_kib), exit_code, stdout, stderr })
+}
+
+fn read_all(mut file: fs::File) -> Result<String> {
+    use std::io::Seek;
+    file.rewind()?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// `measure-child`: runs `command` with this process's stdio, cwd and
@@ -388,6 +391,30 @@ impl Workspace {
         command
     }
 
+    /// Deletes the empty `.unlazy/locks/*.filelock` files gate-check leaves
+    /// after a run (issue 11, item 1): the Node tool takes that same name
+    /// with an exclusive create and would wait 10-30 s for it, then fail.
+    /// Node's own lock files hold JSON and are never touched here. Returns
+    /// how many were removed, so a row can say so; 0 once gate-check cleans up.
+    fn remove_left_locks(&self) -> Result<usize> {
+        let directory = self.root.join(".unlazy/locks");
+        let entries = match fs::read_dir(&directory) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(error) => return Err(error).context("reading .unlazy/locks"),
+        };
+        let mut removed = 0;
+        for entry in entries {
+            let entry = entry?;
+            let empty = entry.metadata()?.len() == 0;
+            if empty && entry.file_name().to_string_lossy().ends_with(".filelock") {
+                fs::remove_file(entry.path())?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
     fn write(&self, name: &str, text: &str) -> Result<()> {
         ensure!(
             text.len() as u64 <= 8 * 1024 * 1024,
@@ -406,6 +433,8 @@ struct Tools {
     rounds: usize,
     /// Rounds for rows where one Node run takes tens of seconds.
     slow_node_rounds: usize,
+    /// Lock files gate-check left that were deleted before Node runs.
+    locks_removed: std::cell::Cell<usize>,
 }
 
 impl Tools {
@@ -415,12 +444,15 @@ impl Tools {
         command
     }
 
-    /// `node DIR/scripts/SCRIPT ARGS`, when `--node` was given.
-    fn node(&self, workspace: &Workspace, script: &str, args: &[&str]) -> Option<Command> {
-        let skill = self.node_skill.as_ref()?;
+    /// Measures `node DIR/scripts/SCRIPT ARGS` in the workspace (fails when
+    /// `--node` was not given), after clearing the lock files gate-check
+    /// left, which would otherwise stall the Node tool.
+    fn node(&self, workspace: &Workspace, script: &str, args: &[&str], stdin: Option<&[u8]>) -> Result<Measured> {
+        let skill = self.node_skill.as_ref().context("the Node tool needs --node DIR")?;
+        self.locks_removed.set(self.locks_removed.get() + workspace.remove_left_locks()?);
         let mut command = workspace.command(Path::new("node"));
         command.arg(skill.join("scripts").join(script)).args(args);
-        Some(command)
+        measure(&mut command, stdin)
     }
 }
 
@@ -550,8 +582,7 @@ impl StatusMatrix {
             contenders.push(Contender {
                 name: "node".into(),
                 run: Box::new(|| {
-                    let mut command = tools.node(workspace, "gate-check.mjs", &["--status", &file]).context("node")?;
-                    let measured = measure(&mut command, None)?;
+                    let measured = tools.node(workspace, "gate-check.mjs", &["--status", &file], None)?;
                     measured.expect("node gate-check.mjs --status", 1, &summary)?;
                     Ok(measured)
                 }),
@@ -699,8 +730,7 @@ fn bench_lint(tools: &Tools, tally: &mut Tally) -> Result<()> {
             contenders.push(Contender {
                 name: "node".into(),
                 run: Box::new(|| {
-                    let mut command = tools.node(workspace, "gate-lint.mjs", &[file]).context("node")?;
-                    let measured = measure(&mut command, None)?;
+                    let measured = tools.node(workspace, "gate-lint.mjs", &[file], None)?;
                     measured.expect("node gate-lint.mjs", 0, "LINT OK")?;
                     Ok(measured)
                 }),
@@ -770,8 +800,7 @@ fn bench_hook(tools: &Tools, tally: &mut Tally) -> Result<()> {
                 name: "node".into(),
                 run: Box::new(|| {
                     fresh_state()?;
-                    let mut command = tools.node(workspace, "stop-hook.mjs", &[]).context("node")?;
-                    let measured = measure(&mut command, Some(payload))?;
+                    let measured = tools.node(workspace, "stop-hook.mjs", &[], Some(payload))?;
                     measured.expect("node stop-hook.mjs", 0, block)?;
                     Ok(measured)
                 }),
@@ -848,9 +877,10 @@ fn bench_reverify(tools: &Tools, checks: usize, tally: &mut Tally) -> Result<()>
     ];
     let node_rounds = tools.slow_node_rounds;
     let mut figures = paired(tools.rounds, &mut contenders)?;
-    if let Some(mut node) = tools.node(workspace, "gate-check.mjs", &["--reverify"]) {
-        // One Node run is ~100 ms per check, so it gets fewer rounds; each
-        // is paired with a gate-check run of its own.
+    if tools.node_skill.is_some() {
+        // One Node run costs 100-500 ms per check (tens of seconds here), so
+        // it gets one round unless --rounds asks for more; each round pairs
+        // it with a gate-check run of its own.
         let mut pair = vec![
             Contender {
                 name: "gate-check (paired with node)".into(),
@@ -862,8 +892,8 @@ fn bench_reverify(tools: &Tools, checks: usize, tally: &mut Tally) -> Result<()>
             },
             Contender {
                 name: "node".into(),
-                run: Box::new(move || {
-                    let measured = measure(&mut node, None)?;
+                run: Box::new(|| {
+                    let measured = tools.node(workspace, "gate-check.mjs", &["--reverify"], None)?;
                     ensure!(
                         !measured.stdout.contains("APPROVAL REQUIRED"),
                         "the Node tool did not accept gate-check's approval records:\n{}",
@@ -941,8 +971,7 @@ fn bench_backreference(tools: &Tools, tally: &mut Tally) -> Result<()> {
         contenders.push(Contender {
             name: "node".into(),
             run: Box::new(|| {
-                let mut command = tools.node(workspace, "gate-check.mjs", &[]).context("node")?;
-                let measured = measure(&mut command, None)?;
+                let measured = tools.node(workspace, "gate-check.mjs", &[], None)?;
                 ensure!(!measured.stdout.contains("APPROVAL REQUIRED"), "Node refused gate-check's approval");
                 measured.expect("node gate-check.mjs", 1, "FAIL GATES:BACKREF")?;
                 Ok(measured)
@@ -1033,7 +1062,13 @@ fn main() -> Result<()> {
     let node_skill = cli.node.as_deref().map(node_skill).transpose()?;
     let rounds = cli.rounds.unwrap_or(if cli.quick { 3 } else { 5 });
     ensure!(rounds >= 1, "--rounds needs at least 1");
-    let tools = Tools { gate_check, node_skill, rounds, slow_node_rounds: if cli.quick { 1 } else { rounds.min(3) } };
+    let tools = Tools {
+        gate_check,
+        node_skill,
+        rounds,
+        slow_node_rounds: cli.rounds.unwrap_or(1),
+        locks_removed: std::cell::Cell::new(0),
+    };
     println!("gate-check: {}; {rounds} paired rounds per row, medians", tools.gate_check.display());
     if tools.node_skill.is_none() {
         println!("node: not measured (pass --node DIR, an unlazy skill directory)");
@@ -1065,6 +1100,12 @@ fn main() -> Result<()> {
     }
     if tally.pass + tally.miss + tally.unmeasured > 0 {
         println!("goals: {} PASS, {} MISS, {} not measured", tally.pass, tally.miss, tally.unmeasured);
+    }
+    if tools.locks_removed.get() > 0 {
+        println!(
+            "note: deleted {} empty lock file(s) gate-check left in .unlazy/locks before Node runs (issue 11, item 1)",
+            tools.locks_removed.get()
+        );
     }
     println!("total {:.1} s", started.elapsed().as_secs_f64());
     Ok(())

@@ -636,6 +636,9 @@ fn bench_status(tools: &Tools, matrix: &mut StatusMatrix, tally: &mut Tally) -> 
     row.figure("gate-check, plain EXPECTs", &plain_10k["gate-check"]);
     floor_ratio(&mut row, &regex_10k, grep);
     node_ratio(&mut row, &regex_10k);
+    if let Some(node_plain) = plain_10k.get("node") {
+        row.figure("node, plain EXPECTs", node_plain);
+    }
     let versus_plain = regex_10k["gate-check"].times(&plain_10k["gate-check"]);
     row.ratio(format!("regex / plain: {versus_plain:.2}x"));
     row.check(format!("regex / plain {versus_plain:.2}x <= 1.3x"), Verdict::of(versus_plain <= 1.3));
@@ -818,6 +821,9 @@ fn bench_hook(tools: &Tools, tally: &mut Tally) -> Result<()> {
     row.figure("gate-check, plain EXPECTs", &plain["gate-check"]);
     floor_ratio(&mut row, regex, "grep -c over the file");
     node_ratio(&mut row, regex);
+    if let Some(node_plain) = plain.get("node") {
+        row.figure("node, plain EXPECTs", node_plain);
+    }
     let versus_plain = regex["gate-check"].times(&plain["gate-check"]);
     row.ratio(format!("regex / plain: {versus_plain:.2}x"));
     row.check(format!("regex / plain {versus_plain:.2}x <= 1.15x"), Verdict::of(versus_plain <= 1.15));

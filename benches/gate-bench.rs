@@ -11,6 +11,12 @@
 //! is the median. Peak RSS is the child's own high-water mark from `wait4`,
 //! the figure `/usr/bin/time -v` prints. Every row prints its goal and PASS
 //! or MISS; a goal that needs Node says so when `--node` is absent.
+//!
+//! The `--status`, lint and hook ledgers hold unchecked runnable gates, each
+//! with its own EXPECT: both tools refuse ledgers over 8 MiB, and 100,000
+//! gates with evidence lines would not fit. Checks that execute are approved
+//! once by gate-check in a temporary `UNLAZY_APPROVAL_DIR`; the Node tool
+//! must accept those records (it fails the row if it asks for approval).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -95,7 +101,7 @@ enum Invocation {
     },
 }
 
-const MIB: f64 = 1024.0;
+const KIB_PER_MIB: f64 = 1024.0;
 
 /// What one finished process (or in-process loop) cost.
 struct Measured {
@@ -219,8 +225,8 @@ fn parse_report(text: &str) -> Option<(Duration, u64, Option<i32>)> {
     Some((Duration::from_nanos(nanos), rss, exit_code))
 }
 
-/// One side of a paired comparison: how to run it once, and what a run that
-/// did the work prints.
+/// One side of a paired comparison: how to run it once. `run` also checks
+/// that the run did the work (exit code and output marker) before it counts.
 struct Contender<'a> {
     name: String,
     run: Box<dyn FnMut() -> Result<Measured> + 'a>,
@@ -239,7 +245,7 @@ impl Figure {
         self.median.as_secs_f64() * 1000.0
     }
     fn rss_mib(&self) -> Option<f64> {
-        self.rss_kib.map(|kib| kib as f64 / MIB)
+        self.rss_kib.map(|kib| kib as f64 / KIB_PER_MIB)
     }
     /// How many times longer this took than `other`.
     fn times(&self, other: &Figure) -> f64 {

@@ -94,8 +94,8 @@ pub enum Command {
         /// bash, elvish, fish, powershell or zsh
         shell: clap_complete::Shell,
     },
-    /// Print the roff manual page
-    Man,
+    /// Print a roff manual page, or write every page with --dir
+    Man(crate::manual::ManArgs),
     /// Record and check native dispatch launch waves
     Dispatch(crate::dispatch::cli::DispatchArgs),
     /// Audit whether ledgers' gates are worth passing; never executes a CHECK
@@ -147,20 +147,6 @@ fn print_completions(shell: clap_complete::Shell) -> i32 {
     clap_complete::generate(shell, &mut Cli::command(), "gate-check", &mut script);
     terminal::emit(&script);
     0
-}
-
-fn print_man_page() -> i32 {
-    let mut page = Vec::new();
-    match clap_mangen::Man::new(Cli::command()).render(&mut page) {
-        Ok(()) => {
-            terminal::emit(&page);
-            0
-        }
-        Err(error) => {
-            terminal::warn(&format!("gate-check: cannot write the manual page: {error}"));
-            2
-        }
-    }
 }
 
 fn parse_bounded(name: &str, value: &str, max: u64) -> Result<u64, String> {
@@ -300,7 +286,7 @@ pub fn main() -> i32 {
     };
     match cli.command.take() {
         Some(Command::Completions { shell }) => return print_completions(shell),
-        Some(Command::Man) => return print_man_page(),
+        Some(Command::Man(args)) => return crate::manual::run(&args, Cli::command()),
         Some(Command::Dispatch(args)) => return crate::dispatch::cli::run(args),
         Some(Command::Lint { strict, json, files }) => return lint_files::run(strict, json, &files),
         Some(Command::Hook { event: HookEvent::Stop { scope } }) => return hook::stop(scope.as_deref()),

@@ -27,6 +27,7 @@ pub mod lease;
 pub mod ledger;
 pub mod lint;
 pub mod lint_files;
+pub mod manual;
 pub mod paths;
 pub mod pipeline;
 pub mod report;

@@ -16,6 +16,7 @@ mod install_hooks;
 mod jobs;
 mod leases;
 mod lint;
+mod manual;
 mod node_parity;
 mod orchestration;
 mod output_formats;

@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::lease::registry::{self, ClaimOutcome};
 use crate::ledger;
-use crate::paths;
 use crate::pipeline;
 use crate::run::RunError;
-use crate::target::{self, Mode, Target, STATE_DIR};
+use crate::target::{self, Looking, Mode, Root, Target, STATE_DIR};
 use crate::terminal::{say, warn};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +56,8 @@ fn stem(path: &Path) -> String {
 
 pub fn execute(options: &ActionOptions) -> Result<i32, RunError> {
     let cwd = std::env::current_dir().map_err(|e| fatal(format!("cannot read the working directory: {e}")))?;
-    let root = paths::resolve(&cwd, options.root.as_deref().unwrap_or(Path::new(".")));
+    let located = Root::locate(&cwd, options.root.as_deref(), Looking::ForPipelines);
+    let root = located.path.clone();
     match std::fs::metadata(&root) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => return Err(usage(format!("--root is not a directory: {}", root.display()))),
@@ -105,7 +105,7 @@ pub fn execute(options: &ActionOptions) -> Result<i32, RunError> {
             say(&format!("bound session {session} to scope {scope}"));
             Ok(0)
         }
-        Action::Claim | Action::Release => leases(options, &root, &target, &scope),
+        Action::Claim | Action::Release => leases(options, &located, &target, &scope),
         Action::ListScopes => Ok(list_scopes(&root)),
     }
 }
@@ -121,12 +121,10 @@ fn list_scopes(root: &Path) -> i32 {
     0
 }
 
-fn leases(options: &ActionOptions, root: &Path, target: &Target, scope: &str) -> Result<i32, RunError> {
+fn leases(options: &ActionOptions, located: &Root, target: &Target, scope: &str) -> Result<i32, RunError> {
+    let root = located.path.as_path();
     if target.files.is_empty() && options.action == Action::Claim {
-        return Err(usage(format!(
-            "no gate files found (looked for {STATE_DIR}/<scope>/, then GATES.md and gates/*.md under {})",
-            root.display()
-        )));
+        return Err(usage(located.no_ledgers_message()));
     }
     let mut texts = Vec::new();
     for file in &target.files {

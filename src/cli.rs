@@ -53,7 +53,7 @@ pub struct Cli {
     /// Default CHECK directory (default: the ledger's directory for explicit files, else --root)
     #[arg(long, allow_hyphen_values = true, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
-    /// Repository/pipeline root (default: the current directory)
+    /// Repository/pipeline root (default: the nearest directory upward with GATES.md, gates/, .unlazy/ or .git)
     #[arg(long, allow_hyphen_values = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Use the pipeline .unlazy/ID (or UNLAZY_SCOPE)

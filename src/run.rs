@@ -16,7 +16,7 @@ use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, file::LedgerLock, qualify, Document, Gate};
 use crate::report::{CheckRecord, GateRecord, LedgerRecord, OutputFormat, RunReport, Summary, WaveRecords};
 use crate::runner::{self, CheckRequest, RunFailure};
-use crate::target::{self, Mode, Target};
+use crate::target::{self, Looking, Mode, Root, Target};
 use crate::terminal::{say, warn};
 use crate::{paths, shell};
 use js_regex::Expectation;
@@ -474,9 +474,16 @@ struct Setup {
 fn prepare(options: &RunOptions) -> Result<Setup, RunError> {
     let cwd = std::env::current_dir()
         .map_err(|e| RunError::Fatal(vec![format!("cannot read the working directory: {e}")]))?;
-    let root = paths::resolve(&cwd, options.root.as_deref().unwrap_or(Path::new(".")));
+    let located = match options.files.is_empty() {
+        true => Root::locate(&cwd, options.root.as_deref(), Looking::for_scope(options.scope.as_deref())),
+        false => Root::given(paths::resolve(&cwd, options.root.as_deref().unwrap_or(Path::new(".")))),
+    };
+    let root = located.path.clone();
     require_directory(&root, "--root")?;
-    let default_cwd = paths::resolve(&root, options.cwd.as_deref().unwrap_or(Path::new(".")));
+    // --cwd is taken from --root when that is given, else from where the
+    // user is, which a root found further up must not change.
+    let cwd_base = if options.root.is_some() { &root } else { &cwd };
+    let default_cwd = paths::resolve(cwd_base, options.cwd.as_deref().unwrap_or(Path::new(".")));
     if !options.status {
         require_directory(&default_cwd, "--cwd")?;
     }
@@ -485,11 +492,7 @@ fn prepare(options: &RunOptions) -> Result<Setup, RunError> {
     }
     let target = target::resolve(&root, &options.files, options.scope.as_deref()).map_err(RunError::Usage)?;
     if target.files.is_empty() {
-        return Err(RunError::Usage(format!(
-            "no gate files found (looked for {}/<scope>/, then GATES.md and gates/*.md under {})",
-            target::STATE_DIR,
-            root.display()
-        )));
+        return Err(RunError::Usage(located.no_ledgers_message()));
     }
     let ledgers = target.files.iter().map(|f| load_ledger(f)).collect::<Result<Vec<_>, _>>()?;
     Ok(Setup { root, default_cwd, target, ledgers })

@@ -23,6 +23,7 @@ mod output_formats;
 mod parser;
 mod parser_properties;
 mod pipeline_actions;
+mod root_search;
 mod runner;
 mod smoke;
 mod targeting;

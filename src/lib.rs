@@ -7,7 +7,7 @@
 //! `hook::assess` (Stop-hook decisions), `install::settings` (the Claude Code
 //! settings transform), `shell_words`. Side effects live in one module each:
 //! `runner` spawns, `approval::store` touches approval records,
-//! `ledger::file` reads and rewrites ledgers, `pipeline` writes a scope's
+//! `ledger::file` reads and rewrites ledgers, `state_root` creates `.unlazy/` (and its ignore file), `pipeline` writes a scope's
 //! session and status log, `lease::registry` keeps ownership leases
 //! (`lease` itself is the pure overlap logic), and `actions` runs the
 //! pipeline actions of the command line, `dispatch::store` reads and
@@ -35,5 +35,6 @@ pub mod run;
 pub mod runner;
 pub mod shell;
 pub mod shell_words;
+pub mod state_root;
 pub mod target;
 pub mod terminal;

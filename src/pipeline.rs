@@ -49,6 +49,7 @@ pub fn ensure_state_directory(root: &Path, directory: &Path) -> Result<(), State
     if fs::symlink_metadata(&state).is_ok() && !real_directory_inside(root, &state) {
         return Err(StateError::NotRealDirectory(state.display().to_string()));
     }
+    crate::state_root::ensure(root).map_err(io_error(&state))?;
     fs::DirBuilder::new().recursive(true).mode(0o700).create(directory).map_err(io_error(directory))?;
     if !real_directory_inside(root, directory) || !real_directory_inside(root, &state) {
         return Err(StateError::NotRealDirectory(directory.display().to_string()));

@@ -26,4 +26,5 @@ mod pipeline_actions;
 mod root_search;
 mod runner;
 mod smoke;
+mod state_ignore;
 mod targeting;

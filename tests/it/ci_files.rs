@@ -1,7 +1,8 @@
 //! The files that cannot run here (the GitHub workflows, the composite
 //! action, the README's CI example) must at least parse, agree with each
 //! other on release archive names, and call only gate-check options and
-//! subcommands the binary has.
+//! subcommands the binary has. The action's own scripts run for real
+//! against a local stand-in for the release download.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -183,4 +184,135 @@ fn every_gate_check_command_line_in_ci_files_and_the_readme_exists_in_the_binary
         let (code, out, err) = outcome(&sandbox.cmd().args(args).arg("--help").output().unwrap());
         assert_eq!(code, 0, "gate-check {} --help\n{out}{err}", args.join(" "));
     }
+}
+
+/// A stand-in for `curl -fsSL[O] URL` that serves the release URLs from a
+/// local directory, so the action's install script runs for real.
+fn fake_curl(bin: &Path, releases: &Path) {
+    let script = format!(
+        r#"#!/bin/sh
+for url; do :; done
+case "$url" in
+  https://api.github.com/repos/gate-check/gate-check/releases/latest) printf '{{\n  "tag_name": "v0.1.0",\n  "name": "x"\n}}\n' ;;
+  https://github.com/gate-check/gate-check/releases/download/*)
+    file="{releases}/${{url#https://github.com/gate-check/gate-check/releases/download/}}"
+    [ -f "$file" ] || exit 22
+    cp "$file" "./${{url##*/}}" ;;
+  *) exit 6 ;;
+esac
+"#,
+        releases = releases.display()
+    );
+    fs::create_dir_all(bin).unwrap();
+    fs::write(bin.join("curl"), script).unwrap();
+    fs::set_permissions(bin.join("curl"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
+fn runner_target() -> (&'static str, &'static str, &'static str) {
+    let os = if cfg!(target_os = "macos") { "macOS" } else { "Linux" };
+    let arch = if cfg!(target_arch = "aarch64") { "ARM64" } else { "X64" };
+    let target = match (os, arch) {
+        ("macOS", "ARM64") => "aarch64-apple-darwin",
+        ("macOS", _) => "x86_64-apple-darwin",
+        (_, "ARM64") => "aarch64-unknown-linux-musl",
+        _ => "x86_64-unknown-linux-musl",
+    };
+    (os, arch, target)
+}
+
+/// Runs one step of action.yml with bash, its `env` filled from `values`.
+fn action_step(step: &Yaml, cwd: &Path, values: &[(&str, String)], path: &str) -> std::process::Output {
+    let mut command = std::process::Command::new("bash");
+    command.arg("-c").arg(step["run"].as_str().unwrap()).current_dir(cwd).env("PATH", path);
+    for (name, _) in step["env"].as_hash().unwrap() {
+        let name = name.as_str().unwrap();
+        let value = values.iter().find(|(key, _)| *key == name).map(|(_, v)| v.clone());
+        let static_value = step["env"][name].as_str().filter(|v| !v.contains("${{")).map(str::to_string);
+        command.env(name, value.or(static_value).unwrap_or_else(|| panic!("no test value for {name}")));
+    }
+    for (name, value) in values {
+        command.env(name, value);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
+    let sandbox = Sandbox::new();
+    let work = sandbox.root.parent().unwrap().join("action");
+    let (os, arch, target) = runner_target();
+    let name = format!("gate-check-0.1.0-{target}");
+    let releases = work.join("releases");
+    let staged = releases.join("v0.1.0").join(&name);
+    fs::create_dir_all(&staged).unwrap();
+    fs::copy(assert_cmd::cargo::cargo_bin("gate-check"), staged.join("gate-check")).unwrap();
+    let pack = format!(
+        "cd '{dir}' && tar -czf {name}.tar.gz {name} && rm -r {name} && \
+         (sha256sum {name}.tar.gz 2>/dev/null || shasum -a 256 {name}.tar.gz) > {name}.tar.gz.sha256",
+        dir = releases.join("v0.1.0").display()
+    );
+    assert!(std::process::Command::new("sh").arg("-c").arg(&pack).status().unwrap().success(), "{pack}");
+    fake_curl(&work.join("bin"), &releases);
+    let path = format!("{}:{}", work.join("bin").display(), std::env::var("PATH").unwrap());
+
+    let action = yaml("action.yml", &source("action.yml"));
+    let (install, run) = (&action["runs"]["steps"][0], &action["runs"]["steps"][1]);
+    let install_with = |temp: &str, pinned: &str| {
+        let temp = work.join(temp);
+        fs::create_dir_all(&temp).unwrap();
+        let values = [
+            ("RUNNER_OS", os.to_string()),
+            ("RUNNER_ARCH", arch.to_string()),
+            ("RUNNER_TEMP", temp.display().to_string()),
+            ("GITHUB_PATH", temp.join("github_path").display().to_string()),
+            ("GITHUB_OUTPUT", temp.join("github_output").display().to_string()),
+            ("GATE_CHECK_VERSION", "latest".to_string()),
+            ("GATE_CHECK_SHA256", pinned.to_string()),
+            ("GH_TOKEN", "test-token".to_string()),
+        ];
+        let output = action_step(install, &work, &values, &path);
+        (output, temp)
+    };
+
+    let (output, temp) = install_with("ok", "");
+    let (code, out, err) = outcome(&output);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("gate-check {}", env!("CARGO_PKG_VERSION"))), "{out}");
+    let bin = temp.join(format!("gate-check-0.1.0/{name}/gate-check"));
+    assert!(fs::read_to_string(temp.join("github_output")).unwrap().contains(&format!("bin={}\n", bin.display())));
+    assert!(fs::read_to_string(temp.join("github_path")).unwrap().contains(&name));
+
+    // The run step: a JUnit report and the exit code, for met and unmet ledgers.
+    let run_with = |ledger: &str| {
+        sandbox.write("GATES.md", ledger);
+        let output_file = temp.join("run_output");
+        let values = [
+            ("GATE_CHECK_ARGS", action["inputs"]["args"]["default"].as_str().unwrap().to_string()),
+            ("GATE_CHECK_JUNIT", "gate-report.xml".to_string()),
+            ("GATE_CHECK_BIN", bin.display().to_string()),
+            ("GITHUB_OUTPUT", output_file.display().to_string()),
+            ("UNLAZY_APPROVAL_DIR", sandbox.approvals.display().to_string()),
+        ];
+        let output = action_step(run, &sandbox.root, &values, "/usr/bin:/bin");
+        let recorded = fs::read_to_string(&output_file).unwrap();
+        fs::remove_file(&output_file).unwrap();
+        (output.status.code(), recorded, sandbox.read("gate-report.xml"))
+    };
+    let (code, recorded, report) = run_with("- [x] M: read by hand\n  EVIDENCE: read on Monday\n");
+    assert_eq!((code, recorded.as_str()), (Some(0), "exit-code=0\n"));
+    assert!(report.contains("<testsuites") && report.contains("failures=\"0\""), "{report}");
+    let (code, recorded, report) = run_with("- [ ] M: not read yet\n");
+    assert_eq!((code, recorded.as_str()), (Some(1), "exit-code=1\n"));
+    assert!(report.contains("<failure"), "{report}");
+
+    // A checksum that does not match stops the install before anything is unpacked.
+    let (output, _) = install_with("pinned", &"0".repeat(64));
+    assert_ne!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("not the pinned"), "{output:?}");
+    let sums = releases.join(format!("v0.1.0/{name}.tar.gz.sha256"));
+    let text = fs::read_to_string(&sums).unwrap();
+    fs::write(&sums, format!("{}{}", "0".repeat(64), &text[64..])).unwrap();
+    let (output, temp) = install_with("tampered", "");
+    assert_ne!(output.status.code(), Some(0), "{output:?}");
+    assert!(!temp.join(format!("gate-check-0.1.0/{name}")).exists(), "unpacked an archive that failed its checksum");
 }

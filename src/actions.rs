@@ -4,10 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::Environment;
+use crate::error::{Error, Exit};
 use crate::lease::registry::{self, ClaimOutcome};
-use crate::ledger;
+use crate::ledger::{self, file::LedgerFileError};
 use crate::pipeline;
-use crate::run::RunError;
 use crate::target::{self, Looking, Mode, Root, Target, STATE_DIR};
 use crate::terminal::{say, warn};
 
@@ -40,12 +41,12 @@ pub struct ActionOptions {
     pub leaf: Option<String>,
 }
 
-fn usage(message: impl Into<String>) -> RunError {
-    RunError::Usage(message.into())
+fn usage(message: impl Into<String>) -> Error {
+    Error::usage(message)
 }
 
-fn fatal(message: String) -> RunError {
-    RunError::Fatal(vec![message])
+fn fatal(message: String) -> Error {
+    Error::infrastructure(message)
 }
 
 /// The ledger's file name without `.md`, as in qualified ids.
@@ -54,9 +55,8 @@ fn stem(path: &Path) -> String {
     qualified[..qualified.len() - 1].to_string()
 }
 
-pub fn execute(options: &ActionOptions) -> Result<i32, RunError> {
-    let cwd = std::env::current_dir().map_err(|e| fatal(format!("cannot read the working directory: {e}")))?;
-    let located = Root::locate(&cwd, options.root.as_deref(), Looking::ForPipelines);
+pub fn execute(options: &ActionOptions, env: &Environment) -> Result<Exit, Error> {
+    let located = Root::locate(&env.cwd, options.root.as_deref(), Looking::ForPipelines);
     let root = located.path.clone();
     match std::fs::metadata(&root) {
         Ok(meta) if meta.is_dir() => {}
@@ -90,7 +90,7 @@ pub fn execute(options: &ActionOptions) -> Result<i32, RunError> {
             let path = pipeline::append_status(&root, &scope, text)
                 .map_err(|e| fatal(format!("cannot append status: {e}")))?;
             say(&format!("appended to {}", path.display()));
-            Ok(0)
+            Ok(Exit::Met)
         }
         Action::Bind(session) => {
             let session_id = session.trim();
@@ -103,14 +103,14 @@ pub fn execute(options: &ActionOptions) -> Result<i32, RunError> {
             pipeline::bind_session(&root, &scope, session_id)
                 .map_err(|e| fatal(format!("cannot bind session: {e}")))?;
             say(&format!("bound session {session} to scope {scope}"));
-            Ok(0)
+            Ok(Exit::Met)
         }
         Action::Claim | Action::Release => leases(options, &located, &target, &scope),
         Action::ListScopes => Ok(list_scopes(&root)),
     }
 }
 
-fn list_scopes(root: &Path) -> i32 {
+fn list_scopes(root: &Path) -> Exit {
     let scopes = target::list_scopes(root);
     if scopes.is_empty() {
         say(&format!("(no pipelines under {STATE_DIR}/)"));
@@ -118,19 +118,20 @@ fn list_scopes(root: &Path) -> i32 {
     for scope in scopes {
         say(&scope);
     }
-    0
+    Exit::Met
 }
 
-fn leases(options: &ActionOptions, located: &Root, target: &Target, scope: &str) -> Result<i32, RunError> {
+fn leases(options: &ActionOptions, located: &Root, target: &Target, scope: &str) -> Result<Exit, Error> {
     let root = located.path.as_path();
     if target.files.is_empty() && options.action == Action::Claim {
         return Err(usage(located.no_ledgers_message()));
     }
     let mut texts = Vec::new();
     for file in &target.files {
-        texts.push(
-            ledger::file::read(file).map_err(|e| usage(format!("cannot inspect gate file {}: {e}", file.display())))?,
-        );
+        texts.push(ledger::file::read(file).map_err(|e| match e {
+            LedgerFileError::Missing(_) => usage(format!("cannot inspect gate file {}: {e}", file.display())),
+            other => fatal(format!("cannot inspect gate file {}: {other}", file.display())),
+        })?);
     }
     let stems: Vec<String> = target.files.iter().map(|f| stem(f)).collect();
     if let Some(leaf) = &options.leaf {
@@ -144,7 +145,7 @@ fn leases(options: &ActionOptions, located: &Root, target: &Target, scope: &str)
         let count = registry::release(root, scope, leaf).map_err(|e| fatal(format!("cannot release leases: {e}")))?;
         let who = leaf.map(|leaf| format!("{scope}/{leaf}")).unwrap_or_else(|| scope.to_string());
         say(&format!("released {count} lease(s) for {who}"));
-        return Ok(0);
+        return Ok(Exit::Met);
     }
 
     let leaf = match (&options.leaf, stems.as_slice()) {
@@ -163,7 +164,7 @@ fn leases(options: &ActionOptions, located: &Root, target: &Target, scope: &str)
         warn(&format!("gate-check: {}: warning: {warning}", file.display()));
     }
     if !parsed.errors.is_empty() {
-        return Err(RunError::Fatal(parsed.errors.iter().map(|e| format!("{}: {e}", file.display())).collect()));
+        return Err(Error::Invalid(parsed.errors.iter().map(|e| format!("{}: {e}", file.display())).collect()));
     }
     let owns = parsed.document.owns;
     if owns.is_empty() {
@@ -173,14 +174,14 @@ fn leases(options: &ActionOptions, located: &Root, target: &Target, scope: &str)
     match registry::claim(root, scope, &leaf, &owns).map_err(|e| fatal(format!("cannot claim leases: {e}")))? {
         ClaimOutcome::Claimed(globs) => {
             say(&format!("CLAIMED {} path(s) for {scope}/{leaf}: {}", globs.len(), globs.join(", ")));
-            Ok(0)
+            Ok(Exit::Met)
         }
         ClaimOutcome::Refused(conflicts) => {
             for conflict in &conflicts {
                 say(&conflict.describe());
             }
             say(&format!("CLAIM REFUSED ({} conflict(s))", conflicts.len()));
-            Ok(3)
+            Ok(Exit::LeaseConflict)
         }
     }
 }

@@ -211,6 +211,19 @@ pub fn lock_directory(root: &Path) -> io::Result<PathBuf> {
     let root = fs::canonicalize(root).map_err(with_path(root))?;
     let state = root.join(STATE_DIR);
     let directory = state.join("locks");
+    match fs::symlink_metadata(&state) {
+        Ok(_) => {}
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            // Created with its ignore file; both given to the repository's owner.
+            crate::state_root::ensure(&root)?;
+            give_to_owner_of(&state, &root)?;
+            let ignore = state.join(crate::state_root::IGNORE_FILE);
+            if fs::symlink_metadata(&ignore).is_ok_and(|meta| meta.is_file()) {
+                give_to_owner_of(&ignore, &root)?;
+            }
+        }
+        Err(error) => return Err(with_path(&state)(error)),
+    }
     real_directory_in(&state, &root)?;
     real_directory_in(&directory, &state)?;
     Ok(directory)

@@ -378,7 +378,8 @@ fn a_run_as_root_on_a_users_ledger_keeps_it_and_its_state_the_users() {
     assert_eq!((meta.uid(), meta.gid(), meta.mode() & 0o7777), (NOBODY, NOBODY, 0o640));
     assert_eq!(xattr::get(&ledger, "user.origin").unwrap().as_deref(), Some(&b"kept"[..]));
     let locks = sandbox.path(".unlazy/locks");
-    for path in std::iter::once(sandbox.path(".unlazy"))
+    for path in [sandbox.path(".unlazy"), sandbox.path(".unlazy/.gitignore")]
+        .into_iter()
         .chain(fs::read_dir(&locks).unwrap().map(|e| e.unwrap().path()))
         .chain([locks.clone()])
     {

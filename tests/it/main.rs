@@ -10,6 +10,7 @@ mod concurrency;
 mod crash_safety;
 mod dispatch;
 mod evidence;
+mod expect_regex;
 mod hook;
 mod hostile;
 mod install_hooks;

@@ -110,6 +110,7 @@ pub const GENERAL_CATEGORY: &[(&str, &str)] = &[
     ("Cc", "Control"),
     ("Cf", "Format"),
     ("Close_Punctuation", "Close_Punctuation"),
+    ("Combining_Mark", "Mark"),
     ("Cn", "Unassigned"),
     ("Co", "Private_Use"),
     ("Connector_Punctuation", "Connector_Punctuation"),

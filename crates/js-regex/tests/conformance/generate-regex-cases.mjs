@@ -464,6 +464,45 @@ const vGroups = [
   ['^[[a-z]--b]$', 'v', ['a', 'b']],
 ];
 
+// Validity fixes (issue 11): names, clamped counts, negated classes that may contain
+// strings, and \k in a class of a pattern with named groups.
+const validityGroups = [
+  ['^\\p{Combining_Mark}$', 'u', ['\u0301', 'a']],
+  ['^\\p{gc=Combining_Mark}$', 'v', ['\u0301', 'a']],
+  ['^\\p{General_Category=Combining_Mark}$', 'u', ['\u0301', 'a']],
+  ['^\\P{Combining_Mark}$', 'v', ['\u0301', 'a']],
+  ['^\\p{digit}$', 'u', ['5', 'a']],
+  ['^\\p{gc=punct}$', 'u', ['!', 'a']],
+  ['^\\p{cntrl}$', 'v', ['\u0001', 'a']],
+  ['^\\p{L&}$', 'u', []],
+  ['a{2147483648,2147483647}', '', ['a', '']],
+  ['a{2147483647,2147483648}|b', '', ['b', 'a']],
+  ['a{99999999999999999999,2147483647}|b', 'u', ['b']],
+  ['^a{0,2147483648}$', '', ['', 'aaa', 'b']],
+  ['a{2147483648}|b', 'v', ['b', 'a']],
+  ['a{2147483649,2147483648}', '', ['a']],
+  ['a{3,2}', '', []],
+  ['[^\\q{ab}--\\q{ab}]', 'v', []],
+  ['[^[\\q{ab}--\\q{ab}]]', 'v', []],
+  ['[^\\q{ab}&&\\q{ab}]', 'v', []],
+  ['[^[\\q{ab}]--\\q{ab}]', 'v', []],
+  ['[^[\\q{ab}--a]]', 'v', []],
+  ['[^\\q{}]', 'v', []],
+  ['[^\\q{a|}]', 'v', []],
+  ['^[^[\\q{ab}&&a]]$', 'v', ['a', 'b']],
+  ['^[^[a&&\\q{ab}]]$', 'v', ['a', 'b']],
+  ['^[^[a--\\q{ab}]]$', 'v', ['a', 'b']],
+  ['^[^\\q{a|b}]$', 'v', ['a', 'c']],
+  ['^[[^\\q{a}]--\\q{ab}]$', 'v', ['a', 'c']],
+  ['(?<a>)[\\k]', '', []],
+  ['(?<a>)[\\k<a>]', '', []],
+  ['(?<a>)[\\kx]', '', []],
+  ['[\\k]', '', ['k', 'x']],
+  ['[\\k<a>]', '', ['k', '<']],
+  ['(?<a>)\\k', '', []],
+  ['(?<a>)[\\k]', 'v', []],
+];
+
 // Deliberate, documented differences (see references/regex.md): patterns or inputs where
 // gate-check does not give JavaScript's answer. Node's own answer is recorded beside ours;
 // the test pins our answer so a change is noticed, and they are not counted as conformance.
@@ -519,7 +558,7 @@ function randomGroups(count) {
 }
 
 const cases = [];
-for (const [source, flags, inputs] of [...groups, ...vGroups, ...randomGroups(400)]) {
+for (const [source, flags, inputs] of [...groups, ...vGroups, ...validityGroups, ...randomGroups(400)]) {
   let re = null;
   try {
     re = new RegExp(source, flags);

@@ -36,3 +36,32 @@ fn patterns_javascript_rejects_refuse_the_ledger_with_file_and_line() {
         assert!(err.contains("GATES.md: line 5: gate G1: invalid EXPECT regex"), "{expect}: {err}");
     }
 }
+
+/// A check that prints 1 MiB of `a` (the output limit), no newline.
+const ONE_MIB_OF_A: &str = r"head -c 1048576 /dev/zero | tr '\0' a";
+
+#[cfg(target_os = "linux")]
+#[test]
+fn backtracking_memory_is_bounded_whatever_the_pattern() {
+    // Without a bound the first pattern keeps hundreds of megabytes of backtracking state
+    // on 1 MiB of output, and the second 1.5 GB on two characters (a huge count of empty
+    // iterations); under a 128 MiB address-space cap either aborted the process.
+    let sandbox = Sandbox::new();
+    let ledger = gate("G1", ONE_MIB_OF_A, r"/^(a|aa)*\1b$/") + &gate("G2", "echo hi", r"/(?:()){2147483647}\1x/");
+    sandbox.write("GATES.md", &ledger);
+    let binary = assert_cmd::cargo::cargo_bin("gate-check");
+    let script = format!("ulimit -v 131072 && exec '{}' --approve", binary.display());
+    // The shell applies the cap, then becomes gate-check with the sandbox's environment.
+    let mut shell = std::process::Command::new("/bin/sh");
+    shell.arg("-c").arg(script).current_dir(&sandbox.root);
+    for (key, value) in sandbox.std_cmd().get_envs() {
+        match value {
+            Some(value) => shell.env(key, value),
+            None => shell.env_remove(key),
+        };
+    }
+    let (code, out, err) = outcome(&shell.output().unwrap());
+    assert_eq!(code, 1, "stdout: {out}\nstderr: {err}");
+    assert_eq!(out.matches("EXPECT regex exceeded its memory budget").count(), 2, "{out}");
+    assert!(!sandbox.read("GATES.md").contains("[x]"), "a bound hit never passes");
+}

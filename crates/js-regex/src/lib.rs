@@ -15,7 +15,7 @@ mod translate;
 
 use thiserror::Error;
 
-pub use backtrack::STEP_BUDGET;
+pub use backtrack::{STACK_BYTES_LIMIT, STEP_BUDGET};
 
 /// Longest regex source the Node tool accepts, in UTF-16 code units (JavaScript `length`).
 pub const MAX_PATTERN_CHARS: usize = 1000;
@@ -32,6 +32,8 @@ pub enum PatternError {
 pub enum MatchError {
     #[error("EXPECT regex exceeded its matching budget")]
     BudgetExceeded,
+    #[error("EXPECT regex exceeded its memory budget ({} MiB of backtracking state)", STACK_BYTES_LIMIT >> 20)]
+    MemoryExceeded,
 }
 
 #[derive(Debug, Clone)]
@@ -151,7 +153,10 @@ impl Pattern {
         } else {
             output.encode_utf16().map(u32::from).collect()
         };
-        self.backtracking.is_match(&units, step_budget).map_err(|_| MatchError::BudgetExceeded)
+        self.backtracking.is_match(&units, step_budget).map_err(|exhausted| match exhausted {
+            backtrack::Exhausted::Steps => MatchError::BudgetExceeded,
+            backtrack::Exhausted::Memory => MatchError::MemoryExceeded,
+        })
     }
 }
 

@@ -65,3 +65,31 @@ fn backtracking_memory_is_bounded_whatever_the_pattern() {
     assert_eq!(out.matches("EXPECT regex exceeded its memory budget").count(), 2, "{out}");
     assert!(!sandbox.read("GATES.md").contains("[x]"), "a bound hit never passes");
 }
+
+#[test]
+fn alternatives_the_linear_engine_answers_do_not_wait_on_the_step_budget() {
+    // JavaScript says true for both. The first alternatives need the backtracker (a
+    // backreference; a count too large for the linear engine) and exhaust its budget on
+    // this output, but the last alternative, `c`, is there to be found.
+    let sandbox = Sandbox::new();
+    let ledger = gate("G1", r"head -c 12000 /dev/zero | tr '\0' a; echo c", r"/^(a+)\1*b$|c/")
+        + &gate("G2", r"head -c 30 /dev/zero | tr '\0' a; echo c", r"/(a|a)*b{2147483647}|c/");
+    sandbox.write("GATES.md", &ledger);
+    let (code, out, err) = outcome(&sandbox.cmd().arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("ALL MET"), "{out}");
+}
+
+#[test]
+fn status_validates_patterns_without_compiling_them() {
+    // Each of these takes the regex crate about a second to compile (release build), but
+    // parsing one is cheap; --status only needs to know that they are valid.
+    let sandbox = Sandbox::new();
+    let ledger: String = (0..10).map(|i| gate(&format!("G{i}"), "true", &format!(r"/x{i}\p{{L}}{{2000}}/u"))).collect();
+    sandbox.write("GATES.md", &ledger);
+    let started = std::time::Instant::now();
+    let (code, out, err) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
+    let elapsed = started.elapsed();
+    assert_eq!(code, 1, "stdout: {out}\nstderr: {err}");
+    assert!(elapsed < std::time::Duration::from_secs(3), "--status took {elapsed:?}");
+}

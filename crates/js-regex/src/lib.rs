@@ -12,6 +12,9 @@ mod charset;
 mod parser;
 mod property_names;
 mod translate;
+mod unicode_tables;
+
+pub use unicode_tables::UNICODE_VERSION;
 
 use std::sync::{Arc, OnceLock};
 

@@ -66,6 +66,8 @@ pub enum Engine {
 pub struct Pattern {
     source: Box<str>,
     flags: Box<str>,
+    /// Text every match contains (empty if none is known).
+    required: Box<str>,
     compiled: OnceLock<Result<Arc<Compiled>, String>>,
 }
 
@@ -152,6 +154,10 @@ impl Pattern {
     }
 
     fn is_match(&self, output: &str) -> Result<bool, MatchError> {
+        // Output without the required text cannot match: no engine needs to be built.
+        if !output.contains(&*self.required) {
+            return Ok(false);
+        }
         let compiled = self.compiled()?;
         match compiled.engine_for(output) {
             Engine::Linear => Ok(compiled.linear.as_ref().is_some_and(|linear| linear.regex.is_match(output))),
@@ -171,11 +177,14 @@ impl Pattern {
         }
     }
 
-    /// Checks the pattern as `new RegExp` would, without building any engine.
-    fn validate(source: &str, flags: &str) -> Result<(), PatternError> {
+    /// Checks the pattern as `new RegExp` would, without building any engine; returns the
+    /// longest text every match must contain (empty if none is known).
+    fn validate(source: &str, flags: &str) -> Result<String, PatternError> {
         let parsed_flags = parser::Flags::parse(flags).map_err(PatternError::Invalid)?;
-        on_deep_stack(source, || parser::parse(source, parsed_flags).map(drop))
-            .map_err(|message| PatternError::Invalid(format!("/{source}/{flags}: {message}")))
+        on_deep_stack(source, || {
+            parser::parse(source, parsed_flags).map(|parsed| required_text(&parsed.root, parsed_flags))
+        })
+        .map_err(|message| PatternError::Invalid(format!("/{source}/{flags}: {message}")))
     }
 }
 
@@ -260,8 +269,13 @@ impl Expectation {
         if source.encode_utf16().count() > MAX_PATTERN_CHARS {
             return Err(PatternError::TooLong);
         }
-        Pattern::validate(source, flags)?;
-        Ok(Expectation::Pattern(Pattern { source: source.into(), flags: flags.into(), compiled: OnceLock::new() }))
+        let required = Pattern::validate(source, flags)?.into();
+        Ok(Expectation::Pattern(Pattern {
+            source: source.into(),
+            flags: flags.into(),
+            required,
+            compiled: OnceLock::new(),
+        }))
     }
 
     pub fn matches(&self, output: &str) -> Result<bool, MatchError> {
@@ -278,6 +292,41 @@ impl Expectation {
             Expectation::Substring(_) => false,
             Expectation::Pattern(pattern) => has_unescaped_slash(&pattern.source),
         }
+    }
+}
+
+/// The longest run of single characters at the top level of the pattern: every match
+/// contains it (assertions between them are zero-width; anything else ends a run).
+fn required_text(root: &parser::Node, flags: parser::Flags) -> String {
+    let items = match root {
+        parser::Node::Concat(items) => items.as_slice(),
+        single => std::slice::from_ref(single),
+    };
+    let mut best: Vec<u32> = Vec::new();
+    let mut run: Vec<u32> = Vec::new();
+    for item in items.iter().chain([&parser::Node::Empty]) {
+        match item {
+            parser::Node::Set(set) if set.single_unit().is_some() => run.extend(set.single_unit()),
+            parser::Node::Assert(_) => {}
+            _ => {
+                if run.len() > best.len() && as_text(&run, flags).is_some() {
+                    best = std::mem::take(&mut run);
+                }
+                run.clear();
+            }
+        }
+    }
+    as_text(&best, flags).unwrap_or_default()
+}
+
+/// Units as text: UTF-16 code units without `u`/`v`, code points with them. None for a
+/// lone surrogate, which no Rust string holds.
+fn as_text(units: &[u32], flags: parser::Flags) -> Option<String> {
+    if flags.full_unicode() {
+        units.iter().map(|&u| char::from_u32(u)).collect()
+    } else {
+        let units: Vec<u16> = units.iter().map(|&u| u16::try_from(u).ok()).collect::<Option<_>>()?;
+        String::from_utf16(&units).ok()
     }
 }
 
@@ -316,7 +365,7 @@ mod tests {
     #[test]
     fn a_parsed_expectation_is_small_and_uncompiled() {
         // Ledgers hold one per gate; the engines (kilobytes each) wait for the first match.
-        assert!(std::mem::size_of::<Expectation>() <= 64, "{}", std::mem::size_of::<Expectation>());
+        assert!(std::mem::size_of::<Expectation>() <= 80, "{}", std::mem::size_of::<Expectation>());
         let Ok(Expectation::Pattern(pattern)) = Expectation::parse(r"/^v1\b/") else {
             panic!("a valid pattern");
         };
@@ -324,5 +373,42 @@ mod tests {
         assert_eq!(Expectation::Pattern(pattern.clone()).matches("v1 ok"), Ok(true));
         assert_eq!(pattern.engine_for("v1"), Engine::Linear);
         assert!(pattern.compiled.get().is_some());
+    }
+
+    fn required(expect: &str) -> String {
+        let Ok(Expectation::Pattern(pattern)) = Expectation::parse(expect) else {
+            panic!("{expect} is a valid pattern");
+        };
+        pattern.required.into()
+    }
+
+    #[test]
+    fn the_required_text_is_one_every_match_contains() {
+        assert_eq!(required(r"/^v12\b/"), "v12");
+        assert_eq!(required(r"/ab+cde/"), "cde");
+        assert_eq!(required(r"/ok/i"), "");
+        assert_eq!(required(r"/v1/i"), "1");
+        assert_eq!(required(r"/a|b/"), "");
+        assert_eq!(required(r"/(?:x)y/"), "xy");
+        assert_eq!(required(r"/(x)yz/"), "yz");
+        assert_eq!(required("/\u{1F600}!/u"), "\u{1F600}!");
+        assert_eq!(required(r"/\uD83D\uDE00/"), "\u{1F600}");
+        // A lone surrogate matches half of an astral character: no text stands for it.
+        assert_eq!(required(r"/a\uD83D/"), "");
+    }
+
+    #[test]
+    fn output_without_the_required_text_is_answered_without_compiling() {
+        let Ok(Expectation::Pattern(pattern)) = Expectation::parse(r"/^v1\b/") else {
+            panic!("a valid pattern");
+        };
+        let expectation = Expectation::Pattern(pattern);
+        assert_eq!(expectation.matches("error: 3 tests failed"), Ok(false));
+        let Expectation::Pattern(pattern) = &expectation else {
+            panic!("a pattern");
+        };
+        assert!(pattern.compiled.get().is_none());
+        assert_eq!(expectation.matches("xv1 y"), Ok(false));
+        assert_eq!(expectation.matches("v1 y"), Ok(true));
     }
 }

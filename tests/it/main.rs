@@ -12,6 +12,7 @@ mod crash_safety;
 mod dispatch;
 mod errors;
 mod evidence;
+mod expect_regex;
 mod hardening;
 mod hook;
 mod hostile;

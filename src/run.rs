@@ -88,6 +88,15 @@ struct Task {
     oracle: Oracle,
 }
 
+/// Why a check has no result to write back: the run was interrupted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Interrupted {
+    /// The check was running and was terminated.
+    WhileRunning,
+    /// The check never started.
+    BeforeStart,
+}
+
 struct CheckResult {
     output: String,
     fingerprint: Fingerprint,
@@ -96,6 +105,7 @@ struct CheckResult {
     matched: bool,
     error: Option<String>,
     duration: Duration,
+    interrupted: Option<Interrupted>,
 }
 
 impl CheckResult {
@@ -250,6 +260,16 @@ fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResult {
     let combined_overflow = fingerprint.bytes > MAX_OUTPUT_BYTES;
     let mut error = match &outcome.failure {
         Some(RunFailure::TimedOut) => Some(format!("timed out after {timeout_secs}s")),
+        Some(RunFailure::OutputHeldOpen) => {
+            let ended = match (&outcome.exit_code, &outcome.signal) {
+                (Some(code), _) => format!("exited {code}"),
+                (None, Some(signal)) => format!("was ended by {signal}"),
+                (None, None) => "ended".to_string(),
+            };
+            Some(format!("the check {ended} but a background process kept its output open"))
+        }
+        Some(RunFailure::Interrupted(signal)) => Some(format!("interrupted by {}", signal.as_str())),
+        Some(RunFailure::NotStarted(signal)) => Some(format!("not started: interrupted by {}", signal.as_str())),
         Some(RunFailure::Overflow) => Some(format!("output exceeded {MAX_OUTPUT_BYTES} bytes")),
         Some(RunFailure::Spawn(message)) => Some(message.clone()),
         None if combined_overflow => {
@@ -265,6 +285,11 @@ fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResult {
             None => error = Some("gate has no EXPECT".into()),
         }
     }
+    let interrupted = match outcome.failure {
+        Some(RunFailure::Interrupted(_)) => Some(Interrupted::WhileRunning),
+        Some(RunFailure::NotStarted(_)) => Some(Interrupted::BeforeStart),
+        _ => None,
+    };
     CheckResult {
         output,
         fingerprint,
@@ -273,6 +298,7 @@ fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResult {
         matched,
         error,
         duration: outcome.duration,
+        interrupted,
     }
 }
 
@@ -576,6 +602,8 @@ struct Executed {
     /// (ledger, gate id, qualified id) of results discarded as stale.
     stale: Vec<(usize, String, String)>,
     reverified: usize,
+    /// Qualified ids of the checks an interrupt stopped while they ran.
+    interrupted: Vec<String>,
 }
 
 /// Runs the approved checks, prints each result in ledger order, and writes
@@ -602,6 +630,9 @@ fn run_checks(
     crate::terminal::flush();
     let mut pending: Vec<(usize, CheckResult)> = Vec::new();
     let mut oldest_pending: Option<Instant> = None;
+    // Interrupted checks have no result: nothing about them is written back.
+    let mut interrupted = Vec::new();
+    let mut interrupted_records = Vec::new();
     let mut persist = |pending: &mut Vec<(usize, CheckResult)>| {
         for (ledger_index, ledger) in ledgers.iter().enumerate() {
             let batch: Vec<(&Task, &CheckResult)> = pending
@@ -640,10 +671,25 @@ fn run_checks(
         |task| evaluate(task, runtime, options.timeout_secs),
         |event| {
             if let Progress::Finished(index, result) = event {
-                print_result(&runnable[index], &result);
+                let task = &runnable[index];
+                match result.interrupted {
+                    Some(how) => {
+                        let record = if how == Interrupted::WhileRunning {
+                            say(&format!("  INTERRUPTED {}: {}", task.qualified, task.gate.title));
+                            interrupted.push(task.qualified.clone());
+                            CheckRecord { status: "interrupted", ..result.record(true) }
+                        } else {
+                            not_run_record("run interrupted")
+                        };
+                        interrupted_records.push(((task.ledger, task.gate.id.clone()), record));
+                    }
+                    None => {
+                        print_result(task, &result);
+                        pending.push((index, result));
+                        oldest_pending.get_or_insert_with(Instant::now);
+                    }
+                }
                 crate::terminal::flush();
-                pending.push((index, result));
-                oldest_pending.get_or_insert_with(Instant::now);
             }
             if oldest_pending.is_some_and(|since| since.elapsed() >= WRITE_BACK_DELAY) {
                 persist(&mut pending);
@@ -652,6 +698,8 @@ fn run_checks(
         },
     );
     persist(&mut pending);
+    executed.checks.extend(interrupted_records);
+    executed.interrupted = interrupted;
     if write_failures.is_empty() {
         Ok(executed)
     } else {
@@ -668,6 +716,9 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
         let tasks = plan_tasks(options, &setup, &runtime)?;
         approvals = seek_approvals(options, &runtime, &setup.ledgers, tasks);
         executed = run_checks(options, &runtime, &setup, &approvals)?;
+        if let Some(signal) = runner::interruption() {
+            return Ok(report_interruption(options, signal, &executed.interrupted));
+        }
         // Final states come from the ledgers as they are on disk now; a
         // status run wrote nothing, so what it loaded is current.
         setup.ledgers = setup.target.files.iter().map(|f| load_ledger(f)).collect::<Result<Vec<_>, _>>()?;
@@ -675,11 +726,32 @@ pub fn execute(options: &RunOptions) -> Result<i32, RunError> {
     summarize(options, &setup, &approvals, executed)
 }
 
+/// Ends an interrupted run: results that finished were written back, the
+/// checks it stopped changed nothing. Exits 128 + the signal number, as a
+/// shell reports a command killed by it.
+fn report_interruption(options: &RunOptions, signal: nix::sys::signal::Signal, stopped: &[String]) -> i32 {
+    let code = 128 + signal as i32;
+    let message = format!(
+        "INTERRUPTED by {}: {} running check(s) stopped; their gates were not updated",
+        signal.as_str(),
+        stopped.len()
+    );
+    say(&message);
+    if !stopped.is_empty() {
+        say(&format!("  {}", capped_list(stopped)));
+    }
+    let mut report = RunReport::failed(options.mode_name(), vec![message]);
+    report.outcome = "interrupted";
+    report.exit_code = code;
+    publish(options, &report);
+    code
+}
+
 /// Prints per-ledger lines and the verdict, publishes machine output, and
 /// returns the exit code.
 fn summarize(options: &RunOptions, setup: &Setup, approvals: &Approvals, executed: Executed) -> Result<i32, RunError> {
     let (finals, target, root) = (&setup.ledgers, &setup.target, &setup.root);
-    let Executed { mut checks, stale, reverified } = executed;
+    let Executed { mut checks, stale, reverified, .. } = executed;
     let (runnable, not_run, approval_failures) = (&approvals.runnable, &approvals.not_run, approvals.failures);
     let mut final_states: HashMap<(usize, String), GateState> = HashMap::new();
     let (mut met, mut unmet, mut abandoned) = (0usize, 0usize, 0usize);

@@ -223,6 +223,11 @@ impl Supervision {
 
     fn on_exit(&mut self, exit: Exit) {
         self.exit = Some(exit);
+        if self.terminate_by.is_none() && containment::interruption().is_some() {
+            // The interrupt's SIGTERM may have ended it before the wake-up
+            // was seen: its result is not its own.
+            self.on_interrupt();
+        }
         if self.killed_at.is_some() {
             self.check.sweep();
         } else if !self.capture.closed() {

@@ -22,6 +22,7 @@ mod output_formats;
 mod parser;
 mod parser_properties;
 mod pipeline_actions;
+mod processes;
 mod runner;
 mod smoke;
 mod targeting;

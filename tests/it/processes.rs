@@ -69,14 +69,15 @@ fn evidence(sandbox: &Sandbox) -> String {
     ledger.lines().find_map(|l| l.strip_prefix("  EVIDENCE: ")).unwrap_or_default().to_string()
 }
 
-/// Starts `gate-check --approve` on a ledger whose first check runs until
-/// killed, signals gate-check once the check is running, and checks the
-/// outcome: exit 128 + signal, the running gate listed, the gate not yet
-/// started left alone, no check process left, and the ledger byte-for-byte
-/// unchanged.
-fn interrupt_run(signal: i32, first_check: &str, limit: Duration) {
+/// Starts `gate-check --approve` on a ledger whose second check runs until
+/// killed, signals gate-check once that check is running, and checks the
+/// outcome: exit 128 + signal, the running gate listed and its lines
+/// unchanged, the gate not yet started left alone, no check process left,
+/// and the result that finished before the signal written.
+fn interrupt_run(signal: i32, check: &str, limit: Duration) {
     let sandbox = Sandbox::new();
-    let ledger = format!("{}\n{}", gate("A", first_check, "never"), gate("B", "touch b.ran; echo b-ran", "b-ran"));
+    let (running, later) = (gate("A", check, "never"), gate("B", "touch b.ran; echo b-ran", "b-ran"));
+    let ledger = format!("{}\n{running}\n{later}", gate("Z", "echo z-ok", "z-ok"));
     sandbox.write("GATES.md", &ledger);
     let mut child = sandbox.std_cmd().arg("--approve").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let worker = wait_for_pid(&sandbox.path("worker.pid"), Duration::from_secs(20));
@@ -92,10 +93,13 @@ fn interrupt_run(signal: i32, first_check: &str, limit: Duration) {
     assert!(started.elapsed() < limit, "took {:?}", started.elapsed());
     assert!(out.contains("  INTERRUPTED GATES:A: outcome A\n"), "{out}");
     assert!(out.contains("running check(s) stopped; their gates were not updated"), "{out}");
-    assert!(!out.contains("PASS") && !out.contains("FAIL"), "{out}");
+    assert!(!out.contains("FAIL") && !out.contains("PASS GATES:A"), "{out}");
     assert!(!sandbox.path("b.ran").exists(), "gate B started after the interrupt: {out}");
     assert!(process_gone(worker, Duration::from_secs(5)), "check process {worker} survived signal {signal}");
-    assert_eq!(sandbox.read("GATES.md"), ledger, "the ledger changed");
+    assert!(out.contains("PASS GATES:Z"), "{out}");
+    let after = sandbox.read("GATES.md");
+    assert!(after.starts_with("- [x] Z: outcome Z\n"), "the finished result was not kept: {after}");
+    assert!(after.contains(&running) && after.ends_with(&later), "an interrupted gate changed: {after}");
 }
 
 #[test]

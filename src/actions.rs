@@ -4,11 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::Environment;
+use crate::error::{Error, Exit};
 use crate::lease::registry::{self, ClaimOutcome};
-use crate::ledger;
+use crate::ledger::{self, file::LedgerFileError};
 use crate::paths;
 use crate::pipeline;
-use crate::run::RunError;
 use crate::target::{self, Mode, Target, STATE_DIR};
 use crate::terminal::{say, warn};
 
@@ -41,12 +42,12 @@ pub struct ActionOptions {
     pub leaf: Option<String>,
 }
 
-fn usage(message: impl Into<String>) -> RunError {
-    RunError::Usage(message.into())
+fn usage(message: impl Into<String>) -> Error {
+    Error::usage(message)
 }
 
-fn fatal(message: String) -> RunError {
-    RunError::Fatal(vec![message])
+fn fatal(message: String) -> Error {
+    Error::infrastructure(message)
 }
 
 /// The ledger's file name without `.md`, as in qualified ids.
@@ -55,9 +56,8 @@ fn stem(path: &Path) -> String {
     qualified[..qualified.len() - 1].to_string()
 }
 
-pub fn execute(options: &ActionOptions) -> Result<i32, RunError> {
-    let cwd = std::env::current_dir().map_err(|e| fatal(format!("cannot read the working directory: {e}")))?;
-    let root = paths::resolve(&cwd, options.root.as_deref().unwrap_or(Path::new(".")));
+pub fn execute(options: &ActionOptions, env: &Environment) -> Result<Exit, Error> {
+    let root = paths::resolve(&env.cwd, options.root.as_deref().unwrap_or(Path::new(".")));
     match std::fs::metadata(&root) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => return Err(usage(format!("--root is not a directory: {}", root.display()))),
@@ -90,7 +90,7 @@ pub fn execute(options: &ActionOptions) -> Result<i32, RunError> {
             let path = pipeline::append_status(&root, &scope, text)
                 .map_err(|e| fatal(format!("cannot append status: {e}")))?;
             say(&format!("appended to {}", path.display()));
-            Ok(0)
+            Ok(Exit::Met)
         }
         Action::Bind(session) => {
             let session_id = session.trim();
@@ -103,14 +103,14 @@ pub fn execute(options: &ActionOptions) -> Result<i32, RunError> {
             pipeline::bind_session(&root, &scope, session_id)
                 .map_err(|e| fatal(format!("cannot bind session: {e}")))?;
             say(&format!("bound session {session} to scope {scope}"));
-            Ok(0)
+            Ok(Exit::Met)
         }
         Action::Claim | Action::Release => leases(options, &root, &target, &scope),
         Action::ListScopes => Ok(list_scopes(&root)),
     }
 }
 
-fn list_scopes(root: &Path) -> i32 {
+fn list_scopes(root: &Path) -> Exit {
     let scopes = target::list_scopes(root);
     if scopes.is_empty() {
         say(&format!("(no pipelines under {STATE_DIR}/)"));
@@ -118,10 +118,10 @@ fn list_scopes(root: &Path) -> i32 {
     for scope in scopes {
         say(&scope);
     }
-    0
+    Exit::Met
 }
 
-fn leases(options: &ActionOptions, root: &Path, target: &Target, scope: &str) -> Result<i32, RunError> {
+fn leases(options: &ActionOptions, root: &Path, target: &Target, scope: &str) -> Result<Exit, Error> {
     if target.files.is_empty() && options.action == Action::Claim {
         return Err(usage(format!(
             "no gate files found (looked for {STATE_DIR}/<scope>/, then GATES.md and gates/*.md under {})",
@@ -130,9 +130,10 @@ fn leases(options: &ActionOptions, root: &Path, target: &Target, scope: &str) ->
     }
     let mut texts = Vec::new();
     for file in &target.files {
-        texts.push(
-            ledger::file::read(file).map_err(|e| usage(format!("cannot inspect gate file {}: {e}", file.display())))?,
-        );
+        texts.push(ledger::file::read(file).map_err(|e| match e {
+            LedgerFileError::Missing(_) => usage(format!("cannot inspect gate file {}: {e}", file.display())),
+            other => fatal(format!("cannot inspect gate file {}: {other}", file.display())),
+        })?);
     }
     let stems: Vec<String> = target.files.iter().map(|f| stem(f)).collect();
     if let Some(leaf) = &options.leaf {
@@ -146,7 +147,7 @@ fn leases(options: &ActionOptions, root: &Path, target: &Target, scope: &str) ->
         let count = registry::release(root, scope, leaf).map_err(|e| fatal(format!("cannot release leases: {e}")))?;
         let who = leaf.map(|leaf| format!("{scope}/{leaf}")).unwrap_or_else(|| scope.to_string());
         say(&format!("released {count} lease(s) for {who}"));
-        return Ok(0);
+        return Ok(Exit::Met);
     }
 
     let leaf = match (&options.leaf, stems.as_slice()) {
@@ -165,7 +166,7 @@ fn leases(options: &ActionOptions, root: &Path, target: &Target, scope: &str) ->
         warn(&format!("gate-check: {}: warning: {warning}", file.display()));
     }
     if !parsed.errors.is_empty() {
-        return Err(RunError::Fatal(parsed.errors.iter().map(|e| format!("{}: {e}", file.display())).collect()));
+        return Err(Error::Invalid(parsed.errors.iter().map(|e| format!("{}: {e}", file.display())).collect()));
     }
     let owns = parsed.document.owns;
     if owns.is_empty() {
@@ -175,14 +176,14 @@ fn leases(options: &ActionOptions, root: &Path, target: &Target, scope: &str) ->
     match registry::claim(root, scope, &leaf, &owns).map_err(|e| fatal(format!("cannot claim leases: {e}")))? {
         ClaimOutcome::Claimed(globs) => {
             say(&format!("CLAIMED {} path(s) for {scope}/{leaf}: {}", globs.len(), globs.join(", ")));
-            Ok(0)
+            Ok(Exit::Met)
         }
         ClaimOutcome::Refused(conflicts) => {
             for conflict in &conflicts {
                 say(&conflict.describe());
             }
             say(&format!("CLAIM REFUSED ({} conflict(s))", conflicts.len()));
-            Ok(3)
+            Ok(Exit::LeaseConflict)
         }
     }
 }

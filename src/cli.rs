@@ -1,6 +1,5 @@
 //! The command line: clap definitions, the Node tool's option rules, and the
-//! mapping of outcomes to exit codes (0 met, 1 unmet, 2 usage/parse/
-//! infrastructure, 3 lease conflict).
+//! mapping of outcomes and errors to an `Exit` status.
 
 use std::path::PathBuf;
 
@@ -8,8 +7,13 @@ use clap::builder::NonEmptyStringValueParser;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::actions::{self, Action, ActionOptions};
-use crate::report::{OutputFormat, RunReport};
-use crate::run::{self, RunError, RunOptions};
+use crate::check::{self, RunOptions};
+use crate::config::Environment;
+use crate::error::{Error, Exit};
+use crate::report::human::{Human, Style};
+use crate::report::machine::{Annotations, Document};
+use crate::report::{Event, OutputFormat, Reporter, Reporters, RunReport};
+use crate::terminal::{Console, Stderr};
 use crate::{hook, install, lint_files, terminal};
 
 const AFTER_HELP: &str = "\
@@ -142,23 +146,23 @@ pub enum HookEvent {
     },
 }
 
-fn print_completions(shell: clap_complete::Shell) -> i32 {
+fn print_completions(shell: clap_complete::Shell) -> Exit {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "gate-check", &mut script);
     terminal::emit(&script);
-    0
+    Exit::Met
 }
 
-fn print_man_page() -> i32 {
+fn print_man_page() -> Exit {
     let mut page = Vec::new();
     match clap_mangen::Man::new(Cli::command()).render(&mut page) {
         Ok(()) => {
             terminal::emit(&page);
-            0
+            Exit::Met
         }
         Err(error) => {
             terminal::warn(&format!("gate-check: cannot write the manual page: {error}"));
-            2
+            Exit::Error
         }
     }
 }
@@ -244,7 +248,7 @@ impl Cli {
             reverify: self.reverify,
             approve: self.approve,
             jobs: self.jobs.unwrap_or(1),
-            timeout_secs: self.timeout.unwrap_or(run::DEFAULT_TIMEOUT_SECS),
+            timeout_secs: self.timeout.unwrap_or(check::DEFAULT_TIMEOUT_SECS),
             shell: self.shell,
             cwd: self.cwd,
             root: self.root,
@@ -255,26 +259,65 @@ impl Cli {
     }
 }
 
-/// A run that stopped early still owes a machine reader its document, and
-/// a CI log its annotation.
-fn failed_run(options: &RunOptions, error: RunError) -> RunError {
-    let lines = match &error {
-        RunError::Usage(message) => vec![message.clone()],
-        RunError::Fatal(lines) => lines.clone(),
+/// The reporters a run's options and environment ask for: the human lines
+/// (on stderr when stdout carries a document), the document, and GitHub
+/// Actions annotations when running there.
+fn reporters(options: &RunOptions, env: &Environment) -> Reporters {
+    let machine = options.format != OutputFormat::Human;
+    let style = Style {
+        color: env.terminal.color(machine),
+        live: env.terminal.live(machine),
+        workflow_commands_live: env.github.is_some(),
     };
-    run::publish(options, &RunReport::failed(options.mode_name(), lines));
-    error
+    let mut reporters = Reporters::default();
+    if machine {
+        reporters.push(Box::new(Human::new(Stderr, Stderr, style)));
+        reporters.push(Box::new(Document::new(options.format, Console)));
+    } else {
+        reporters.push(Box::new(Human::new(Console, Stderr, style)));
+    }
+    if let Some(github) = &env.github {
+        let workspace = github.workspace.clone().or_else(|| Some(env.cwd.clone()));
+        // Workflow commands are read from stdout unless stdout carries a
+        // document; the runner reads stderr too.
+        if machine {
+            reporters.push(Box::new(Annotations::new(workspace, Stderr)));
+        } else {
+            reporters.push(Box::new(Annotations::new(workspace, Console)));
+        }
+    }
+    reporters
 }
 
-fn usage_failure(message: &str) -> i32 {
-    terminal::warn(&format!("gate-check: {message}"));
-    terminal::warn("run gate-check --help for usage");
-    2
+/// Runs the checker. A run that stopped early still owes a machine reader
+/// its document, and a CI log its annotation.
+fn run_checker(options: &RunOptions) -> Result<Exit, Error> {
+    let env = Environment::from_process()?;
+    let mut reporters = reporters(options, &env);
+    let outcome = check::execute(options, &env, &mut reporters);
+    if let Err(error) = &outcome {
+        if reporters.needs_records() {
+            reporters.event(&Event::Report(&RunReport::failed(options.mode_name(), error.lines())));
+        }
+    }
+    reporters.flush();
+    outcome
+}
+
+/// Prints an error, with the pointer to `--help` only for usage mistakes.
+fn report_error(error: &Error) -> Exit {
+    for line in error.lines() {
+        terminal::warn(&format!("gate-check: {line}"));
+    }
+    if error.is_usage() {
+        terminal::warn("run gate-check --help for usage");
+    }
+    error.code()
 }
 
 /// Prints clap's help (trusted) as is, and its errors, which echo raw
 /// arguments, through the sanitizer so no argument can drive the terminal.
-fn report_parse_error(error: &clap::Error) -> i32 {
+fn report_parse_error(error: &clap::Error) -> Exit {
     let text = error.render().to_string();
     if error.use_stderr() {
         for line in text.lines() {
@@ -283,56 +326,47 @@ fn report_parse_error(error: &clap::Error) -> i32 {
     } else {
         terminal::emit(text.as_bytes());
     }
-    error.exit_code()
+    Exit::from_code(error.exit_code())
 }
 
-/// Parses the process arguments, runs, and returns the exit code.
-pub fn main() -> i32 {
+/// Parses the process arguments, runs, and returns the exit status.
+pub fn main() -> Exit {
     let mut cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // A Stop hook that exits 2 blocks the agent with its stderr as the
         // reason, so a broken hook command line must never do that.
         Err(error) if error.use_stderr() && std::env::args().nth(1).as_deref() == Some("hook") => {
             terminal::warn(&format!("gate-check hook: {}; not blocking", error.kind()));
-            return 0;
+            return Exit::Met;
         }
         Err(error) => return report_parse_error(&error),
     };
     match cli.command.take() {
         Some(Command::Completions { shell }) => return print_completions(shell),
         Some(Command::Man) => return print_man_page(),
-        Some(Command::Dispatch(args)) => return crate::dispatch::cli::run(args),
-        Some(Command::Lint { strict, json, files }) => return lint_files::run(strict, json, &files),
-        Some(Command::Hook { event: HookEvent::Stop { scope } }) => return hook::stop(scope.as_deref()),
+        Some(Command::Dispatch(args)) => return Exit::from_code(crate::dispatch::cli::run(args)),
+        Some(Command::Lint { strict, json, files }) => return Exit::from_code(lint_files::run(strict, json, &files)),
+        Some(Command::Hook { event: HookEvent::Stop { scope } }) => {
+            return Exit::from_code(hook::stop(scope.as_deref()))
+        }
         Some(Command::InstallHooks { scope, shared, global, uninstall }) => {
             let location = match (shared, global) {
                 (true, _) => install::Location::Shared,
                 (_, true) => install::Location::Global,
                 _ => install::Location::Local,
             };
-            return install::run(location, scope.as_deref(), uninstall);
+            return Exit::from_code(install::run(location, scope.as_deref(), uninstall));
         }
         None => {}
     }
     if let Err(message) = cli.validate() {
-        return usage_failure(&message);
+        return report_error(&Error::Usage(message));
     }
     let outcome = match cli.actions().pop() {
-        Some(action) => actions::execute(&ActionOptions { action, root: cli.root, scope: cli.scope, leaf: cli.leaf }),
-        None => {
-            let options = cli.into_options();
-            terminal::configure(options.format != OutputFormat::Human);
-            run::execute(&options).map_err(|error| failed_run(&options, error))
-        }
+        Some(action) => Environment::from_process().and_then(|env| {
+            actions::execute(&ActionOptions { action, root: cli.root, scope: cli.scope, leaf: cli.leaf }, &env)
+        }),
+        None => run_checker(&cli.into_options()),
     };
-    match outcome {
-        Ok(code) => code,
-        Err(RunError::Usage(message)) => usage_failure(&message),
-        Err(RunError::Fatal(lines)) => {
-            for line in lines {
-                terminal::warn(&format!("gate-check: {line}"));
-            }
-            2
-        }
-    }
+    outcome.unwrap_or_else(|error| report_error(&error))
 }

@@ -198,6 +198,61 @@ impl FileLock {
     }
 }
 
+/// What a locked update decided: keep the file, or replace it.
+pub enum Change<T> {
+    Keep(T),
+    Replace { value: T, bytes: Vec<u8>, mode: u32 },
+}
+
+/// The one read-modify-write of a state file: while `lock` (acquired by
+/// the caller, waiting as long as suits it) is held, `decide` reads the
+/// current state and says what to do, and a replacement of `target` is
+/// written atomically before the lock is released, so no other writer can
+/// slip in between the read and the write.
+pub fn update_locked<T, E: From<io::Error>>(
+    lock: FileLock,
+    target: &Path,
+    decide: impl FnOnce() -> Result<Change<T>, E>,
+) -> Result<T, E> {
+    update_locked_then(lock, target, decide, |value| value)
+}
+
+/// `update_locked`, then `after` on the decided value while the lock is
+/// still held (an audit line that must list commits in commit order).
+pub fn update_locked_then<T, R, E: From<io::Error>>(
+    lock: FileLock,
+    target: &Path,
+    decide: impl FnOnce() -> Result<Change<T>, E>,
+    after: impl FnOnce(T) -> R,
+) -> Result<R, E> {
+    let _held = lock;
+    let value = match decide()? {
+        Change::Keep(value) => value,
+        Change::Replace { value, bytes, mode } => {
+            replace_file(target, &bytes, mode)?;
+            value
+        }
+    };
+    Ok(after(value))
+}
+
+/// A failed locked update of a state file whose callers report causes as
+/// one line of text. An I/O error here can only be the replacement write.
+#[derive(Debug)]
+pub struct UpdateFailure(pub String);
+
+impl From<String> for UpdateFailure {
+    fn from(message: String) -> Self {
+        UpdateFailure(message)
+    }
+}
+
+impl From<io::Error> for UpdateFailure {
+    fn from(error: io::Error) -> Self {
+        UpdateFailure(format!("cannot write {error}"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,5 +265,28 @@ mod tests {
         assert_eq!(canonical_target(&missing), base.join("a/b/state.json"));
         let dotted = dir.path().join("./x/../state.json");
         assert_eq!(canonical_target(&dotted).file_name(), Some(std::ffi::OsStr::new("state.json")));
+    }
+
+    #[test]
+    fn locked_update_writes_only_a_replacement_and_nothing_on_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let (target, lock) = (dir.path().join("state.json"), dir.path().join("state.lock"));
+        fs::write(&target, "old").unwrap();
+        let kept: Result<u8, io::Error> =
+            update_locked(FileLock::acquire(&lock).unwrap(), &target, || Ok(Change::Keep(1)));
+        assert_eq!((kept.unwrap(), fs::read_to_string(&target).unwrap()), (1, "old".to_string()));
+        let failed: Result<u8, io::Error> =
+            update_locked(FileLock::acquire(&lock).unwrap(), &target, || Err(io::Error::other("refused")));
+        assert!(failed.is_err());
+        assert_eq!(fs::read_to_string(&target).unwrap(), "old");
+        let replaced = update_locked_then(
+            FileLock::acquire(&lock).unwrap(),
+            &target,
+            || Ok::<_, io::Error>(Change::Replace { value: 2, bytes: b"new".to_vec(), mode: 0o600 }),
+            // Still under the lock: nobody else can take it now.
+            |value| (value, FileLock::acquire_within(&lock, Duration::from_millis(20)).is_err()),
+        );
+        assert_eq!(replaced.unwrap(), (2, true));
+        assert_eq!(fs::read_to_string(&target).unwrap(), "new");
     }
 }

@@ -1,5 +1,5 @@
-fn main() {
-    let code = gate_check::cli::main();
+fn main() -> std::process::ExitCode {
+    let exit = gate_check::cli::main();
     gate_check::terminal::flush();
-    std::process::exit(code);
+    exit.into()
 }

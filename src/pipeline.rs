@@ -30,30 +30,57 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> StateError + '_ {
     move |error| StateError::Io(path.display().to_string(), error)
 }
 
-pub fn scope_directory(root: &Path, scope: &str) -> PathBuf {
-    root.join(STATE_DIR).join(scope)
+/// Every path under a repository's `.unlazy/`, spelled in one place.
+#[derive(Debug, Clone)]
+pub struct StateDir {
+    root: PathBuf,
 }
 
-pub fn status_log_path(root: &Path, scope: &str) -> PathBuf {
-    scope_directory(root, scope).join("status.log")
-}
-
-pub fn session_path(root: &Path, scope: &str) -> PathBuf {
-    scope_directory(root, scope).join("session")
-}
-
-/// Creates `directory` (0700, with parents) when missing and checks that
-/// `.unlazy` and `directory` are real directories inside `root`.
-pub fn ensure_state_directory(root: &Path, directory: &Path) -> Result<(), StateError> {
-    let state = root.join(STATE_DIR);
-    if fs::symlink_metadata(&state).is_ok() && !real_directory_inside(root, &state) {
-        return Err(StateError::NotRealDirectory(state.display().to_string()));
+impl StateDir {
+    pub fn new(root: &Path) -> StateDir {
+        StateDir { root: root.to_path_buf() }
     }
-    fs::DirBuilder::new().recursive(true).mode(0o700).create(directory).map_err(io_error(directory))?;
-    if !real_directory_inside(root, directory) || !real_directory_inside(root, &state) {
-        return Err(StateError::NotRealDirectory(directory.display().to_string()));
+
+    /// `<root>/.unlazy`.
+    pub fn path(&self) -> PathBuf {
+        self.root.join(STATE_DIR)
     }
-    Ok(())
+
+    /// `<root>/.unlazy/<scope>`.
+    pub fn scope(&self, scope: &str) -> PathBuf {
+        self.path().join(scope)
+    }
+
+    pub fn status_log(&self, scope: &str) -> PathBuf {
+        self.scope(scope).join("status.log")
+    }
+
+    pub fn session(&self, scope: &str) -> PathBuf {
+        self.scope(scope).join("session")
+    }
+
+    pub fn hook_state(&self, scope: &str) -> PathBuf {
+        self.scope(scope).join("hook-state.json")
+    }
+
+    pub fn dispatch_state(&self, scope: &str) -> PathBuf {
+        self.scope(scope).join(crate::dispatch::store::STATE_FILE)
+    }
+
+    /// Creates the scope's directory (0700, with parents) when missing and
+    /// checks that it and `.unlazy` are real directories inside the root.
+    pub fn ensure_scope(&self, scope: &str) -> Result<PathBuf, StateError> {
+        let directory = self.scope(scope);
+        let state = self.path();
+        if fs::symlink_metadata(&state).is_ok() && !real_directory_inside(&self.root, &state) {
+            return Err(StateError::NotRealDirectory(state.display().to_string()));
+        }
+        fs::DirBuilder::new().recursive(true).mode(0o700).create(&directory).map_err(io_error(&directory))?;
+        if !real_directory_inside(&self.root, &directory) || !real_directory_inside(&self.root, &state) {
+            return Err(StateError::NotRealDirectory(directory.display().to_string()));
+        }
+        Ok(directory)
+    }
 }
 
 /// Replaces (or creates) `path` with `text`: a private temp file in the same
@@ -70,8 +97,9 @@ pub fn write_atomically(path: &Path, text: &str, label: &'static str) -> Result<
 
 /// Records which agent session owns the scope (`.unlazy/<scope>/session`).
 pub fn bind_session(root: &Path, scope: &str, session: &str) -> Result<PathBuf, StateError> {
-    let path = session_path(root, scope);
-    ensure_state_directory(root, &scope_directory(root, scope))?;
+    let state = StateDir::new(root);
+    state.ensure_scope(scope)?;
+    let path = state.session(scope);
     write_atomically(&path, &format!("{}\n", session.trim()), "session binding")?;
     Ok(path)
 }
@@ -107,8 +135,9 @@ pub fn append_status(root: &Path, scope: &str, text: &str) -> Result<PathBuf, St
 /// its audit line carry the same instant.
 pub fn append_status_at(root: &Path, scope: &str, at: SystemTime, text: &str) -> Result<PathBuf, StateError> {
     const LABEL: &str = "status log";
-    let path = status_log_path(root, scope);
-    ensure_state_directory(root, &scope_directory(root, scope))?;
+    let state = StateDir::new(root);
+    state.ensure_scope(scope)?;
+    let path = state.status_log(scope);
     let refused = || StateError::NotRegular(LABEL, path.display().to_string());
     if let Ok(before) = fs::symlink_metadata(&path) {
         if !before.is_file() || before.nlink() != 1 {

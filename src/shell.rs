@@ -8,19 +8,18 @@ use crate::paths;
 
 pub const DEFAULT_SHELL: &str = "/bin/sh";
 
-/// The requested shell text, before resolution.
-pub fn requested(flag: Option<&str>) -> String {
-    flag.map(str::to_string)
-        .or_else(|| std::env::var("UNLAZY_SHELL").ok().filter(|s| !s.is_empty()))
-        .unwrap_or_else(|| DEFAULT_SHELL.to_string())
+/// The requested shell text, before resolution: the flag, else the
+/// `UNLAZY_SHELL` value, else the default.
+pub fn requested(flag: Option<&str>, from_environment: Option<&str>) -> String {
+    flag.or(from_environment).unwrap_or(DEFAULT_SHELL).to_string()
 }
 
-/// Resolves `requested` to a shell file, or a one-line reason.
-pub fn resolve(requested: &str, path_var: &str) -> Result<PathBuf, String> {
+/// Resolves `requested` to a shell file (a path against `cwd`, a bare name
+/// on `path_var`), or a one-line reason.
+pub fn resolve(requested: &str, cwd: &Path, path_var: &str) -> Result<PathBuf, String> {
     let is_file = |candidate: &Path| std::fs::metadata(candidate).map(|m| m.is_file()).unwrap_or(false);
     if requested.contains('/') {
-        let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-        let candidate = paths::resolve(&cwd, Path::new(requested));
+        let candidate = paths::resolve(cwd, Path::new(requested));
         if is_file(&candidate) {
             return Ok(candidate);
         }

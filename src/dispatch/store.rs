@@ -13,9 +13,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::model::{Action, Stamp, State, Wave};
-use crate::durable::{self, FileLock, ReadRefusal};
-use crate::pipeline;
-use crate::target::{validate_scope_id, STATE_DIR};
+use crate::durable::{self, Change, FileLock, ReadRefusal};
+use crate::pipeline::{self, StateDir};
+use crate::target::validate_scope_id;
 
 pub const STATE_FILE: &str = "dispatch.json";
 /// Largest state file accepted, as in the Node tool.
@@ -32,7 +32,7 @@ pub struct Committed {
 
 fn scope_directory(root: &Path, scope: &str) -> Result<PathBuf, String> {
     validate_scope_id(scope, "scope")?;
-    Ok(root.join(STATE_DIR).join(scope))
+    Ok(StateDir::new(root).scope(scope))
 }
 
 /// Whether `path` is a real directory: `Ok(false)` when it does not exist,
@@ -67,7 +67,7 @@ fn read_state_text(path: &Path) -> Result<Option<String>, String> {
 pub fn read(root: &Path, scope: &str) -> Result<State, String> {
     let directory = scope_directory(root, scope)?;
     let invalid = |detail: String| format!("invalid dispatch state: {detail}");
-    if !real_directory(&root.join(STATE_DIR)).map_err(invalid)? || !real_directory(&directory).map_err(invalid)? {
+    if !real_directory(&StateDir::new(root).path()).map_err(invalid)? || !real_directory(&directory).map_err(invalid)? {
         return Ok(State::default());
     }
     let path = directory.join(STATE_FILE);
@@ -82,25 +82,30 @@ pub fn read(root: &Path, scope: &str) -> Result<State, String> {
 /// holding the lock (so the log lists transitions in commit order).
 pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Result<Committed, String> {
     let directory = scope_directory(root, scope)?;
-    if !real_directory(&root.join(STATE_DIR))? || !real_directory(&directory)? {
+    if !real_directory(&StateDir::new(root).path())? || !real_directory(&directory)? {
         // No scope directory means no waves: a transition that would be
         // refused anyway must not create directories first.
         State::default().apply(wave_id, action, &Stamp::now())?;
     }
-    pipeline::ensure_state_directory(root, &directory).map_err(|e| e.to_string())?;
+    StateDir::new(root).ensure_scope(scope).map_err(|e| e.to_string())?;
     let path = directory.join(STATE_FILE);
     // One lock per state file, named like every lock of this tool.
-    let _lock = FileLock::for_target(root, &path)
+    let lock = FileLock::for_target(root, &path)
         .and_then(|lock| FileLock::acquire(&lock))
         .map_err(|e| format!("cannot lock dispatch state: {e}"))?;
-    let mut state = read(root, scope)?;
-    let now = Stamp::now();
-    let event = state.apply(wave_id, action, &now)?;
-    durable::replace_file(&path, state.render().as_bytes(), 0o600).map_err(|e| format!("cannot write {e}"))?;
-    let wave =
-        state.wave(wave_id).cloned().ok_or_else(|| format!("wave {wave_id} vanished from its own transition"))?;
-    let audit_warning = pipeline::append_status_at(root, scope, now.at(), &event)
-        .err()
-        .map(|e| format!("state transition committed; audit status append was skipped: {e}"));
-    Ok(Committed { wave, audit_warning })
+    let decide = || -> Result<_, durable::UpdateFailure> {
+        let mut state = read(root, scope)?;
+        let now = Stamp::now();
+        let event = state.apply(wave_id, action, &now)?;
+        let wave =
+            state.wave(wave_id).cloned().ok_or_else(|| format!("wave {wave_id} vanished from its own transition"))?;
+        Ok(Change::Replace { bytes: state.render().into_bytes(), value: (wave, now, event), mode: 0o600 })
+    };
+    let audit = |(wave, now, event): (Wave, Stamp, String)| {
+        let audit_warning = pipeline::append_status_at(root, scope, now.at(), &event)
+            .err()
+            .map(|e| format!("state transition committed; audit status append was skipped: {e}"));
+        Committed { wave, audit_warning }
+    };
+    durable::update_locked_then(lock, &path, decide, audit).map_err(|failure| failure.0)
 }

@@ -93,7 +93,8 @@ fn read_payload() -> Result<Payload, String> {
 /// The session id recorded by `--bind` for `scope`, if readable.
 fn bound_session(root: &Path, scope: &str) -> Option<String> {
     let read =
-        crate::durable::read_stable(&crate::pipeline::session_path(root, scope), MAX_SESSION_FILE_BYTES).ok()??;
+        crate::durable::read_stable(&crate::pipeline::StateDir::new(root).session(scope), MAX_SESSION_FILE_BYTES)
+            .ok()??;
     Some(String::from_utf8_lossy(&read.bytes).trim().to_string())
 }
 
@@ -197,7 +198,7 @@ fn assess(files: &[PathBuf]) -> Assessment {
 /// when it has no ledgers yet.
 fn has_dispatch_state(root: &Path, scope: Option<&str>) -> bool {
     scope.is_some_and(|scope| {
-        std::fs::symlink_metadata(root.join(STATE_DIR).join(scope).join(crate::dispatch::store::STATE_FILE)).is_ok()
+        std::fs::symlink_metadata(crate::pipeline::StateDir::new(root).dispatch_state(scope)).is_ok()
     })
 }
 

@@ -16,8 +16,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use crate::digest::sha256_hex;
-use crate::durable::{self, FileLock, ReadRefusal};
-use crate::target::STATE_DIR;
+use crate::durable::{self, Change, FileLock, ReadRefusal};
 
 /// Consecutive blocks without progress before the hook lets a stop through.
 pub const MAX_BLOCKS: u64 = 6;
@@ -115,7 +114,7 @@ impl HookState {
 /// Where a ledger set keeps its hook state.
 pub fn state_path(root: &Path, scope: Option<&str>) -> PathBuf {
     match scope {
-        Some(scope) => root.join(STATE_DIR).join(scope).join("hook-state.json"),
+        Some(scope) => crate::pipeline::StateDir::new(root).hook_state(scope),
         None => root.join(".unlazy-hook-state.json"),
     }
 }
@@ -158,11 +157,13 @@ fn now() -> String {
 /// Counts one block for the session under the lock; returns the
 /// consecutive count for this semantic state.
 pub fn record_block(root: &Path, path: &Path, key: &str, hash: &str) -> Result<u64, String> {
-    let _lock = lock_state(root, path)?;
-    let mut state = read_state(path)?.unwrap_or_default();
-    let blocks = state.record_block(key, hash, &now());
-    write_state(path, &state)?;
-    Ok(blocks)
+    let lock = lock_state(root, path)?;
+    durable::update_locked(lock, path, || {
+        let mut state = read_state(path)?.unwrap_or_default();
+        let blocks = state.record_block(key, hash, &now());
+        Ok(Change::Replace { value: blocks, bytes: state.to_json().into_bytes(), mode: 0o600 })
+    })
+    .map_err(|failure: durable::UpdateFailure| failure.0)
 }
 
 /// Forgets the session once its work is complete; the file goes away with

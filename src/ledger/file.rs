@@ -10,7 +10,8 @@ use std::path::Path;
 
 use thiserror::Error;
 
-use crate::durable::{self, FileLock, ReadRefusal};
+use crate::durable::{self, Change, FileLock, ReadRefusal};
+use crate::ledger::{parse, Document, Gate};
 
 /// Largest ledger accepted, as in the Node tool.
 pub const MAX_LEDGER_BYTES: u64 = 8 * 1024 * 1024;
@@ -72,22 +73,50 @@ fn read_once(path: &Path) -> Result<String, LedgerFileError> {
     })
 }
 
-/// The exclusive lock serializing every rewrite of one ledger, keyed by the
-/// ledger's canonical path under `<root>/.unlazy/locks/`.
-pub struct LedgerLock {
-    _lock: FileLock,
+/// One change to a gate: its checkbox and its EVIDENCE value.
+pub struct Edit {
+    pub gate: Gate,
+    pub checked: bool,
+    pub evidence: String,
 }
 
-impl LedgerLock {
-    pub fn acquire(root: &Path, ledger: &Path) -> Result<LedgerLock, LedgerFileError> {
-        let failed = |error: std::io::Error| LedgerFileError::Io("ledger lock".into(), error);
-        let path = FileLock::for_target(root, ledger).map_err(failed)?;
-        Ok(LedgerLock { _lock: FileLock::acquire(&path).map_err(failed)? })
-    }
+#[derive(Debug, Error)]
+pub enum UpdateError {
+    #[error(transparent)]
+    File(#[from] LedgerFileError),
+    #[error("fresh ledger became invalid: {0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
 }
 
-/// Replaces `path` with `text` atomically, keeping the file's permissions.
-pub fn replace_atomically(path: &Path, text: &str) -> Result<(), LedgerFileError> {
-    let mode = fs::metadata(path).map_err(io_error(path))?.permissions().mode() & 0o7777;
-    durable::replace_file(path, text.as_bytes(), mode).map_err(|e| LedgerFileError::Io(path.display().to_string(), e))
+/// The ledger transaction: under the ledger's lock (keyed by its canonical
+/// path under `<root>/.unlazy/locks/`), re-read and parse the ledger as it
+/// is now, let `decide` judge against that document, and apply its edits
+/// in one atomic replacement that keeps the file's permissions. No edits,
+/// no write.
+pub fn update<T>(root: &Path, path: &Path, decide: impl FnOnce(&Document) -> (T, Vec<Edit>)) -> Result<T, UpdateError> {
+    let lock = FileLock::acquire(&FileLock::for_target(root, path)?)?;
+    durable::update_locked(lock, path, || {
+        let text = read(path)?;
+        let outcome = parse(&text);
+        if !outcome.errors.is_empty() {
+            let joined: Vec<String> = outcome.errors.iter().map(ToString::to_string).collect();
+            return Err(UpdateError::Invalid(joined.join("; ")));
+        }
+        let mut document = outcome.document;
+        let (value, mut edits) = decide(&document);
+        if edits.is_empty() {
+            return Ok(Change::Keep(value));
+        }
+        // Bottom-up, so an inserted EVIDENCE line never shifts a gate still
+        // to be edited.
+        edits.sort_by_key(|edit| std::cmp::Reverse(edit.gate.line));
+        for edit in &edits {
+            document.set_checked(edit.gate.line, edit.checked);
+            document.set_evidence(&edit.gate, &edit.evidence);
+        }
+        let mode = fs::metadata(path).map_err(io_error(path))?.permissions().mode() & 0o7777;
+        Ok(Change::Replace { value, bytes: document.render().into_bytes(), mode })
+    })
 }

@@ -108,3 +108,93 @@ pub fn outcome(output: &std::process::Output) -> (i32, String, String) {
 pub fn exists(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok()
 }
+
+/// A finished `gate-check` run whose exit code, stdout and stderr are all
+/// checked: `code` must be asserted, and a stream not matched with `*_is`
+/// or `*_contains` must be empty, so a test cannot silently ignore output.
+pub struct Run {
+    args: Vec<String>,
+    code: i32,
+    stdout: String,
+    stderr: String,
+    code_checked: bool,
+    stdout_checked: bool,
+    stderr_checked: bool,
+}
+
+impl Sandbox {
+    /// Runs `gate-check ARGS` from the root (see `cmd`) and returns the
+    /// checked result.
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.run_with(self.cmd().args(args))
+    }
+
+    /// Runs a prepared command (extra environment, stdin) as a checked result.
+    pub fn run_with(&self, command: &mut Command) -> Run {
+        let output = command.output().expect("run gate-check");
+        let (code, stdout, stderr) = outcome(&output);
+        let args = format!("{:?}", command).split(' ').map(str::to_string).collect();
+        Run { args, code, stdout, stderr, code_checked: false, stdout_checked: false, stderr_checked: false }
+    }
+}
+
+impl Run {
+    fn context(&self) -> String {
+        format!("{}\n--- stdout\n{}--- stderr\n{}", self.args.join(" "), self.stdout, self.stderr)
+    }
+
+    pub fn code(mut self, want: i32) -> Run {
+        assert_eq!(self.code, want, "exit code of {}", self.context());
+        self.code_checked = true;
+        self
+    }
+
+    pub fn stdout_is(mut self, want: &str) -> Run {
+        assert_eq!(self.stdout, want, "stdout of {}", self.context());
+        self.stdout_checked = true;
+        self
+    }
+
+    pub fn stderr_is(mut self, want: &str) -> Run {
+        assert_eq!(self.stderr, want, "stderr of {}", self.context());
+        self.stderr_checked = true;
+        self
+    }
+
+    /// The escape hatch for output that carries temp paths or digests.
+    pub fn stdout_contains(mut self, fragment: &str) -> Run {
+        assert!(self.stdout.contains(fragment), "want {fragment:?} in stdout of {}", self.context());
+        self.stdout_checked = true;
+        self
+    }
+
+    pub fn stderr_contains(mut self, fragment: &str) -> Run {
+        assert!(self.stderr.contains(fragment), "want {fragment:?} in stderr of {}", self.context());
+        self.stderr_checked = true;
+        self
+    }
+
+    pub fn stderr_lacks(self, fragment: &str) -> Run {
+        assert!(!self.stderr.contains(fragment), "unwanted {fragment:?} in stderr of {}", self.context());
+        self
+    }
+
+    pub fn stdout(&self) -> &str {
+        &self.stdout
+    }
+
+    pub fn stderr(&self) -> &str {
+        &self.stderr
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        assert!(self.code_checked, "exit code never checked: {}", self.context());
+        assert!(self.stdout_checked || self.stdout.is_empty(), "unchecked stdout: {}", self.context());
+        assert!(self.stderr_checked || self.stderr.is_empty(), "unchecked stderr: {}", self.context());
+    }
+}

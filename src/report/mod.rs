@@ -1,7 +1,129 @@
-//! Machine-readable run reports: one stable JSON document, JUnit XML for CI
-//! test views, and GitHub Actions annotations. Pure: renderers return text.
+//! What a run reports, and to whom. The check pipeline emits a stream of
+//! typed `Event`s; each `Reporter` renders the ones it cares about: `human`
+//! (the Node tool's lines), and in `machine` the JSON or JUnit document and
+//! GitHub Actions annotations, which all render the one `RunReport` record
+//! of the run. Every string a reporter writes passes `terminal::safe`.
+//!
+//! The record types and their renderers below are pure.
+
+pub mod human;
+pub mod machine;
+
+use std::path::Path;
 
 use serde::Serialize;
+
+use crate::approval::Oracle;
+use crate::check::evaluate::CheckResult;
+use crate::check::verdict::Verdict;
+use crate::terminal::safe;
+
+/// One thing that happened in a run, in the order it happened.
+pub enum Event<'a> {
+    /// A diagnostic line for stderr (already prefixed `gate-check: `).
+    Warning(&'a str),
+    /// A pending oracle, shown in full before anything can approve it.
+    ApprovalRequired {
+        qualified: &'a str,
+        oracle: &'a Oracle,
+        path_transcript: &'a str,
+    },
+    /// The pending oracle shown last was not approved (no `--approve`).
+    NotRun,
+    /// The oracle shown last was approved; `record` is the approval file.
+    Approved {
+        record: &'a Path,
+    },
+    CheckStarted {
+        qualified: &'a str,
+        shell: &'a str,
+        cwd: &'a str,
+        path_transcript: &'a str,
+    },
+    CheckFinished {
+        qualified: &'a str,
+        title: &'a str,
+        result: &'a CheckResult,
+    },
+    /// An interrupt terminated this gate's check; nothing was written for it.
+    CheckInterrupted {
+        qualified: &'a str,
+        title: &'a str,
+    },
+    /// The run was interrupted by `signal`; `stopped` lists the checks it
+    /// terminated. Sent instead of the per-ledger lines and the verdict.
+    Interrupted {
+        signal: &'a str,
+        stopped: &'a [String],
+    },
+    /// The gate changed while its check ran; the result was discarded.
+    ResultStale {
+        qualified: &'a str,
+    },
+    /// The live progress line, or `None` to remove it.
+    Progress(Option<&'a str>),
+    /// `--status`: one unmet gate.
+    GateUnmet {
+        qualified: &'a str,
+        reason: &'a str,
+        title: &'a str,
+    },
+    /// `--status`: one dispatch wave blocking completion.
+    WaveUnmet {
+        wave: &'a str,
+    },
+    LedgerSummary {
+        file_name: &'a str,
+        gates: usize,
+    },
+    Verdict(&'a Verdict),
+    /// The machine record of the whole run (also of a run that failed),
+    /// sent only when some reporter `needs_records`.
+    Report(&'a RunReport),
+}
+
+/// A consumer of run events. Write errors are the reporter's own business:
+/// a closed pipe must not abort a run half way through its write-backs.
+pub trait Reporter {
+    fn event(&mut self, event: &Event);
+
+    /// Whether this reporter needs `Event::Report`, which costs a record
+    /// per gate to build.
+    fn needs_records(&self) -> bool {
+        false
+    }
+
+    /// Pushes buffered output out, before anything slow.
+    fn flush(&mut self) {}
+}
+
+/// Several reporters fed the same events, in order.
+#[derive(Default)]
+pub struct Reporters(Vec<Box<dyn Reporter>>);
+
+impl Reporters {
+    pub fn push(&mut self, reporter: Box<dyn Reporter>) {
+        self.0.push(reporter);
+    }
+}
+
+impl Reporter for Reporters {
+    fn event(&mut self, event: &Event) {
+        for reporter in &mut self.0 {
+            reporter.event(event);
+        }
+    }
+
+    fn needs_records(&self) -> bool {
+        self.0.iter().any(|reporter| reporter.needs_records())
+    }
+
+    fn flush(&mut self) {
+        for reporter in &mut self.0 {
+            reporter.flush();
+        }
+    }
+}
 
 /// Which document, if any, stdout carries instead of the human report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -113,8 +235,12 @@ impl RunReport {
         }
     }
 
+    /// The JSON document; every string in it has passed the sanitizer, so
+    /// no decoder can get a control or bidi character out of it.
     pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        let mut value = serde_json::to_value(self).unwrap_or_default();
+        sanitize_strings(&mut value);
+        let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
         text.push('\n');
         text
     }
@@ -141,7 +267,7 @@ impl RunReport {
             xml.push_str(&format!(
                 "      <error message=\"{}\">{}</error>\n",
                 xml_escape(self.errors.first().map_or("", String::as_str)),
-                xml_escape(&self.errors.join("\n"))
+                self.errors.iter().map(|e| xml_escape(e)).collect::<Vec<_>>().join("\n")
             ));
             xml.push_str("    </testcase>\n  </testsuite>\n");
         }
@@ -263,19 +389,29 @@ fn describe(gate: &GateRecord) -> String {
     }
 }
 
-/// XML 1.0 text: markup characters escaped, characters XML cannot carry
-/// replaced.
+/// Every string in a JSON value, sanitized in place.
+fn sanitize_strings(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(text) if text.chars().any(crate::terminal::is_unsafe) => *text = safe(text),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(sanitize_strings),
+        serde_json::Value::Object(fields) => fields.values_mut().for_each(sanitize_strings),
+        _ => {}
+    }
+}
+
+/// One XML 1.0 attribute or text value: sanitized (so no control or bidi
+/// character survives), markup characters escaped, the non-characters XML
+/// cannot carry replaced.
 fn xml_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for c in safe(text).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => out.push('\u{fffd}'),
+            '\u{fffe}' | '\u{ffff}' => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }

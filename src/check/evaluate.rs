@@ -1,0 +1,135 @@
+//! Runs one approved check through the runner and judges it: exit 0 and
+//! EXPECT matching the canonical output, within both output ceilings.
+
+use std::time::Duration;
+
+use js_regex::Expectation;
+
+use crate::evidence::{self, Fingerprint, MAX_OUTPUT_BYTES};
+use crate::report::CheckRecord;
+use crate::runner::{self, CheckRequest, RunFailure};
+
+use super::plan::{Runtime, Task};
+
+/// Why a check has no result to write back: the run was interrupted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interrupted {
+    /// The check was running and was terminated.
+    WhileRunning,
+    /// The check never started.
+    BeforeStart,
+}
+
+/// What one check produced, as judged.
+pub struct CheckResult {
+    pub output: String,
+    pub fingerprint: Fingerprint,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub matched: bool,
+    pub error: Option<String>,
+    pub duration: Duration,
+    /// Set when an interrupt stopped (or prevented) the check: such a
+    /// result is never written back.
+    pub interrupted: Option<Interrupted>,
+}
+
+impl CheckResult {
+    pub fn ok(&self) -> bool {
+        self.error.is_none() && self.exit_code == Some(0) && self.matched
+    }
+
+    /// The `exit=...; EXPECT=...; output=...` part of the human result line.
+    pub fn outcome_line(&self) -> String {
+        let summary = if self.ok() {
+            format!("sha256={}; bytes={}", self.fingerprint.sha256, self.fingerprint.bytes)
+        } else {
+            evidence::failure_summary(&self.output)
+        };
+        let exit = self.exit_code.map_or("none".to_string(), |c| c.to_string());
+        let signal = self.signal.as_ref().map(|s| format!(" signal={s}")).unwrap_or_default();
+        let matched = if self.matched { "matched" } else { "not matched" };
+        format!("exit={exit}{signal}; EXPECT={matched}; output={summary}")
+    }
+
+    /// The result as a machine report records it.
+    pub fn record(&self, written: bool) -> CheckRecord {
+        let status = match (written, self.ok()) {
+            (false, _) => "stale",
+            (true, true) => "pass",
+            (true, false) => "fail",
+        };
+        let reason = match (&self.error, self.ok()) {
+            (Some(error), _) => Some(error.clone()),
+            (None, false) if self.exit_code != Some(0) => Some("non-zero exit".to_string()),
+            (None, false) => Some("EXPECT not matched".to_string()),
+            (None, true) => None,
+        };
+        CheckRecord {
+            status,
+            exit: self.exit_code,
+            signal: self.signal.clone(),
+            duration_ms: Some(self.duration.as_millis() as u64),
+            reason: if written { reason } else { Some("definition or runtime approval oracle changed".into()) },
+            output_sha256: self.ok().then(|| self.fingerprint.sha256.clone()),
+        }
+    }
+}
+
+pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResult {
+    let outcome = runner::run_check(&CheckRequest {
+        shell: &runtime.shell,
+        command: task.gate.check.as_deref().unwrap_or(""),
+        cwd: &task.cwd,
+        timeout: Duration::from_secs(timeout_secs),
+        max_output_bytes: MAX_OUTPUT_BYTES,
+    });
+    let stdout = String::from_utf8_lossy(&outcome.stdout);
+    let stderr = String::from_utf8_lossy(&outcome.stderr);
+    let separator = if !stdout.is_empty() && !stderr.is_empty() { "\n" } else { "" };
+    let output = format!("{stdout}{separator}{stderr}");
+    let fingerprint = Fingerprint::of(&output);
+    let combined_overflow = fingerprint.bytes > MAX_OUTPUT_BYTES;
+    let mut error = match &outcome.failure {
+        Some(RunFailure::TimedOut) => Some(format!("timed out after {timeout_secs}s")),
+        Some(RunFailure::OutputHeldOpen) => {
+            let ended = match (&outcome.exit_code, &outcome.signal) {
+                (Some(code), _) => format!("exited {code}"),
+                (None, Some(signal)) => format!("was ended by {signal}"),
+                (None, None) => "ended".to_string(),
+            };
+            Some(format!("the check {ended} but a background process kept its output open"))
+        }
+        Some(RunFailure::Interrupted(signal)) => Some(format!("interrupted by {}", signal.as_str())),
+        Some(RunFailure::NotStarted(signal)) => Some(format!("not started: interrupted by {}", signal.as_str())),
+        Some(RunFailure::Overflow) => Some(format!("output exceeded {MAX_OUTPUT_BYTES} bytes")),
+        Some(RunFailure::Spawn(message)) => Some(message.clone()),
+        None if combined_overflow => {
+            Some(format!("output exceeded {MAX_OUTPUT_BYTES} bytes after stdout/stderr UTF-8 combination"))
+        }
+        None => None,
+    };
+    let mut matched = false;
+    if error.is_none() {
+        match task.gate.expectation.as_deref().map(|e: &Expectation| e.matches(&output)) {
+            Some(Ok(yes)) => matched = yes,
+            Some(Err(budget)) => error = Some(budget.to_string()),
+            None => error = Some("gate has no EXPECT".into()),
+        }
+    }
+    let interrupted = match outcome.failure {
+        Some(RunFailure::Interrupted(_)) => Some(Interrupted::WhileRunning),
+        Some(RunFailure::NotStarted(_)) => Some(Interrupted::BeforeStart),
+        _ => None,
+    };
+    CheckResult {
+        output,
+        fingerprint,
+        exit_code: outcome.exit_code,
+        signal: outcome.signal,
+        matched,
+        error,
+        duration: outcome.duration,
+        interrupted,
+    }
+}

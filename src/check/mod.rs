@@ -1,0 +1,372 @@
+//! One checker run: `plan` targets the ledgers and decides which gates need
+//! running, `approve` enforces approval, `pool` runs checks with rolling
+//! concurrency and `evaluate` judges each, `write_back` records results in
+//! per-ledger batches as they arrive, and `verdict` decides the outcome.
+//! Everything the run says goes out as `report::Event`s.
+
+pub mod approve;
+pub mod evaluate;
+pub mod plan;
+pub mod pool;
+pub mod verdict;
+pub mod write_back;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::config::Environment;
+use crate::error::{Error, Exit};
+use crate::evidence::{self, GateState};
+use crate::report::{
+    CheckRecord, Event, GateRecord, LedgerRecord, OutputFormat, Reporter, RunReport, Summary, WaveRecords,
+};
+
+use approve::Approvals;
+use evaluate::{CheckResult, Interrupted};
+use plan::{Runtime, Setup, Task};
+use pool::Progress;
+use verdict::{RunFacts, Verdict};
+use write_back::WriteBack;
+
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub status: bool,
+    pub reverify: bool,
+    pub approve: bool,
+    pub jobs: usize,
+    pub timeout_secs: u64,
+    pub shell: Option<String>,
+    pub cwd: Option<PathBuf>,
+    pub root: Option<PathBuf>,
+    pub scope: Option<String>,
+    pub files: Vec<PathBuf>,
+    pub format: OutputFormat,
+}
+
+impl RunOptions {
+    /// The mode name machine reports carry.
+    pub fn mode_name(&self) -> String {
+        match (self.status, self.approve, self.reverify) {
+            (true, _, _) => "status",
+            (_, true, true) => "approve+reverify",
+            (_, true, false) => "approve",
+            (_, false, true) => "reverify",
+            _ => "run",
+        }
+        .to_string()
+    }
+}
+
+/// What running the approved checks produced, beyond the ledgers on disk.
+#[derive(Default)]
+struct Executed {
+    /// Machine records of what happened to each gate's check, by (ledger, id).
+    checks: HashMap<(usize, String), CheckRecord>,
+    /// Indexes into the runnable tasks of results discarded as stale.
+    stale: Vec<usize>,
+    reverified: usize,
+    /// Qualified ids of the checks an interrupt stopped while they ran.
+    interrupted: Vec<String>,
+}
+
+/// Runs the whole checker: the exit status, or the error that stopped it.
+pub fn execute(options: &RunOptions, env: &Environment, reporter: &mut dyn Reporter) -> Result<Exit, Error> {
+    let mut setup = plan::prepare(options, env, reporter)?;
+    let mut approvals = Approvals::default();
+    let mut executed = Executed::default();
+    if !options.status {
+        let runtime = plan::build_runtime(options, env, &setup.root)?;
+        let tasks = plan::plan_tasks(options, &setup, &runtime)?;
+        approvals = approve::seek_approvals(options.approve, &runtime, &setup.ledgers, tasks, reporter);
+        executed = run_checks(options, &runtime, &setup, &approvals, reporter)?;
+        if let Some(signal) = crate::runner::interruption() {
+            return Ok(report_interruption(options, signal, &executed.interrupted, reporter));
+        }
+        // Final states come from the ledgers as they are on disk now; a
+        // status run wrote nothing, so what it loaded is current.
+        setup.ledgers = plan::load_ledgers(&setup.target, reporter)?;
+    }
+    summarize(options, &setup, &approvals, executed, reporter)
+}
+
+/// Runs the approved checks, reports each result in ledger order, and
+/// writes results back in batches as they arrive.
+fn run_checks(
+    options: &RunOptions,
+    runtime: &Runtime,
+    setup: &Setup,
+    approvals: &Approvals,
+    reporter: &mut dyn Reporter,
+) -> Result<Executed, Error> {
+    let (ledgers, runnable, root) = (&setup.ledgers, &approvals.runnable, &setup.root);
+    let mut executed = Executed::default();
+    for task in &approvals.not_run {
+        let reason = if options.approve { "approval could not be recorded" } else { "approval required" };
+        executed.checks.insert((task.ledger, task.gate.id.clone()), not_run_record(reason));
+    }
+    let mut write_failures = Vec::new();
+    for task in runnable {
+        reporter.event(&Event::CheckStarted {
+            qualified: &task.qualified,
+            shell: &runtime.shell_text,
+            cwd: &task.oracle.cwd,
+            path_transcript: &runtime.path_transcript,
+        });
+    }
+    reporter.flush();
+    let mut pending: Vec<(usize, CheckResult)> = Vec::new();
+    let mut oldest_pending: Option<Instant> = None;
+    // Interrupted checks have no result: nothing about them is written back.
+    let mut interrupted = Vec::new();
+    let mut interrupted_records = Vec::new();
+    let mut persist = |pending: &mut Vec<(usize, CheckResult)>, reporter: &mut dyn Reporter| {
+        for (ledger_index, ledger) in ledgers.iter().enumerate() {
+            let indexes: Vec<usize> = pending
+                .iter()
+                .map(|(index, _)| *index)
+                .filter(|index| runnable[*index].ledger == ledger_index)
+                .collect();
+            if indexes.is_empty() {
+                continue;
+            }
+            let batch: Vec<(&Task, &CheckResult)> = pending
+                .iter()
+                .filter(|(index, _)| runnable[*index].ledger == ledger_index)
+                .map(|(index, result)| (&runnable[*index], result))
+                .collect();
+            match write_back::write_back(options.reverify, runtime, root, ledger, &batch) {
+                Ok(decisions) => {
+                    for ((index, (task, result)), decision) in indexes.iter().zip(&batch).zip(decisions) {
+                        let written = !matches!(decision, WriteBack::Stale);
+                        executed.checks.insert((task.ledger, task.gate.id.clone()), result.record(written));
+                        if !written {
+                            reporter.event(&Event::ResultStale { qualified: &task.qualified });
+                            executed.stale.push(*index);
+                        } else if options.reverify && task.starting_state == GateState::Met {
+                            executed.reverified += 1;
+                        }
+                    }
+                }
+                Err(error) => write_failures.push(format!("cannot update {}: {error}", ledger.path.display())),
+            }
+        }
+        pending.clear();
+        reporter.flush();
+    };
+    pool::run_rolling(
+        runnable,
+        options.jobs,
+        |task| evaluate::evaluate(task, runtime, options.timeout_secs),
+        |progress| {
+            match progress {
+                Progress::Finished(index, result) => {
+                    let task = &runnable[index];
+                    let key = (task.ledger, task.gate.id.clone());
+                    match result.interrupted {
+                        Some(Interrupted::WhileRunning) => {
+                            reporter.event(&Event::CheckInterrupted {
+                                qualified: &task.qualified,
+                                title: &task.gate.title,
+                            });
+                            interrupted.push(task.qualified.clone());
+                            interrupted_records
+                                .push((key, CheckRecord { status: "interrupted", ..result.record(true) }));
+                        }
+                        Some(Interrupted::BeforeStart) => {
+                            interrupted_records.push((key, not_run_record("run interrupted")))
+                        }
+                        None => {
+                            reporter.event(&Event::CheckFinished {
+                                qualified: &task.qualified,
+                                title: &task.gate.title,
+                                result: &result,
+                            });
+                            pending.push((index, result));
+                            oldest_pending.get_or_insert_with(Instant::now);
+                        }
+                    }
+                    reporter.flush();
+                }
+                Progress::Running(line) => reporter.event(&Event::Progress(line.as_deref())),
+                Progress::Quiet => {}
+            }
+            if oldest_pending.is_some_and(|since| since.elapsed() >= pool::QUIET_AFTER) {
+                persist(&mut pending, reporter);
+                oldest_pending = None;
+            }
+        },
+    );
+    persist(&mut pending, reporter);
+    executed.checks.extend(interrupted_records);
+    executed.interrupted = interrupted;
+    if write_failures.is_empty() {
+        Ok(executed)
+    } else {
+        Err(Error::Infrastructure(write_failures))
+    }
+}
+
+/// Ends an interrupted run: results that finished were written back, the
+/// checks it stopped changed nothing; no verdict is given.
+fn report_interruption(
+    options: &RunOptions,
+    signal: nix::sys::signal::Signal,
+    stopped: &[String],
+    reporter: &mut dyn Reporter,
+) -> Exit {
+    let exit = Exit::Interrupted(signal as u8);
+    reporter.event(&Event::Interrupted { signal: signal.as_str(), stopped });
+    if reporter.needs_records() {
+        let message = format!("interrupted by {}", signal.as_str());
+        let mut report = RunReport::failed(options.mode_name(), vec![message]);
+        report.outcome = "interrupted";
+        report.exit_code = i32::from(exit.code());
+        reporter.event(&Event::Report(&report));
+    }
+    reporter.flush();
+    exit
+}
+
+fn not_run_record(reason: &str) -> CheckRecord {
+    CheckRecord {
+        status: "not-run",
+        exit: None,
+        signal: None,
+        duration_ms: None,
+        reason: Some(reason.to_string()),
+        output_sha256: None,
+    }
+}
+
+/// Reports per-ledger lines and the verdict, and the machine record when a
+/// reporter needs it; returns the exit status.
+fn summarize(
+    options: &RunOptions,
+    setup: &Setup,
+    approvals: &Approvals,
+    executed: Executed,
+    reporter: &mut dyn Reporter,
+) -> Result<Exit, Error> {
+    let (finals, target) = (&setup.ledgers, &setup.target);
+    let mut states = Vec::with_capacity(finals.len());
+    for ledger in finals {
+        let prefix = crate::ledger::qualify(&ledger.path, "");
+        let ledger_states: Vec<GateState> = ledger
+            .document
+            .gates
+            .iter()
+            .map(|gate| evidence::gate_state(gate, ledger.document.is_abandoned(&gate.id)))
+            .collect();
+        if options.status {
+            for (gate, state) in ledger.document.gates.iter().zip(&ledger_states) {
+                if !matches!(state, GateState::Met | GateState::Abandoned) {
+                    let qualified = format!("{prefix}{}", gate.id);
+                    reporter.event(&Event::GateUnmet {
+                        qualified: &qualified,
+                        reason: state.reason(),
+                        title: &gate.title,
+                    });
+                }
+            }
+        }
+        let file_name = ledger.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        reporter.event(&Event::LedgerSummary { file_name: &file_name, gates: ledger.document.gates.len() });
+        states.push(ledger_states);
+    }
+
+    // A scope is complete only when its ledgers and its dispatch waves are;
+    // completion must not depend on callers remembering `dispatch status`.
+    let waves = crate::dispatch::aggregate(&setup.root, target.scope.as_deref()).map_err(Error::infrastructure)?;
+    if options.status {
+        for wave in &waves.blocking {
+            reporter.event(&Event::WaveUnmet { wave });
+        }
+    }
+    let runnable = &approvals.runnable;
+    let facts = RunFacts {
+        reverify: options.reverify,
+        reran: runnable.len(),
+        reverified: executed.reverified,
+        approval_failures: approvals.failures,
+        not_rerun_met: approvals
+            .not_run
+            .iter()
+            .filter(|task| task.starting_state == GateState::Met)
+            .map(|task| (task.ledger, task.gate.id.as_str(), task.qualified.as_str()))
+            .collect(),
+        stale: executed
+            .stale
+            .iter()
+            .map(|&index| {
+                (runnable[index].ledger, runnable[index].gate.id.as_str(), runnable[index].qualified.as_str())
+            })
+            .collect(),
+    };
+    let verdict = verdict::verdict(finals, &states, &facts, &waves, target.scope.as_deref());
+    reporter.event(&Event::Verdict(&verdict));
+    if reporter.needs_records() {
+        let report = run_report(options, setup, &states, executed.checks, &verdict, &waves);
+        reporter.event(&Event::Report(&report));
+    }
+    reporter.flush();
+    Ok(verdict.exit())
+}
+
+/// The machine record of a finished run; built only for reporters that
+/// render it.
+fn run_report(
+    options: &RunOptions,
+    setup: &Setup,
+    states: &[Vec<GateState>],
+    mut checks: HashMap<(usize, String), CheckRecord>,
+    verdict: &Verdict,
+    waves: &crate::dispatch::DispatchSummary,
+) -> RunReport {
+    let mut gates = Vec::new();
+    for (index, (ledger, states)) in setup.ledgers.iter().zip(states).enumerate() {
+        let prefix = crate::ledger::qualify(&ledger.path, "");
+        for (gate, state) in ledger.document.gates.iter().zip(states) {
+            gates.push(GateRecord {
+                ledger: ledger.text_path.clone(),
+                line: gate.line + 1,
+                id: gate.id.clone(),
+                qualified_id: format!("{prefix}{}", gate.id),
+                title: gate.title.clone(),
+                state: state.name(),
+                checked: gate.checked,
+                runnable: gate.is_runnable(),
+                definition_digest: evidence::gate_digest(gate),
+                check: checks.remove(&(index, gate.id.clone())),
+            });
+        }
+    }
+    RunReport {
+        schema: 1,
+        tool: "gate-check",
+        version: env!("CARGO_PKG_VERSION"),
+        mode: options.mode_name(),
+        scope: setup.target.scope.clone(),
+        outcome: verdict.outcome.name(),
+        exit_code: i32::from(verdict.exit().code()),
+        summary: Summary {
+            met: verdict.confirmed_met,
+            unmet: verdict.unmet,
+            abandoned: verdict.abandoned,
+            reran: verdict.reran,
+            previously_met_reverified: verdict.reverified,
+        },
+        unmet: verdict.unmet_ids.clone(),
+        abandoned: verdict.abandoned_ids.clone(),
+        ledgers: setup
+            .ledgers
+            .iter()
+            .map(|l| LedgerRecord { path: l.text_path.clone(), gates: l.document.gates.len() })
+            .collect(),
+        gates,
+        waves: WaveRecords { blocking: waves.blocking.clone(), abandoned: waves.abandoned.clone() },
+        errors: Vec::new(),
+    }
+}

@@ -1,0 +1,191 @@
+//! Before anything runs: resolve the root and the ledgers, build the
+//! execution context `--status` never needs, and decide which gates must
+//! be checked, each with its exact approval oracle.
+
+use std::path::{Path, PathBuf};
+
+use crate::approval::store::Store;
+use crate::approval::Oracle;
+use crate::config::Environment;
+use crate::error::Error;
+use crate::evidence::{self, GateState};
+use crate::ledger::text::{utf16_len, utf16_prefix};
+use crate::ledger::{self, qualify, Document, Gate};
+use crate::report::{Event, Reporter};
+use crate::target::{self, Mode, Target};
+use crate::{paths, shell};
+
+use super::RunOptions;
+
+const PATH_TRANSCRIPT_CHARS: usize = 800;
+
+pub struct Ledger {
+    pub path: PathBuf,
+    /// The path as text, as bound into approval identities.
+    pub text_path: String,
+    pub document: Document,
+}
+
+/// The execution context that `--status` never builds.
+pub struct Runtime {
+    pub shell: PathBuf,
+    pub shell_text: String,
+    pub path_var: String,
+    pub path_summary: String,
+    pub path_transcript: String,
+    pub store: Store,
+    pub timeout_secs: u64,
+}
+
+pub struct Task {
+    pub ledger: usize,
+    pub gate: Gate,
+    pub qualified: String,
+    pub cwd: PathBuf,
+    pub starting_state: GateState,
+    pub digest: String,
+    pub oracle: Oracle,
+}
+
+/// What a run resolves before deciding anything about gates.
+pub struct Setup {
+    pub root: PathBuf,
+    pub default_cwd: PathBuf,
+    pub target: Target,
+    pub ledgers: Vec<Ledger>,
+}
+
+fn require_directory(path: &Path, label: &str) -> Result<(), Error> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(Error::usage(format!("{label} is not a directory: {}", path.display()))),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            Err(Error::usage(format!("{label} does not exist: {}", path.display())))
+        }
+        Err(error) => Err(Error::infrastructure(format!("cannot inspect {label} {}: {error}", path.display()))),
+    }
+}
+
+fn path_text(path: &Path) -> Result<String, Error> {
+    paths::utf8(path).map(str::to_string).map_err(Error::Usage)
+}
+
+/// Reads and strictly parses one ledger; warnings are reported as events.
+pub fn load_ledger(path: &Path, reporter: &mut dyn Reporter) -> Result<Ledger, Error> {
+    let text = ledger::file::read(path)?;
+    let outcome = ledger::parse(&text);
+    let shown = path.display();
+    for warning in &outcome.warnings {
+        reporter.event(&Event::Warning(&format!("gate-check: {shown}: warning: {warning}")));
+    }
+    if !outcome.errors.is_empty() {
+        return Err(Error::Invalid(outcome.errors.iter().map(|e| format!("{shown}: {e}")).collect()));
+    }
+    Ok(Ledger { text_path: path_text(path)?, path: path.to_path_buf(), document: outcome.document })
+}
+
+pub fn load_ledgers(target: &Target, reporter: &mut dyn Reporter) -> Result<Vec<Ledger>, Error> {
+    target.files.iter().map(|file| load_ledger(file, reporter)).collect()
+}
+
+pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Reporter) -> Result<Setup, Error> {
+    let root = paths::resolve(&env.cwd, options.root.as_deref().unwrap_or(Path::new(".")));
+    require_directory(&root, "--root")?;
+    let default_cwd = paths::resolve(&root, options.cwd.as_deref().unwrap_or(Path::new(".")));
+    if !options.status {
+        require_directory(&default_cwd, "--cwd")?;
+    }
+    if let Some(scope) = &options.scope {
+        target::validate_scope_id(scope, "scope").map_err(Error::Usage)?;
+    }
+    let target = target::resolve(&root, &options.files, options.scope.as_deref()).map_err(Error::Usage)?;
+    if target.files.is_empty() {
+        return Err(Error::usage(format!(
+            "no gate files found (looked for {}/<scope>/, then GATES.md and gates/*.md under {})",
+            target::STATE_DIR,
+            root.display()
+        )));
+    }
+    let ledgers = load_ledgers(&target, reporter)?;
+    Ok(Setup { root, default_cwd, target, ledgers })
+}
+
+pub fn build_runtime(options: &RunOptions, env: &Environment, root: &Path) -> Result<Runtime, Error> {
+    let path_var = env.path_var.clone();
+    let requested = shell::requested(options.shell.as_deref(), env.shell.as_deref());
+    let shell = shell::resolve(&requested, &env.cwd, &path_var).map_err(Error::Usage)?;
+    let store = Store::locate(root)?;
+    // The cap counts UTF-16 code units, as the Node tool's string length does.
+    let flat = path_var.replace(['\r', '\n'], " ");
+    let mut path_transcript = utf16_prefix(&flat, PATH_TRANSCRIPT_CHARS).to_string();
+    if utf16_len(&path_var) > PATH_TRANSCRIPT_CHARS {
+        path_transcript.push_str("...");
+    }
+    Ok(Runtime {
+        shell_text: path_text(&shell)?,
+        shell,
+        path_summary: evidence::path_summary(&path_var),
+        path_transcript,
+        path_var,
+        store,
+        timeout_secs: options.timeout_secs,
+    })
+}
+
+/// The directory a gate's CHECK runs in.
+fn gate_cwd(options: &RunOptions, setup: &Setup, ledger: &Ledger, gate: &Gate) -> PathBuf {
+    let base = if options.cwd.is_some() {
+        setup.default_cwd.clone()
+    } else if setup.target.mode == Mode::Explicit {
+        ledger.path.parent().map(Path::to_path_buf).unwrap_or_else(|| setup.root.clone())
+    } else {
+        setup.root.clone()
+    };
+    match gate.cwd.as_deref() {
+        Some(cwd) if !cwd.is_empty() => paths::resolve(&base, Path::new(cwd)),
+        _ => base,
+    }
+}
+
+/// The exact approval identity of running `gate` in `cwd` here.
+pub fn oracle_for(runtime: &Runtime, gate: &Gate, cwd: &str) -> Oracle {
+    Oracle::new(
+        gate.check.as_deref().unwrap_or(""),
+        gate.expect.as_deref().unwrap_or(""),
+        cwd,
+        &runtime.shell_text,
+        runtime.timeout_secs,
+        &runtime.path_var,
+    )
+}
+
+/// The runnable gates this run must check: unmet ones, or all with
+/// `--reverify`; abandoned and manual gates never run.
+pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Result<Vec<Task>, Error> {
+    let mut tasks = Vec::new();
+    for (index, ledger) in setup.ledgers.iter().enumerate() {
+        for gate in &ledger.document.gates {
+            if ledger.document.is_abandoned(&gate.id) || !gate.is_runnable() {
+                continue;
+            }
+            let state = evidence::gate_state(gate, false);
+            if !options.reverify && state == GateState::Met {
+                continue;
+            }
+            let qualified = qualify(&ledger.path, &gate.id);
+            let cwd = gate_cwd(options, setup, ledger, gate);
+            require_directory(&cwd, &format!("gate {qualified} CWD"))?;
+            let oracle = oracle_for(runtime, gate, &path_text(&cwd)?);
+            tasks.push(Task {
+                ledger: index,
+                digest: evidence::gate_digest(gate).unwrap_or_default(),
+                gate: gate.clone(),
+                qualified,
+                cwd,
+                starting_state: state,
+                oracle,
+            });
+        }
+    }
+    Ok(tasks)
+}

@@ -1,0 +1,139 @@
+//! Rolling concurrency: up to `jobs` checks at once, results handed on in
+//! task order as soon as they and all earlier ones are done, plus the live
+//! progress line's text.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::evaluate::CheckResult;
+use super::plan::Task;
+
+/// What the pool hands its consumer.
+pub enum Progress {
+    /// The next result in task order.
+    Finished(usize, CheckResult),
+    /// Nothing finished for a while: a moment to persist what is pending.
+    Quiet,
+    /// The progress line: the longest-running check, or `None` to clear it.
+    Running(Option<String>),
+}
+
+/// How often the consumer hears `Quiet` while nothing finishes.
+pub const QUIET_AFTER: Duration = Duration::from_millis(100);
+
+enum Message {
+    Done(usize, CheckResult),
+    Running(String),
+}
+
+/// Runs `tasks` on up to `jobs` threads and calls `on_event` on the calling
+/// thread only, so the consumer needs no locking.
+pub fn run_rolling(
+    tasks: &[Task],
+    jobs: usize,
+    evaluate_one: impl Fn(&Task) -> CheckResult + Sync,
+    mut on_event: impl FnMut(Progress),
+) {
+    let next = AtomicUsize::new(0);
+    let workers = jobs.min(tasks.len());
+    let workers_left = AtomicUsize::new(workers);
+    let running: Mutex<BTreeMap<usize, Instant>> = Mutex::new(BTreeMap::new());
+    // Dropping the sender wakes the progress thread at once when all is done.
+    let (stop_progress, progress_stopped) = mpsc::channel::<()>();
+    let (sender, receiver) = mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let sender = sender.clone();
+            let (next, evaluate_one, running) = (&next, &evaluate_one, &running);
+            let left = WorkerExit(&workers_left);
+            scope.spawn(move || loop {
+                let _left = &left;
+                let index = next.fetch_add(1, Ordering::SeqCst);
+                let Some(task) = tasks.get(index) else { break };
+                lock(running).insert(index, Instant::now());
+                let result = evaluate_one(task);
+                lock(running).remove(&index);
+                if sender.send(Message::Done(index, result)).is_err() {
+                    break;
+                }
+            });
+        }
+        let progress_sender = sender.clone();
+        drop(sender);
+        let running = &running;
+        scope.spawn(move || watch_progress(tasks, running, progress_stopped, progress_sender));
+        let mut waiting = BTreeMap::new();
+        let mut expected = 0;
+        let mut shown = false;
+        while expected < tasks.len() {
+            match receiver.recv_timeout(QUIET_AFTER) {
+                Ok(Message::Done(index, result)) => {
+                    waiting.insert(index, result);
+                    while let Some(result) = waiting.remove(&expected) {
+                        on_event(Progress::Finished(expected, result));
+                        expected += 1;
+                    }
+                }
+                Ok(Message::Running(line)) => {
+                    shown = true;
+                    on_event(Progress::Running(Some(line)));
+                }
+                // A worker that died leaves its result missing; stop waiting
+                // once every worker is gone and the channel is drained.
+                Err(mpsc::RecvTimeoutError::Timeout) if workers_left.load(Ordering::SeqCst) == 0 => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => on_event(Progress::Quiet),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        drop(stop_progress);
+        if shown {
+            on_event(Progress::Running(None));
+        }
+    });
+}
+
+/// Counts a worker out when its thread ends, normally or by panic.
+struct WorkerExit<'a>(&'a AtomicUsize);
+
+impl Drop for WorkerExit<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Sends the progress line whenever it changes: the longest-running check
+/// once it has run for a second.
+fn watch_progress(
+    tasks: &[Task],
+    running: &Mutex<BTreeMap<usize, Instant>>,
+    stopped: mpsc::Receiver<()>,
+    sender: mpsc::Sender<Message>,
+) {
+    const TICK: Duration = Duration::from_millis(200);
+    let mut shown = String::new();
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(TICK) {
+        let line = {
+            let running = lock(running);
+            running.iter().min_by_key(|(_, started)| **started).and_then(|(index, started)| {
+                let elapsed = started.elapsed();
+                (elapsed >= Duration::from_secs(1)).then(|| {
+                    let others = running.len() - 1;
+                    let more = if others > 0 { format!(" (+{others} more running)") } else { String::new() };
+                    format!("  ... {} running for {}s{more}", tasks[*index].qualified, elapsed.as_secs())
+                })
+            })
+        };
+        if let Some(line) = line.filter(|line| *line != shown) {
+            if sender.send(Message::Running(line.clone())).is_err() {
+                break;
+            }
+            shown = line;
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! The verdict: a pure function of the ledgers' final gate states, what
+//! this run could not confirm, and the scope's dispatch waves.
+
+use std::collections::HashMap;
+
+use crate::dispatch::DispatchSummary;
+use crate::error::Exit;
+use crate::evidence::GateState;
+
+use super::plan::Ledger;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    AllMet,
+    Unmet,
+    HandoffRequired,
+    /// Approvals could not be validated or recorded.
+    Error,
+}
+
+impl Outcome {
+    /// The name machine reports carry.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::AllMet => "all-met",
+            Outcome::Unmet => "unmet",
+            Outcome::HandoffRequired => "handoff-required",
+            Outcome::Error => "error",
+        }
+    }
+
+    pub fn exit(self) -> Exit {
+        match self {
+            Outcome::AllMet => Exit::Met,
+            Outcome::Unmet | Outcome::HandoffRequired => Exit::Unmet,
+            Outcome::Error => Exit::Error,
+        }
+    }
+}
+
+/// What this run did beyond the ledgers on disk.
+#[derive(Debug, Default)]
+pub struct RunFacts<'a> {
+    pub reverify: bool,
+    /// Checks run.
+    pub reran: usize,
+    /// Previously met gates whose re-run result was written.
+    pub reverified: usize,
+    pub approval_failures: usize,
+    /// (ledger, gate id, qualified id) of gates that started met but a
+    /// `--reverify` could not run.
+    pub not_rerun_met: Vec<(usize, &'a str, &'a str)>,
+    /// (ledger, gate id, qualified id) of results discarded as stale.
+    pub stale: Vec<(usize, &'a str, &'a str)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    /// Gates met on disk.
+    pub met: usize,
+    /// Met on disk and not put in doubt by this run.
+    pub confirmed_met: usize,
+    pub unmet: usize,
+    pub abandoned: usize,
+    /// Everything counted unmet, with a note where the reason is not the
+    /// gate's own state.
+    pub unmet_ids: Vec<String>,
+    pub abandoned_ids: Vec<String>,
+    pub reran: Option<usize>,
+    pub reverified: Option<usize>,
+    pub scope: Option<String>,
+    pub approval_failures: usize,
+}
+
+impl Verdict {
+    pub fn exit(&self) -> Exit {
+        self.outcome.exit()
+    }
+}
+
+/// `states[l][g]` is the final state of gate `g` of ledger `l`.
+pub fn verdict(
+    ledgers: &[Ledger],
+    states: &[Vec<GateState>],
+    facts: &RunFacts,
+    waves: &DispatchSummary,
+    scope: Option<&str>,
+) -> Verdict {
+    let (mut met, mut unmet) = (0usize, 0usize);
+    let mut unmet_ids = Vec::new();
+    let mut abandoned_ids = Vec::new();
+    for (ledger, states) in ledgers.iter().zip(states) {
+        let prefix = crate::ledger::qualify(&ledger.path, "");
+        for (gate, state) in ledger.document.gates.iter().zip(states) {
+            match state {
+                GateState::Abandoned => abandoned_ids.push(format!("{prefix}{}", gate.id)),
+                GateState::Met => met += 1,
+                _ => {
+                    unmet += 1;
+                    unmet_ids.push(format!("{prefix}{}", gate.id));
+                }
+            }
+        }
+    }
+    abandoned_ids.extend(waves.abandoned.iter().cloned());
+    let abandoned = abandoned_ids.len();
+
+    // Gates that still read as met although this run could not confirm them.
+    let mut doubted: Vec<((usize, &str), String)> = Vec::new();
+    if !facts.not_rerun_met.is_empty() || !facts.stale.is_empty() {
+        let final_states: HashMap<(usize, &str), GateState> = ledgers
+            .iter()
+            .zip(states)
+            .enumerate()
+            .flat_map(|(index, (ledger, states))| {
+                ledger.document.gates.iter().zip(states).map(move |(gate, state)| ((index, gate.id.as_str()), *state))
+            })
+            .collect();
+        let still_met = |key: &(usize, &str)| matches!(final_states.get(key), Some(GateState::Met) | None);
+        if facts.reverify {
+            for &(ledger, id, qualified) in &facts.not_rerun_met {
+                let key = (ledger, id);
+                if still_met(&key) && !doubted.iter().any(|(k, _)| *k == key) {
+                    doubted.push((key, format!("{qualified} (reverify not run)")));
+                }
+            }
+        }
+        for &(ledger, id, qualified) in &facts.stale {
+            let key = (ledger, id);
+            if still_met(&key) {
+                doubted.retain(|(k, _)| *k != key);
+                doubted.push((key, format!("{qualified} (stale result discarded)")));
+            }
+        }
+    }
+    let unmet = unmet + doubted.len() + waves.blocking.len();
+    let confirmed_met = met.saturating_sub(doubted.len());
+    unmet_ids.extend(doubted.into_iter().map(|(_, label)| label));
+    unmet_ids.extend(waves.blocking.iter().cloned());
+    let outcome = if facts.approval_failures > 0 {
+        Outcome::Error
+    } else if unmet == 0 && abandoned == 0 {
+        Outcome::AllMet
+    } else if abandoned > 0 {
+        Outcome::HandoffRequired
+    } else {
+        Outcome::Unmet
+    };
+    Verdict {
+        outcome,
+        met,
+        confirmed_met,
+        unmet,
+        abandoned,
+        unmet_ids,
+        abandoned_ids,
+        reran: facts.reverify.then_some(facts.reran),
+        reverified: facts.reverify.then_some(facts.reverified),
+        scope: scope.map(str::to_string),
+        approval_failures: facts.approval_failures,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ledger(text: &str) -> (Vec<Ledger>, Vec<Vec<GateState>>) {
+        let document = crate::ledger::parse(text).document;
+        let states =
+            document.gates.iter().map(|g| crate::evidence::gate_state(g, document.is_abandoned(&g.id))).collect();
+        (vec![Ledger { path: "/r/GATES.md".into(), text_path: "/r/GATES.md".into(), document }], vec![states])
+    }
+
+    const TWO: &str = "- [x] A: done\n  EVIDENCE: looked\n- [ ] B: open\n";
+
+    #[test]
+    fn unmet_gates_and_blocking_waves_count_unmet() {
+        let (ledgers, states) = ledger(TWO);
+        let waves = DispatchSummary { blocking: vec!["dispatch:w1 open (0/1 started)".into()], abandoned: vec![] };
+        let v = verdict(&ledgers, &states, &RunFacts::default(), &waves, Some("s"));
+        assert_eq!((v.outcome, v.met, v.unmet, v.abandoned), (Outcome::Unmet, 1, 2, 0));
+        assert_eq!(v.unmet_ids, ["GATES:B", "dispatch:w1 open (0/1 started)"]);
+        assert_eq!(v.exit(), Exit::Unmet);
+    }
+
+    #[test]
+    fn a_stale_result_puts_a_met_gate_in_doubt() {
+        let (ledgers, states) = ledger("- [x] A: done\n  EVIDENCE: looked\n");
+        let facts = RunFacts { stale: vec![(0, "A", "GATES:A")], ..RunFacts::default() };
+        let v = verdict(&ledgers, &states, &facts, &DispatchSummary::default(), None);
+        assert_eq!((v.outcome, v.met, v.confirmed_met, v.unmet), (Outcome::Unmet, 1, 0, 1));
+        assert_eq!(v.unmet_ids, ["GATES:A (stale result discarded)"]);
+    }
+
+    #[test]
+    fn approval_failures_are_an_error_and_all_met_needs_nothing_open() {
+        let (ledgers, states) = ledger("- [x] A: done\n  EVIDENCE: looked\n");
+        let clean = verdict(&ledgers, &states, &RunFacts::default(), &DispatchSummary::default(), None);
+        assert_eq!(clean.outcome, Outcome::AllMet);
+        let facts = RunFacts { approval_failures: 1, ..RunFacts::default() };
+        let failed = verdict(&ledgers, &states, &facts, &DispatchSummary::default(), None);
+        assert_eq!(failed.exit(), Exit::Error);
+    }
+}

@@ -1,0 +1,360 @@
+//! The human report: the Node tool's lines, byte for byte, with colour
+//! chosen by event kind (never by re-reading a line's text) and the live
+//! progress line. Writes to any `Write`, so it is tested in memory.
+
+use std::io::Write;
+
+use crate::check::verdict::{Outcome, Verdict};
+use crate::terminal::safe;
+
+use super::{Event, Reporter};
+
+/// How human lines look where they are going.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Style {
+    /// ANSI colour on the marker that starts a line.
+    pub color: bool,
+    /// Show the live progress line.
+    pub live: bool,
+    /// GitHub Actions reads workflow commands from these streams: no line
+    /// may start with `::`.
+    pub workflow_commands_live: bool,
+}
+
+/// `out` gets the report lines, `err` the warnings.
+pub struct Human<O: Write, E: Write> {
+    out: O,
+    err: E,
+    style: Style,
+    progress_shown: bool,
+}
+
+const GREEN: &str = "32";
+const RED: &str = "31";
+const YELLOW: &str = "33";
+const BOLD_GREEN: &str = "1;32";
+const BOLD_RED: &str = "1;31";
+const BOLD_YELLOW: &str = "1;33";
+
+impl<O: Write, E: Write> Human<O, E> {
+    pub fn new(out: O, err: E, style: Style) -> Human<O, E> {
+        Human { out, err, style, progress_shown: false }
+    }
+
+    /// The writers back, for tests that read what was written.
+    pub fn into_parts(self) -> (O, E) {
+        (self.out, self.err)
+    }
+
+    fn clear_progress(&mut self) {
+        if self.progress_shown {
+            let _ = self.out.write_all(b"\r\x1b[2K");
+            self.progress_shown = false;
+        }
+    }
+
+    /// A line of untrusted text, made safe for a terminal and a CI log.
+    fn clean(&self, text: &str) -> String {
+        let text = safe(text);
+        let indent = text.len() - text.trim_start().len();
+        if self.style.workflow_commands_live && text[indent..].starts_with("::") {
+            // The runner trims leading blanks before looking for `::`.
+            return format!("{}%3A{}", &text[..indent], &text[indent + 1..]);
+        }
+        text
+    }
+
+    /// `marker` (trusted, coloured when colour is on) followed by `rest`.
+    fn marked(&mut self, color: &str, marker: &str, rest: &str) {
+        self.clear_progress();
+        let line = self.clean(&format!("{marker}{rest}"));
+        let _ = if self.style.color {
+            writeln!(self.out, "\x1b[{color}m{marker}\x1b[0m{}", &line[marker.len()..])
+        } else {
+            writeln!(self.out, "{line}")
+        };
+    }
+
+    fn plain(&mut self, text: &str) {
+        self.clear_progress();
+        let line = self.clean(text);
+        let _ = writeln!(self.out, "{line}");
+    }
+
+    fn verdict(&mut self, verdict: &Verdict) {
+        let scope_note = verdict.scope.as_ref().map(|s| format!(" [scope {s}]")).unwrap_or_default();
+        let verify_note = match (verdict.reran, verdict.reverified) {
+            (Some(reran), Some(reverified)) => format!(", reran: {reran}, previously met reverified: {reverified}"),
+            _ => String::new(),
+        };
+        match verdict.outcome {
+            Outcome::Error => {
+                let line =
+                    format!("gate-check: infrastructure failure prevented {} approval(s)", verdict.approval_failures);
+                self.warning(&line);
+            }
+            Outcome::AllMet => {
+                self.marked(BOLD_GREEN, "ALL MET", &format!(" ({} met{verify_note}){scope_note}", verdict.met))
+            }
+            Outcome::Unmet | Outcome::HandoffRequired => {
+                let (met, unmet, abandoned) = (verdict.confirmed_met, verdict.unmet, verdict.abandoned);
+                if abandoned > 0 {
+                    let unmet_note = if unmet > 0 { format!(", unmet: {unmet}") } else { String::new() };
+                    self.marked(
+                        BOLD_YELLOW,
+                        "HANDOFF REQUIRED",
+                        &format!(": {abandoned} abandoned (met: {met}{unmet_note}{verify_note}){scope_note}"),
+                    );
+                    self.plain(&format!("  {}", capped_list(&verdict.abandoned_ids)));
+                }
+                if unmet > 0 {
+                    let abandoned_note =
+                        if abandoned > 0 { format!(", abandoned: {abandoned}") } else { String::new() };
+                    self.marked(
+                        BOLD_RED,
+                        "UNMET:",
+                        &format!(" {unmet} (met: {met}{abandoned_note}{verify_note}){scope_note}"),
+                    );
+                    self.plain(&format!("  {}", capped_list(&verdict.unmet_ids)));
+                }
+            }
+        }
+    }
+
+    /// Warnings go after everything written so far, so the streams
+    /// interleave in the order things happened.
+    fn warning(&mut self, line: &str) {
+        self.clear_progress();
+        let _ = self.out.flush();
+        let line = self.clean(line);
+        let _ = writeln!(self.err, "{line}");
+    }
+}
+
+impl<O: Write, E: Write> Reporter for Human<O, E> {
+    fn event(&mut self, event: &Event) {
+        match event {
+            Event::Warning(line) => self.warning(line),
+            Event::ApprovalRequired { qualified, oracle, path_transcript } => {
+                self.marked(YELLOW, "APPROVAL REQUIRED", &format!(" {qualified}"));
+                self.plain(&format!("    CHECK: {}", oracle.check));
+                self.plain(&format!("    EXPECT: {}", oracle.expect));
+                self.plain(&format!("    CWD: {}", oracle.cwd));
+                self.plain(&format!("    SHELL: {}", oracle.shell));
+                self.plain(&format!("    PATH: {path_transcript}"));
+            }
+            Event::NotRun => self.plain("    NOT RUN: inspect this oracle, then re-run with --approve"),
+            Event::Approved { record } => self.plain(&format!("    APPROVED: {}", record.display())),
+            Event::CheckStarted { qualified, shell, cwd, path_transcript } => {
+                self.plain(&format!("  RUN  {qualified} shell={shell} cwd={cwd} PATH={path_transcript}"));
+            }
+            Event::CheckFinished { qualified, title, result } => {
+                let outcome = result.outcome_line();
+                if result.ok() {
+                    self.marked(GREEN, "  PASS", &format!(" {qualified}: {title}"));
+                    self.plain(&format!("       {outcome}"));
+                } else {
+                    self.marked(RED, "  FAIL", &format!(" {qualified}: {title}"));
+                    let reason = result.error.as_ref().map(|e| format!("{e}; ")).unwrap_or_default();
+                    self.plain(&format!("       {reason}{outcome}"));
+                }
+            }
+            Event::CheckInterrupted { qualified, title } => {
+                self.marked(YELLOW, "  INTERRUPTED", &format!(" {qualified}: {title}"));
+            }
+            Event::Interrupted { signal, stopped } => {
+                self.marked(
+                    BOLD_YELLOW,
+                    "INTERRUPTED",
+                    &format!(" by {signal}: {} running check(s) stopped; their gates were not updated", stopped.len()),
+                );
+                if !stopped.is_empty() {
+                    self.plain(&format!("  {}", capped_list(stopped)));
+                }
+            }
+            Event::ResultStale { qualified } => self.marked(
+                YELLOW,
+                "  STALE",
+                &format!(" {qualified}: definition or runtime approval oracle changed; result not written"),
+            ),
+            Event::Progress(line) => {
+                if !self.style.live {
+                    return;
+                }
+                self.clear_progress();
+                if let Some(line) = line {
+                    let _ = write!(self.out, "{}", safe(line));
+                    self.progress_shown = true;
+                }
+                let _ = self.out.flush();
+            }
+            Event::GateUnmet { qualified, reason, title } => {
+                self.marked(YELLOW, "  UNMET", &format!(" {qualified} ({reason}): {title}"));
+            }
+            Event::WaveUnmet { wave } => self.marked(YELLOW, "  UNMET", &format!(" {wave}")),
+            Event::LedgerSummary { file_name, gates } => self.plain(&format!("{file_name}: {gates} gates")),
+            Event::Verdict(verdict) => self.verdict(verdict),
+            Event::Report(_) => {}
+        }
+    }
+
+    fn flush(&mut self) {
+        let _ = self.out.flush();
+    }
+}
+
+/// At most twelve ids, then `+N more`.
+fn capped_list(ids: &[String]) -> String {
+    let mut text = ids.iter().take(12).cloned().collect::<Vec<_>>().join(", ");
+    if ids.len() > 12 {
+        text.push_str(&format!(", +{} more", ids.len() - 12));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::check::evaluate::CheckResult;
+    use crate::check::verdict::Outcome;
+    use crate::evidence::Fingerprint;
+
+    fn render(style: Style, events: &[Event]) -> (String, String) {
+        let mut human = Human::new(Vec::new(), Vec::new(), style);
+        for event in events {
+            human.event(event);
+        }
+        let (out, err) = human.into_parts();
+        (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+    }
+
+    fn passed() -> CheckResult {
+        CheckResult {
+            output: "ok".into(),
+            fingerprint: Fingerprint::of("ok"),
+            exit_code: Some(0),
+            signal: None,
+            matched: true,
+            error: None,
+            duration: Duration::from_millis(5),
+            interrupted: None,
+        }
+    }
+
+    fn verdict(outcome: Outcome, unmet: &[&str]) -> Verdict {
+        Verdict {
+            outcome,
+            met: 2,
+            confirmed_met: 2,
+            unmet: unmet.len(),
+            abandoned: 0,
+            unmet_ids: unmet.iter().map(|s| s.to_string()).collect(),
+            abandoned_ids: Vec::new(),
+            reran: None,
+            reverified: None,
+            scope: Some("s1".into()),
+            approval_failures: 0,
+        }
+    }
+
+    const PLAIN: Style = Style { color: false, live: false, workflow_commands_live: false };
+
+    #[test]
+    fn an_interrupted_run_lists_the_checks_it_stopped() {
+        let stopped = ["GATES:A".to_string()];
+        let events = [
+            Event::CheckInterrupted { qualified: "GATES:A", title: "t" },
+            Event::Interrupted { signal: "SIGINT", stopped: &stopped },
+        ];
+        let (out, err) = render(PLAIN, &events);
+        assert_eq!(
+            out,
+            "  INTERRUPTED GATES:A: t\nINTERRUPTED by SIGINT: 1 running check(s) stopped; their gates were not updated\n  GATES:A\n"
+        );
+        assert_eq!(err, "");
+    }
+
+    #[test]
+    fn result_and_verdict_lines_are_the_node_tools() {
+        let result = passed();
+        let (out, err) = render(
+            PLAIN,
+            &[
+                Event::CheckFinished { qualified: "GATES:G1", title: "works", result: &result },
+                Event::LedgerSummary { file_name: "GATES.md", gates: 3 },
+                Event::Verdict(&verdict(Outcome::Unmet, &["GATES:G2"])),
+            ],
+        );
+        let sha = Fingerprint::of("ok").sha256;
+        assert_eq!(
+            out,
+            format!(
+                "  PASS GATES:G1: works\n       exit=0; EXPECT=matched; output=sha256={sha}; bytes=2\n\
+                 GATES.md: 3 gates\nUNMET: 1 (met: 2) [scope s1]\n  GATES:G2\n"
+            )
+        );
+        assert_eq!(err, "");
+    }
+
+    #[test]
+    fn colour_follows_the_event_not_the_text() {
+        let style = Style { color: true, ..PLAIN };
+        let result = passed();
+        let (out, _) = render(
+            style,
+            &[
+                Event::CheckFinished { qualified: "GATES:G1", title: "t", result: &result },
+                // A ledger named like a marker must not be coloured as one.
+                Event::LedgerSummary { file_name: "ALL MET.md", gates: 1 },
+                Event::Verdict(&verdict(Outcome::AllMet, &[])),
+            ],
+        );
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "\x1b[32m  PASS\x1b[0m GATES:G1: t");
+        assert_eq!(lines[2], "ALL MET.md: 1 gates");
+        assert_eq!(lines[3], "\x1b[1;32mALL MET\x1b[0m (2 met) [scope s1]");
+    }
+
+    #[test]
+    fn untrusted_text_is_sanitized_and_cannot_start_a_workflow_command() {
+        let style = Style { workflow_commands_live: true, ..PLAIN };
+        let (out, _) = render(
+            style,
+            &[
+                Event::LedgerSummary { file_name: "::stop-commands::tok.md", gates: 1 },
+                Event::Verdict(&verdict(Outcome::Unmet, &["::error title=FAKE::x:G1"])),
+                Event::GateUnmet { qualified: "GATES:G\u{1b}[2J", reason: "unchecked", title: "a\u{202e}b" },
+            ],
+        );
+        assert_eq!(
+            out,
+            "%3A:stop-commands::tok.md: 1 gates\nUNMET: 1 (met: 2) [scope s1]\n  %3A:error title=FAKE::x:G1\n  \
+             UNMET GATES:G [2J (unchecked): a b\n"
+        );
+        let (plain, _) = render(PLAIN, &[Event::LedgerSummary { file_name: "::x.md", gates: 1 }]);
+        assert_eq!(plain, "::x.md: 1 gates\n", "outside GitHub Actions the line is the Node tool's");
+    }
+
+    #[test]
+    fn progress_line_shows_only_when_live_and_is_cleared_before_the_next_line() {
+        let live = Style { live: true, ..PLAIN };
+        let events = [Event::Progress(Some("  ... GATES:G1 running for 2s")), Event::NotRun];
+        let (out, _) = render(live, &events);
+        assert_eq!(
+            out,
+            "  ... GATES:G1 running for 2s\r\x1b[2K    NOT RUN: inspect this oracle, then re-run with --approve\n"
+        );
+        let (out, _) = render(PLAIN, &events);
+        assert_eq!(out, "    NOT RUN: inspect this oracle, then re-run with --approve\n");
+    }
+
+    #[test]
+    fn warnings_go_to_the_error_stream_and_an_approval_failure_is_one() {
+        let failed = Verdict { approval_failures: 2, ..verdict(Outcome::Error, &[]) };
+        let (out, err) = render(PLAIN, &[Event::Warning("gate-check: x.md: warning: w"), Event::Verdict(&failed)]);
+        assert_eq!(out, "");
+        assert_eq!(err, "gate-check: x.md: warning: w\ngate-check: infrastructure failure prevented 2 approval(s)\n");
+    }
+}

@@ -1,0 +1,75 @@
+//! Reporters that render the run's one `RunReport` record: the JSON or
+//! JUnit document on stdout, and GitHub Actions annotations.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::terminal::safe;
+
+use super::{Event, OutputFormat, Reporter};
+
+/// The machine document `--format` asks for.
+pub struct Document<W: Write> {
+    format: OutputFormat,
+    out: W,
+}
+
+impl<W: Write> Document<W> {
+    pub fn new(format: OutputFormat, out: W) -> Document<W> {
+        Document { format, out }
+    }
+}
+
+impl<W: Write> Reporter for Document<W> {
+    fn event(&mut self, event: &Event) {
+        let Event::Report(report) = event else { return };
+        let text = match self.format {
+            OutputFormat::Human => return,
+            OutputFormat::Json => report.to_json(),
+            OutputFormat::Junit => report.to_junit(),
+        };
+        let _ = self.out.write_all(text.as_bytes()).and_then(|()| self.out.flush());
+    }
+
+    fn needs_records(&self) -> bool {
+        self.format != OutputFormat::Human
+    }
+}
+
+/// `::error`/`::warning` workflow commands for a GitHub Actions log, with
+/// ledger paths shown relative to `workspace`.
+pub struct Annotations<W: Write> {
+    workspace: Option<PathBuf>,
+    out: W,
+}
+
+impl<W: Write> Annotations<W> {
+    pub fn new(workspace: Option<PathBuf>, out: W) -> Annotations<W> {
+        Annotations { workspace, out }
+    }
+
+    fn display(&self, ledger: &str) -> String {
+        match &self.workspace {
+            Some(base) => Path::new(ledger)
+                .strip_prefix(base)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| ledger.to_string()),
+            None => ledger.to_string(),
+        }
+    }
+}
+
+impl<W: Write> Reporter for Annotations<W> {
+    fn event(&mut self, event: &Event) {
+        let Event::Report(report) = event else { return };
+        let lines = report.github_annotations(|ledger| self.display(ledger));
+        for line in lines {
+            let _ = writeln!(self.out, "{}", safe(&line));
+        }
+        let _ = self.out.flush();
+    }
+
+    fn needs_records(&self) -> bool {
+        true
+    }
+}

@@ -13,6 +13,7 @@ mod dispatch;
 mod errors;
 mod evidence;
 mod expect_regex;
+mod hardening;
 mod hook;
 mod hostile;
 mod human_output;

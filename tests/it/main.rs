@@ -29,6 +29,7 @@ mod output_formats;
 mod parser;
 mod parser_properties;
 mod pipeline_actions;
+mod processes;
 mod reporters;
 mod root_search;
 mod runner;

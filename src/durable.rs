@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use nix::fcntl::OFlag;
 
 use crate::digest::sha256_hex;
-use crate::target::STATE_DIR;
+use crate::pipeline::StateDir;
 
 fn with_path(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_ {
     move |error| io::Error::new(error.kind(), format!("{}: {error}", path.display()))
@@ -22,9 +22,13 @@ fn with_path(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_ {
 /// Replaces (or creates) `path` with `bytes`: a temp file in the same
 /// directory with permissions `mode`, fsync, rename over `path`, fsync of
 /// the directory. A reader, or a crash at any instant, sees the old file or
-/// the new one, never a mix.
+/// the new one, never a mix. The new file belongs to the owner of its
+/// directory (see `give_file_to_owner_of`).
 pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    replace_with(path, bytes, |temp| set_mode(temp, mode))
+    replace_with(path, bytes, |temp| {
+        give_file_to_owner_of(temp, parent_directory(path))?;
+        set_mode(temp, mode)
+    })
 }
 
 /// Like `replace_file`, but the new file keeps what the replaced one had:
@@ -202,15 +206,14 @@ pub fn read_stable(path: &Path, max_bytes: u64) -> Result<Option<StableRead>, Re
     }
 }
 
-/// `<canonical root>/.unlazy/locks`, created private when missing. Each
-/// level must already be, or is created as, a real directory: a planted
-/// link is refused before anything is created through it. A level this
-/// process creates belongs to the owner of the directory it lives in, so a
-/// run as root leaves no state the repository's owner cannot use.
-pub fn lock_directory(root: &Path) -> io::Result<PathBuf> {
+/// `<canonical root>/.unlazy`, created private (with its ignore file) when
+/// missing, and refused unless it is a real directory: a planted link is
+/// refused before anything is created through it. What this process creates
+/// belongs to the owner of the directory it lives in, so a run as root
+/// leaves no state the repository's owner cannot use.
+pub fn state_directory(root: &Path) -> io::Result<PathBuf> {
     let root = fs::canonicalize(root).map_err(with_path(root))?;
-    let state = root.join(STATE_DIR);
-    let directory = state.join("locks");
+    let state = StateDir::new(&root).path();
     match fs::symlink_metadata(&state) {
         Ok(_) => {}
         Err(error) if error.kind() == io::ErrorKind::NotFound => {
@@ -225,6 +228,21 @@ pub fn lock_directory(root: &Path) -> io::Result<PathBuf> {
         Err(error) => return Err(with_path(&state)(error)),
     }
     real_directory_in(&state, &root)?;
+    Ok(state)
+}
+
+/// `<canonical root>/.unlazy/locks`, made like `state_directory`.
+pub fn lock_directory(root: &Path) -> io::Result<PathBuf> {
+    let state = state_directory(root)?;
+    let directory = StateDir::locks_in(&state);
+    real_directory_in(&directory, &state)?;
+    Ok(directory)
+}
+
+/// `<canonical root>/.unlazy/<name>`, made like `state_directory`.
+pub fn state_subdirectory(root: &Path, name: &str) -> io::Result<PathBuf> {
+    let state = state_directory(root)?;
+    let directory = state.join(name);
     real_directory_in(&directory, &state)?;
     Ok(directory)
 }
@@ -234,8 +252,8 @@ pub fn lock_directory(root: &Path) -> io::Result<PathBuf> {
 /// one can be created in its writable parent.
 pub fn check_lock_directory(root: &Path) -> io::Result<()> {
     let root = fs::canonicalize(root).map_err(with_path(root))?;
-    let state = root.join(STATE_DIR);
-    let directory = state.join("locks");
+    let state = StateDir::new(&root).path();
+    let directory = StateDir::locks_in(&state);
     for (level, parent) in [(&state, &root), (&directory, &state)] {
         match fs::symlink_metadata(level) {
             Ok(meta) if meta.is_dir() => {}
@@ -288,6 +306,20 @@ pub fn give_to_owner_of(path: &Path, directory: &Path) -> io::Result<()> {
         return Ok(());
     }
     std::os::unix::fs::lchown(path, Some(owner.uid()), Some(owner.gid())).map_err(with_path(path))
+}
+
+/// `give_to_owner_of` for a file this process holds open and has not yet
+/// linked into place, so the file is never visible with the wrong owner.
+fn give_file_to_owner_of(file: &File, directory: &Path) -> io::Result<()> {
+    if !nix::unistd::geteuid().is_root() {
+        return Ok(());
+    }
+    let owner = fs::metadata(directory).map_err(with_path(directory))?;
+    let created = file.metadata()?;
+    if (created.uid(), created.gid()) == (owner.uid(), owner.gid()) {
+        return Ok(());
+    }
+    std::os::unix::fs::fchown(file, Some(owner.uid()), Some(owner.gid()))
 }
 
 /// The target with its nearest existing ancestor canonicalized and the
@@ -440,6 +472,8 @@ fn stage(directory: &Path, path: &Path) -> io::Result<tempfile::NamedTempFile> {
         .tempfile_in(directory)
         .map_err(with_path(directory))?;
     staged.as_file().lock().map_err(with_path(staged.path()))?;
+    // A lock file root creates in a user's repository stays the user's.
+    give_file_to_owner_of(staged.as_file(), directory).map_err(with_path(staged.path()))?;
     let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
     let seed = format!("{}:{at}:{}:{}", std::process::id(), staged.path().display(), path.display());
     let record = LockRecord {
@@ -548,7 +582,7 @@ fn process_is_running(pid: u32) -> bool {
     !matches!(nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None), Err(nix::errno::Errno::ESRCH))
 }
 
-/// What a locked update decided: keep the file, or replace it.
+/// What a locked update decided: keep the file, replace it, or remove files.
 pub enum Change<T> {
     Keep(T),
     Replace {
@@ -562,15 +596,22 @@ pub enum Change<T> {
         bytes: Vec<u8>,
         original: fs::Metadata,
     },
+    /// Remove `paths` (a record directory's entries; one already gone is
+    /// no error), each with the stale temp files of its earlier writes.
+    Remove {
+        value: T,
+        paths: Vec<PathBuf>,
+    },
 }
 
 /// The one read-modify-write of a state file: while `lock` (acquired by
-/// the caller, waiting as long as suits it) is held, `decide` reads the
+/// the caller, waiting as long as suits it: a `FileLock`, or the flocked
+/// directory of a store that locks itself) is held, `decide` reads the
 /// current state and says what to do, and a replacement of `target` is
 /// written atomically before the lock is released, so no other writer can
 /// slip in between the read and the write.
-pub fn update_locked<T, E: From<io::Error>>(
-    lock: FileLock,
+pub fn update_locked<L, T, E: From<io::Error>>(
+    lock: L,
     target: &Path,
     decide: impl FnOnce() -> Result<Change<T>, E>,
 ) -> Result<T, E> {
@@ -579,8 +620,8 @@ pub fn update_locked<T, E: From<io::Error>>(
 
 /// `update_locked`, then `after` on the decided value while the lock is
 /// still held (an audit line that must list commits in commit order).
-pub fn update_locked_then<T, R, E: From<io::Error>>(
-    lock: FileLock,
+pub fn update_locked_then<L, T, R, E: From<io::Error>>(
+    lock: L,
     target: &Path,
     decide: impl FnOnce() -> Result<Change<T>, E>,
     after: impl FnOnce(T) -> R,
@@ -594,6 +635,17 @@ pub fn update_locked_then<T, R, E: From<io::Error>>(
         }
         Change::ReplaceKeeping { value, bytes, original } => {
             replace_file_keeping(target, &bytes, &original)?;
+            value
+        }
+        Change::Remove { value, paths } => {
+            for path in &paths {
+                match fs::remove_file(path) {
+                    Ok(()) => {}
+                    Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+                    Err(error) => return Err(with_path(path)(error).into()),
+                }
+                remove_stale_temp_files(path)?;
+            }
             value
         }
     };

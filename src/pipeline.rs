@@ -6,20 +6,22 @@
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use nix::fcntl::OFlag;
 use thiserror::Error;
 
-use crate::target::{real_directory_inside, STATE_DIR};
+use crate::durable::{self, Change, FileLock};
+use crate::target::STATE_DIR;
 use crate::terminal;
 
 #[derive(Debug, Error)]
 pub enum StateError {
-    #[error("{0} must be a real directory inside the repository, not a link or file")]
-    NotRealDirectory(String),
+    /// A level of `.unlazy/<scope>` is not a real directory, or cannot be made.
+    #[error("{0}")]
+    Directory(std::io::Error),
     #[error("refusing non-file or linked {0} {1}")]
     NotRegular(&'static str, String),
     #[error("{0}: {1}")]
@@ -67,20 +69,17 @@ impl StateDir {
         self.scope(scope).join(crate::dispatch::store::STATE_FILE)
     }
 
-    /// Creates the scope's directory (0700, with parents) when missing and
-    /// checks that it and `.unlazy` are real directories inside the root.
+    /// `<root>/.unlazy/locks` of a `.unlazy` directory.
+    pub fn locks_in(state: &Path) -> PathBuf {
+        state.join("locks")
+    }
+
+    /// Creates `.unlazy` and the scope's directory (0700, given to the
+    /// owner of their parent) when missing, and checks that both are real
+    /// directories inside the root.
     pub fn ensure_scope(&self, scope: &str) -> Result<PathBuf, StateError> {
-        let directory = self.scope(scope);
-        let state = self.path();
-        if fs::symlink_metadata(&state).is_ok() && !real_directory_inside(&self.root, &state) {
-            return Err(StateError::NotRealDirectory(state.display().to_string()));
-        }
-        crate::state_root::ensure(&self.root).map_err(io_error(&state))?;
-        fs::DirBuilder::new().recursive(true).mode(0o700).create(&directory).map_err(io_error(&directory))?;
-        if !real_directory_inside(&self.root, &directory) || !real_directory_inside(&self.root, &state) {
-            return Err(StateError::NotRealDirectory(directory.display().to_string()));
-        }
-        Ok(directory)
+        durable::state_subdirectory(&self.root, scope).map_err(StateError::Directory)?;
+        Ok(self.scope(scope))
     }
 }
 
@@ -88,21 +87,57 @@ impl StateDir {
 /// directory, fsync, rename, fsync of the directory. A link or other
 /// non-regular file at `path` is refused rather than replaced.
 pub fn write_atomically(path: &Path, text: &str, label: &'static str) -> Result<(), StateError> {
-    if let Ok(existing) = fs::symlink_metadata(path) {
-        if !existing.is_file() {
-            return Err(StateError::NotRegular(label, path.display().to_string()));
-        }
-    }
-    crate::durable::replace_file(path, text.as_bytes(), 0o600).map_err(|e| StateError::Io(label.to_string(), e))
+    refuse_non_regular(path, label)?;
+    durable::replace_file(path, text.as_bytes(), 0o600).map_err(|e| StateError::Io(label.to_string(), e))
 }
 
-/// Records which agent session owns the scope (`.unlazy/<scope>/session`).
+fn refuse_non_regular(path: &Path, label: &'static str) -> Result<(), StateError> {
+    match fs::symlink_metadata(path) {
+        Ok(existing) if !existing.is_file() => Err(StateError::NotRegular(label, path.display().to_string())),
+        _ => Ok(()),
+    }
+}
+
+/// Records which agent session owns the scope (`.unlazy/<scope>/session`),
+/// under the session file's lock, which also proves that the temp files of
+/// an earlier, killed binding are nobody's.
 pub fn bind_session(root: &Path, scope: &str, session: &str) -> Result<PathBuf, StateError> {
+    const LABEL: &str = "session binding";
     let state = StateDir::new(root);
     state.ensure_scope(scope)?;
     let path = state.session(scope);
-    write_atomically(&path, &format!("{}\n", session.trim()), "session binding")?;
+    let lock = FileLock::for_target(root, &path)
+        .and_then(|lock| FileLock::acquire(&lock))
+        .map_err(|e| StateError::Io(LABEL.to_string(), e))?;
+    durable::update_locked(lock, &path, || {
+        refuse_non_regular(&path, LABEL)?;
+        durable::remove_stale_temp_files(&path).map_err(|e| StateError::Io(LABEL.to_string(), e))?;
+        Ok(Change::Replace { value: (), bytes: format!("{}\n", session.trim()).into_bytes(), mode: 0o600 })
+    })
+    .map_err(|error| match error {
+        LockedWriteError::State(error) => error,
+        LockedWriteError::Write(error) => StateError::Io(LABEL.to_string(), error),
+    })?;
     Ok(path)
+}
+
+/// Why a locked state-file write failed: refused before writing, or the
+/// replacement write itself.
+enum LockedWriteError {
+    State(StateError),
+    Write(std::io::Error),
+}
+
+impl From<StateError> for LockedWriteError {
+    fn from(error: StateError) -> Self {
+        LockedWriteError::State(error)
+    }
+}
+
+impl From<std::io::Error> for LockedWriteError {
+    fn from(error: std::io::Error) -> Self {
+        LockedWriteError::Write(error)
+    }
 }
 
 /// One status-log line: an RFC 3339 UTC timestamp, a space, and `text`
@@ -140,10 +175,9 @@ pub fn append_status_at(root: &Path, scope: &str, at: SystemTime, text: &str) ->
     state.ensure_scope(scope)?;
     let path = state.status_log(scope);
     let refused = || StateError::NotRegular(LABEL, path.display().to_string());
-    if let Ok(before) = fs::symlink_metadata(&path) {
-        if !before.is_file() || before.nlink() != 1 {
-            return Err(refused());
-        }
+    let before = fs::symlink_metadata(&path).ok();
+    if before.as_ref().is_some_and(|before| !before.is_file() || before.nlink() != 1) {
+        return Err(refused());
     }
     let mut file = OpenOptions::new()
         .append(true)
@@ -162,6 +196,10 @@ pub fn append_status_at(root: &Path, scope: &str, at: SystemTime, text: &str) ->
     let named = fs::symlink_metadata(&path).map_err(io_error(&path))?;
     if !opened.is_file() || opened.nlink() != 1 || opened.dev() != named.dev() || opened.ino() != named.ino() {
         return Err(refused());
+    }
+    if before.is_none() {
+        // Created just now (or by a concurrent appender, to the same owner).
+        durable::give_to_owner_of(&path, &state.scope(scope)).map_err(io_error(&path))?;
     }
     let line = status_line(at, text);
     file.write_all(line.as_bytes()).map_err(io_error(&path))?;

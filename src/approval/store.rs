@@ -11,7 +11,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::Oracle;
-use crate::durable::{self, ReadRefusal};
+use crate::durable::{self, Change, ReadRefusal};
 use crate::paths;
 
 /// Largest approval record, for the writer and the reader alike.
@@ -194,14 +194,40 @@ impl Store {
         let path = store.path.join(oracle.record_name(ledger, gate));
         // A concurrent approver got here first: replacing its valid record
         // would make runs reading it right now fail closed on a replaced file.
-        if Self::holds_record(&store, ledger, gate, oracle)? {
-            return Ok(path);
-        }
-        let text = record_text(ledger, gate, oracle, std::time::SystemTime::now());
-        check_record_size(gate, &text)?;
-        crate::durable::replace_file(&path, text.as_bytes(), 0o600).map_err(io_error(&path))?;
-        Self::assert_unchanged(&store)?;
+        let decide = || {
+            if Self::holds_record(&store, ledger, gate, oracle)? {
+                return Ok(Change::Keep(()));
+            }
+            let text = record_text(ledger, gate, oracle, std::time::SystemTime::now());
+            check_record_size(gate, &text)?;
+            Ok(Change::Replace { value: (), bytes: text.into_bytes(), mode: 0o600 })
+        };
+        // Still under the lock: the record was written into the store checked.
+        let written = durable::update_locked_then(lock, &path, decide, |()| Self::assert_unchanged(&store));
+        written.map_err(|error| match error {
+            ApprovalWrite::Refused(error) => error,
+            ApprovalWrite::Write(error) => io_error(&path)(error),
+        })??;
         Ok(path)
+    }
+}
+
+/// Why writing an approval record failed: refused before the write, or
+/// the atomic replacement itself.
+enum ApprovalWrite {
+    Refused(StoreError),
+    Write(std::io::Error),
+}
+
+impl From<StoreError> for ApprovalWrite {
+    fn from(error: StoreError) -> Self {
+        ApprovalWrite::Refused(error)
+    }
+}
+
+impl From<std::io::Error> for ApprovalWrite {
+    fn from(error: std::io::Error) -> Self {
+        ApprovalWrite::Write(error)
     }
 }
 

@@ -94,6 +94,7 @@ pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Resul
         .and_then(|lock| FileLock::acquire(&lock))
         .map_err(|e| format!("cannot lock dispatch state: {e}"))?;
     let decide = || -> Result<_, durable::UpdateFailure> {
+        durable::remove_stale_temp_files(&path).map_err(|e| format!("cannot remove stale temp files: {e}"))?;
         let mut state = read(root, scope)?;
         let now = Stamp::now();
         let event = state.apply(wave_id, action, &now)?;

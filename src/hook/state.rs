@@ -159,6 +159,7 @@ fn now() -> String {
 pub fn record_block(root: &Path, path: &Path, key: &str, hash: &str) -> Result<u64, String> {
     let lock = lock_state(root, path)?;
     durable::update_locked(lock, path, || {
+        durable::remove_stale_temp_files(path).map_err(|e| format!("cannot remove stale temp files: {e}"))?;
         let mut state = read_state(path)?.unwrap_or_default();
         let blocks = state.record_block(key, hash, &now());
         Ok(Change::Replace { value: blocks, bytes: state.to_json().into_bytes(), mode: 0o600 })
@@ -175,6 +176,7 @@ pub fn clear_session(root: &Path, path: &Path, key: &str) {
     let Ok(_lock) = lock_state(root, path) else {
         return;
     };
+    let _ = durable::remove_stale_temp_files(path);
     let Ok(Some(mut state)) = read_state(path) else {
         return;
     };

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 use super::{conflicts, parse_record, render_record, Conflict, Lease, MAX_RECORD_BYTES};
-use crate::durable::{self, FileLock, ReadRefusal};
-use crate::pipeline::{self, StateError};
+use crate::durable::{self, Change, FileLock, ReadRefusal};
+use crate::pipeline::StateError;
 
 /// The lock target the Node tool uses for the registry, so both tools
 /// serialize claims on the same lock file.
@@ -30,6 +30,9 @@ pub enum RegistryError {
     Malformed(String, String),
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
+    /// Writing or removing a record (the message names it).
+    #[error("cannot update the lease registry: {0}")]
+    Update(#[from] std::io::Error),
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> RegistryError + '_ {
@@ -46,7 +49,7 @@ pub enum ClaimOutcome {
 /// this value lives.
 struct Locked {
     directory: PathBuf,
-    _lock: FileLock,
+    lock: FileLock,
 }
 
 impl Locked {
@@ -56,35 +59,35 @@ impl Locked {
         let path = FileLock::for_target(root, &directory.join(LOCK_TARGET))
             .map_err(io_error(Path::new("lease lock directory")))?;
         let lock = FileLock::acquire(&path).map_err(io_error(&path))?;
-        Ok(Locked { directory, _lock: lock })
+        Ok(Locked { directory, lock })
     }
+}
 
-    /// Every record, sorted by file name.
-    fn leases(&self) -> Result<Vec<(PathBuf, Lease)>, RegistryError> {
-        let entries = fs::read_dir(&self.directory).map_err(io_error(&self.directory))?;
-        let mut names = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(io_error(&self.directory))?;
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else {
-                continue;
-            };
-            if name.ends_with(RECORD_SUFFIX) {
-                names.push(name.to_string());
-            }
+/// Every record in the registry `directory`, sorted by file name.
+fn leases(directory: &Path) -> Result<Vec<(PathBuf, Lease)>, RegistryError> {
+    let entries = fs::read_dir(directory).map_err(io_error(directory))?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io_error(directory))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        if name.ends_with(RECORD_SUFFIX) {
+            names.push(name.to_string());
         }
-        names.sort();
-        names
-            .into_iter()
-            .map(|name| {
-                let path = self.directory.join(&name);
-                let text = read_record(&path)?;
-                let lease = parse_record(&name, &text)
-                    .map_err(|reason| RegistryError::Malformed(path.display().to_string(), reason))?;
-                Ok((path, lease))
-            })
-            .collect()
     }
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let path = directory.join(&name);
+            let text = read_record(&path)?;
+            let lease = parse_record(&name, &text)
+                .map_err(|reason| RegistryError::Malformed(path.display().to_string(), reason))?;
+            Ok((path, lease))
+        })
+        .collect()
 }
 
 /// Reads a record as one stable regular file; anything else is refused.
@@ -103,31 +106,32 @@ fn read_record(path: &Path) -> Result<String, RegistryError> {
 /// Claims `globs` (already normalized OWNS paths) for `scope/leaf`, unless
 /// the identity already holds a lease or any glob overlaps another's.
 pub fn claim(root: &Path, scope: &str, leaf: &str, globs: &[String]) -> Result<ClaimOutcome, RegistryError> {
-    let registry = Locked::acquire(root)?;
-    let held: Vec<Lease> = registry.leases()?.into_iter().map(|(_, lease)| lease).collect();
-    let wanted = Lease { scope: scope.into(), leaf: leaf.into(), globs: globs.to_vec(), pid: Some(std::process::id()) };
-    let found = conflicts(&wanted, &held);
-    if !found.is_empty() {
-        return Ok(ClaimOutcome::Refused(found));
-    }
-    let path = registry.directory.join(super::record_name(scope, leaf));
-    pipeline::write_atomically(&path, &render_record(&wanted), "lease record")?;
-    Ok(ClaimOutcome::Claimed(wanted.globs))
+    let Locked { directory, lock } = Locked::acquire(root)?;
+    let path = directory.join(super::record_name(scope, leaf));
+    durable::update_locked(lock, &path, || {
+        let held: Vec<Lease> = leases(&directory)?.into_iter().map(|(_, lease)| lease).collect();
+        let wanted =
+            Lease { scope: scope.into(), leaf: leaf.into(), globs: globs.to_vec(), pid: Some(std::process::id()) };
+        let found = conflicts(&wanted, &held);
+        if !found.is_empty() {
+            return Ok(Change::Keep(ClaimOutcome::Refused(found)));
+        }
+        // Every `.lease` name was read strictly above, so `path` is no link.
+        durable::remove_stale_temp_files(&path)?;
+        let bytes = render_record(&wanted).into_bytes();
+        Ok(Change::Replace { value: ClaimOutcome::Claimed(wanted.globs), bytes, mode: 0o600 })
+    })
 }
 
 /// Removes every lease of `scope` (or only `scope/leaf`); returns how many.
 pub fn release(root: &Path, scope: &str, leaf: Option<&str>) -> Result<usize, RegistryError> {
-    let registry = Locked::acquire(root)?;
-    let mut released = 0;
-    for (path, lease) in registry.leases()? {
-        if lease.scope != scope || leaf.is_some_and(|leaf| lease.leaf != leaf) {
-            continue;
-        }
-        match fs::remove_file(&path) {
-            Ok(()) => released += 1,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            Err(error) => return Err(RegistryError::Io(path.display().to_string(), error)),
-        }
-    }
-    Ok(released)
+    let Locked { directory, lock } = Locked::acquire(root)?;
+    durable::update_locked(lock, &directory, || {
+        let paths: Vec<PathBuf> = leases(&directory)?
+            .into_iter()
+            .filter(|(_, lease)| lease.scope == scope && leaf.is_none_or(|leaf| lease.leaf == leaf))
+            .map(|(path, _)| path)
+            .collect();
+        Ok(Change::Remove { value: paths.len(), paths })
+    })
 }

@@ -112,11 +112,6 @@ pub enum UpdateError {
 pub fn update<T>(root: &Path, path: &Path, decide: impl FnOnce(&Document) -> (T, Vec<Edit>)) -> Result<T, UpdateError> {
     let lock_path = FileLock::for_target(root, path)?;
     let lock = FileLock::acquire(&lock_path)?;
-    // A lock file created by root in a user's repository stays usable by
-    // its owner.
-    if let Some(directory) = lock_path.parent() {
-        durable::give_to_owner_of(&lock_path, directory)?;
-    }
     durable::remove_stale_temp_files(path)?;
     durable::update_locked(lock, path, || {
         let text = read(path)?;

@@ -35,4 +35,5 @@ mod root_search;
 mod runner;
 mod smoke;
 mod state_ignore;
+mod state_ownership;
 mod targeting;

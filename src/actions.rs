@@ -56,7 +56,7 @@ fn stem(path: &Path) -> String {
 }
 
 pub fn execute(options: &ActionOptions, env: &Environment) -> Result<Exit, Error> {
-    let located = Root::locate(&env.cwd, options.root.as_deref(), Looking::ForPipelines);
+    let located = Root::locate(&env.cwd, env.home.as_deref(), options.root.as_deref(), Looking::ForPipelines);
     let root = located.path.clone();
     match std::fs::metadata(&root) {
         Ok(meta) if meta.is_dir() => {}
@@ -69,7 +69,7 @@ pub fn execute(options: &ActionOptions, env: &Environment) -> Result<Exit, Error
     if let Some(scope) = &options.scope {
         target::validate_scope_id(scope, "scope").map_err(usage)?;
     }
-    let target = match target::resolve(&root, &[], options.scope.as_deref()) {
+    let target = match target::resolve(&root, &[], options.scope.as_deref().or(env.scope.as_deref())) {
         Ok(target) => target,
         // Leases can outlive a deleted or broken pipeline folder; an explicit
         // scope must still be able to release them.

@@ -315,7 +315,12 @@ fn report_parse_error(error: &clap::Error) -> Exit {
     } else {
         terminal::emit(text.as_bytes());
     }
-    Exit::from_code(error.exit_code())
+    // Help and version go to stdout and succeed; every other clap error is usage.
+    if error.use_stderr() {
+        Exit::Error
+    } else {
+        Exit::Met
+    }
 }
 
 /// Parses the process arguments, runs, and returns the exit status.
@@ -332,13 +337,16 @@ pub fn main() -> Exit {
     };
     match cli.command.take() {
         Some(Command::Completions { shell }) => return print_completions(shell),
-        Some(Command::Man(args)) => return Exit::from_code(crate::manual::run(&args, Cli::command())),
-        Some(Command::Dispatch(args)) => return Exit::from_code(crate::dispatch::cli::run(args)),
+        Some(Command::Man(args)) => return crate::manual::run(&args, Cli::command()),
+        Some(Command::Dispatch(args)) => {
+            return with_environment(|env| crate::dispatch::cli::run(args, env));
+        }
         Some(Command::Lint { strict, json, scope, files }) => {
-            return Exit::from_code(lint_files::run(strict, json, &files, scope.as_deref()))
+            return with_environment(|env| lint_files::run(env, strict, json, &files, scope.as_deref()));
         }
         Some(Command::Hook { event: HookEvent::Stop { scope } }) => {
-            return Exit::from_code(hook::stop(scope.as_deref()))
+            // A Stop hook must never exit 2, even without a working directory.
+            return hook::stop(Environment::from_process().ok().as_ref(), scope.as_deref());
         }
         Some(Command::InstallHooks { scope, shared, global, uninstall }) => {
             let location = match (shared, global) {
@@ -346,7 +354,7 @@ pub fn main() -> Exit {
                 (_, true) => install::Location::Global,
                 _ => install::Location::Local,
             };
-            return Exit::from_code(install::run(location, scope.as_deref(), uninstall));
+            return with_environment(|env| install::run(env, location, scope.as_deref(), uninstall));
         }
         None => {}
     }
@@ -360,4 +368,13 @@ pub fn main() -> Exit {
         None => run_checker(&cli.into_options()),
     };
     outcome.unwrap_or_else(|error| report_error(&error))
+}
+
+/// Runs `command` with the process environment, or reports why it cannot
+/// be read.
+fn with_environment(command: impl FnOnce(&Environment) -> Exit) -> Exit {
+    match Environment::from_process() {
+        Ok(env) => command(&env),
+        Err(error) => report_error(&error),
+    }
 }

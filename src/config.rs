@@ -17,6 +17,14 @@ pub struct Environment {
     pub path_var: String,
     /// `UNLAZY_SHELL` when set and non-empty.
     pub shell: Option<String>,
+    /// `UNLAZY_SCOPE` when set and non-empty: the pipeline used when no
+    /// `--scope` names one.
+    pub scope: Option<String>,
+    /// `UNLAZY_APPROVAL_DIR` when set and non-empty, as given.
+    pub approval_dir: Option<PathBuf>,
+    /// The user's home directory: the default approval store and global
+    /// agent settings live under it, and the root search stops below it.
+    pub home: Option<PathBuf>,
     /// Set when running as a GitHub Actions step.
     pub github: Option<GitHub>,
     pub terminal: Terminal,
@@ -64,6 +72,9 @@ impl Environment {
             cwd,
             path_var: std::env::var_os("PATH").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(),
             shell: non_empty("UNLAZY_SHELL"),
+            scope: non_empty("UNLAZY_SCOPE"),
+            approval_dir: std::env::var_os("UNLAZY_APPROVAL_DIR").filter(|v| !v.is_empty()).map(PathBuf::from),
+            home: directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf()),
             github: github_actions
                 .then(|| GitHub { workspace: std::env::var_os("GITHUB_WORKSPACE").map(PathBuf::from) }),
             terminal: Terminal {

@@ -36,17 +36,6 @@ impl Exit {
             Exit::Interrupted(signal) => 128u8.saturating_add(signal),
         }
     }
-
-    /// The status a subcommand reported as a number; anything outside the
-    /// four known codes is an error.
-    pub fn from_code(code: i32) -> Exit {
-        match code {
-            0 => Exit::Met,
-            1 => Exit::Unmet,
-            3 => Exit::LeaseConflict,
-            _ => Exit::Error,
-        }
-    }
 }
 
 impl From<Exit> for ExitCode {
@@ -131,8 +120,6 @@ mod tests {
         let codes: Vec<u8> = [Exit::Met, Exit::Unmet, Exit::Error, Exit::LeaseConflict].map(Exit::code).to_vec();
         assert_eq!(codes, [0, 1, 2, 3]);
         assert_eq!([2, 15, 1].map(|signal| Exit::Interrupted(signal).code()), [130, 143, 129]);
-        assert_eq!(Exit::from_code(3), Exit::LeaseConflict);
-        assert_eq!(Exit::from_code(-1), Exit::Error);
         assert_eq!(Error::Invalid(vec!["a".into(), "b".into()]).lines(), ["a", "b"]);
     }
 }

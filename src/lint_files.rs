@@ -3,16 +3,18 @@
 
 use std::path::PathBuf;
 
+use crate::config::Environment;
+use crate::error::Exit;
 use crate::{lint, target, terminal};
 
 /// The ledgers to lint: the named files, or with none the ledgers the
 /// checker itself would target from the current directory.
-fn ledgers(files: &[PathBuf], scope: Option<&str>) -> Result<Vec<PathBuf>, String> {
+fn ledgers(env: &Environment, files: &[PathBuf], scope: Option<&str>) -> Result<Vec<PathBuf>, String> {
     if !files.is_empty() {
         return Ok(files.to_vec());
     }
-    let root = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let found = target::resolve(&root, &[], scope)?.files;
+    let root = &env.cwd;
+    let found = target::resolve(root, &[], scope.or(env.scope.as_deref()))?.files;
     if found.is_empty() {
         return Err(format!(
             "no gate files found (looked for {}/<scope>/, then GATES.md and gates/*.md under {})",
@@ -27,12 +29,12 @@ fn ledgers(files: &[PathBuf], scope: Option<&str>) -> Result<Vec<PathBuf>, Strin
 /// marker (or one JSON document). Exit 2 when a ledger cannot be found,
 /// read or parsed, 1 with `--strict` when there are warnings, else 0: the
 /// rules are advisory, as in the Node linter.
-pub fn run(strict: bool, json: bool, files: &[PathBuf], scope: Option<&str>) -> i32 {
-    let files = match ledgers(files, scope) {
+pub fn run(env: &Environment, strict: bool, json: bool, files: &[PathBuf], scope: Option<&str>) -> Exit {
+    let files = match ledgers(env, files, scope) {
         Ok(files) => files,
         Err(message) => {
             terminal::warn(&format!("gate-check: {message}"));
-            return 2;
+            return Exit::Error;
         }
     };
     let mut findings = Vec::new();
@@ -89,8 +91,8 @@ pub fn run(strict: bool, json: bool, files: &[PathBuf], scope: Option<&str>) -> 
         }
     }
     match (unusable, failed) {
-        (true, _) => 2,
-        (false, true) => 1,
-        (false, false) => 0,
+        (true, _) => Exit::Error,
+        (false, true) => Exit::Unmet,
+        (false, false) => Exit::Met,
     }
 }

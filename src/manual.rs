@@ -4,6 +4,7 @@
 //! renderer does not know. Rendering is pure; `run` prints one page or
 //! writes them all into a directory.
 
+use crate::error::Exit;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -242,7 +243,7 @@ pub fn pages(command: clap::Command) -> io::Result<Vec<Page>> {
 }
 
 /// `gate-check man [--dir DIR] [SUBCOMMAND...]`.
-pub fn run(args: &ManArgs, command: clap::Command) -> i32 {
+pub fn run(args: &ManArgs, command: clap::Command) -> Exit {
     let pages = match pages(command) {
         Ok(pages) => pages,
         Err(error) => return fail(&format!("cannot render the manual pages: {error}")),
@@ -255,7 +256,7 @@ pub fn run(args: &ManArgs, command: clap::Command) -> i32 {
     match pages.iter().find(|page| page.name == wanted) {
         Some(page) => {
             terminal::emit(&page.roff);
-            0
+            Exit::Met
         }
         None => {
             let known: Vec<&str> =
@@ -265,7 +266,7 @@ pub fn run(args: &ManArgs, command: clap::Command) -> i32 {
     }
 }
 
-fn write_all(dir: &Path, pages: &[Page]) -> i32 {
+fn write_all(dir: &Path, pages: &[Page]) -> Exit {
     if let Err(error) = std::fs::create_dir_all(dir) {
         return fail(&format!("cannot create {}: {error}", dir.display()));
     }
@@ -276,10 +277,10 @@ fn write_all(dir: &Path, pages: &[Page]) -> i32 {
         }
         terminal::say(&path.display().to_string());
     }
-    0
+    Exit::Met
 }
 
-fn fail(message: &str) -> i32 {
+fn fail(message: &str) -> Exit {
     terminal::warn(&format!("gate-check man: {message}"));
-    2
+    Exit::Error
 }

@@ -99,9 +99,9 @@ impl Looking {
         }
     }
 
-    /// Pipelines when a scope is named (`--scope` or `UNLAZY_SCOPE`), else ledgers.
+    /// Pipelines when a scope is named (`--scope`, else `UNLAZY_SCOPE`), else ledgers.
     pub fn for_scope(scope: Option<&str>) -> Looking {
-        if scope.is_some() || std::env::var("UNLAZY_SCOPE").is_ok_and(|s| !s.is_empty()) {
+        if scope.is_some() {
             Looking::ForPipelines
         } else {
             Looking::ForLedgers
@@ -115,14 +115,12 @@ impl Root {
         Root { path, searched: Vec::new() }
     }
 
-    /// `--root` when given, else the root found upward from `cwd`.
-    pub fn locate(cwd: &Path, explicit: Option<&Path>, looking: Looking) -> Root {
+    /// `--root` when given, else the root found upward from `cwd`, never
+    /// reaching `home` (see `search_root`).
+    pub fn locate(cwd: &Path, home: Option<&Path>, explicit: Option<&Path>, looking: Looking) -> Root {
         match explicit {
             Some(root) => Root::given(paths::resolve(cwd, root)),
-            None => {
-                let home = directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf());
-                search_root(cwd, home.as_deref(), looking)
-            }
+            None => search_root(cwd, home, looking),
         }
     }
 
@@ -234,6 +232,9 @@ fn discover(root: &Path, base: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
+/// The run's ledgers: `files` when given, else the pipeline `scope` (the
+/// caller's `--scope`, else `UNLAZY_SCOPE`), else the only pipeline, else
+/// the legacy ledgers.
 pub fn resolve(root: &Path, files: &[PathBuf], scope: Option<&str>) -> Result<Target, String> {
     if !files.is_empty() {
         return Ok(Target {
@@ -243,8 +244,7 @@ pub fn resolve(root: &Path, files: &[PathBuf], scope: Option<&str>) -> Result<Ta
         });
     }
     let scopes = list_scopes(root);
-    let wanted = scope.map(str::to_string).or_else(|| std::env::var("UNLAZY_SCOPE").ok().filter(|s| !s.is_empty()));
-    let chosen = match wanted {
+    let chosen = match scope.map(str::to_string) {
         Some(wanted) => {
             validate_scope_id(&wanted, "scope")?;
             let state = root.join(STATE_DIR);

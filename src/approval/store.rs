@@ -11,8 +11,10 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::Oracle;
+use crate::config::Environment;
 use crate::durable::{self, Change, ReadRefusal};
 use crate::paths;
+use crate::target::STATE_DIR;
 
 /// Largest approval record, for the writer and the reader alike.
 pub const MAX_RECORD_BYTES: u64 = 256 * 1024;
@@ -101,19 +103,16 @@ pub struct Store {
 }
 
 impl Store {
-    /// The store named by `UNLAZY_APPROVAL_DIR`, else `~/.unlazy/approved`.
+    /// The store named by `UNLAZY_APPROVAL_DIR` (against the working
+    /// directory), else `~/.unlazy/approved`.
     /// `roots` are the repository roots of the run's ledgers as given; the
     /// store must lie outside each both lexically (checked here) and
     /// canonically (checked on use).
-    pub fn locate(roots: &[PathBuf]) -> Result<Store, StoreError> {
-        let cwd = std::env::current_dir().map_err(io_error(Path::new(".")))?;
-        let named = std::env::var_os("UNLAZY_APPROVAL_DIR").filter(|v| !v.is_empty());
-        let dir = match &named {
-            Some(dir) => paths::resolve(&cwd, Path::new(dir)),
-            None => {
-                let home = directories::BaseDirs::new().ok_or(StoreError::NoHome)?;
-                home.home_dir().join(".unlazy").join("approved")
-            }
+    pub fn locate(roots: &[PathBuf], env: &Environment) -> Result<Store, StoreError> {
+        let named = env.approval_dir.as_deref();
+        let dir = match named {
+            Some(dir) => paths::resolve(&env.cwd, dir),
+            None => env.home.as_deref().ok_or(StoreError::NoHome)?.join(STATE_DIR).join("approved"),
         };
         let mut canonical_roots = Vec::with_capacity(roots.len());
         for root in roots {

@@ -89,8 +89,9 @@ pub fn load_ledgers(target: &Target, reporter: &mut dyn Reporter) -> Result<Vec<
 }
 
 pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Reporter) -> Result<Setup, Error> {
+    let scope = options.scope.as_deref().or(env.scope.as_deref());
     let located = match options.files.is_empty() {
-        true => Root::locate(&env.cwd, options.root.as_deref(), Looking::for_scope(options.scope.as_deref())),
+        true => Root::locate(&env.cwd, env.home.as_deref(), options.root.as_deref(), Looking::for_scope(scope)),
         false => Root::given(paths::resolve(&env.cwd, options.root.as_deref().unwrap_or(Path::new(".")))),
     };
     let root = located.path.clone();
@@ -105,7 +106,7 @@ pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
     if let Some(scope) = &options.scope {
         target::validate_scope_id(scope, "scope").map_err(Error::Usage)?;
     }
-    let target = target::resolve(&root, &options.files, options.scope.as_deref()).map_err(Error::Usage)?;
+    let target = target::resolve(&root, &options.files, scope).map_err(Error::Usage)?;
     if target.files.is_empty() {
         return Err(Error::usage(located.no_ledgers_message()));
     }
@@ -119,7 +120,7 @@ pub fn build_runtime(options: &RunOptions, env: &Environment, roots: &[PathBuf])
     let path_var = env.path_var.clone();
     let requested = shell::requested(options.shell.as_deref(), env.shell.as_deref());
     let shell = shell::resolve(&requested, &env.cwd, &path_var).map_err(Error::Usage)?;
-    let store = Store::locate(roots)?;
+    let store = Store::locate(roots, env)?;
     // The cap counts UTF-16 code units, as the Node tool's string length does.
     let flat = path_var.replace(['\r', '\n'], " ");
     let mut path_transcript = utf16_prefix(&flat, PATH_TRANSCRIPT_CHARS).to_string();

@@ -8,6 +8,8 @@ use clap::{Args, Subcommand};
 
 use super::model::{escape_bounded, Action, State, Wave, WaveState};
 use super::store;
+use crate::config::Environment;
+use crate::error::Exit;
 use crate::target::{validate_scope_id, Looking, Root};
 use crate::terminal::{say, warn};
 
@@ -100,9 +102,9 @@ enum Verb {
     },
 }
 
-fn fail(message: &str) -> i32 {
+fn fail(message: &str) -> Exit {
     warn(&format!("gate-check dispatch: {}", escape_bounded(message, MAX_SHOWN_BYTES)));
-    2
+    Exit::Error
 }
 
 /// `OPEN w1 (1/2 started, 0/2 returned)`, `COMPLETE w1 (2/2 returned)` or
@@ -126,9 +128,8 @@ pub fn describe(id: &str, wave: &Wave) -> String {
 }
 
 /// `--root`, else the nearest directory upward holding `.unlazy/` or `.git`.
-fn resolve_root(root: Option<&Path>) -> Result<PathBuf, String> {
-    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    let root = Root::locate(&cwd, root, Looking::ForPipelines).path;
+fn resolve_root(env: &Environment, root: Option<&Path>) -> Result<PathBuf, String> {
+    let root = Root::locate(&env.cwd, env.home.as_deref(), root, Looking::ForPipelines).path;
     match std::fs::metadata(&root) {
         Ok(meta) if meta.is_dir() => Ok(root),
         Ok(_) => Err(format!("--root is not a directory: {}", root.display())),
@@ -145,7 +146,7 @@ fn value_of<'a>(option: &str, value: &'a str) -> Result<&'a str, String> {
     }
 }
 
-fn status(root: &Path, scope: &str, wave: Option<&str>) -> Result<i32, String> {
+fn status(root: &Path, scope: &str, wave: Option<&str>) -> Result<Exit, String> {
     let state: State = store::read(root, scope)?;
     let shown: Vec<(&str, &Wave)> = match wave {
         Some(id) => {
@@ -156,7 +157,7 @@ fn status(root: &Path, scope: &str, wave: Option<&str>) -> Result<i32, String> {
     };
     if shown.is_empty() {
         say(&format!("(no dispatch waves in scope {scope})"));
-        return Ok(0);
+        return Ok(Exit::Met);
     }
     for (id, wave) in &shown {
         say(&describe(id, wave));
@@ -167,10 +168,10 @@ fn status(root: &Path, scope: &str, wave: Option<&str>) -> Result<i32, String> {
         say(&format!("HANDOFF REQUIRED: {} abandoned wave(s): {}", abandoned.len(), abandoned.join(", ")));
     }
     let complete = shown.iter().all(|(_, w)| w.state == WaveState::Complete);
-    Ok(if complete { 0 } else { 1 })
+    Ok(if complete { Exit::Met } else { Exit::Unmet })
 }
 
-fn transition(root: &Path, scope: &str, wave: &str, action: Action) -> Result<i32, String> {
+fn transition(root: &Path, scope: &str, wave: &str, action: Action) -> Result<Exit, String> {
     let committed = store::update(root, scope, wave, &action)?;
     if let Some(warning) = &committed.audit_warning {
         warn(&format!("gate-check dispatch: warning: {}", escape_bounded(warning, MAX_SHOWN_BYTES)));
@@ -189,13 +190,13 @@ fn transition(root: &Path, scope: &str, wave: &str, action: Action) -> Result<i3
         Action::Abandon { .. } => describe(wave, wave_state),
     };
     say(&line);
-    Ok(0)
+    Ok(Exit::Met)
 }
 
-fn dispatch(verb: Verb) -> Result<i32, String> {
+fn dispatch(env: &Environment, verb: Verb) -> Result<Exit, String> {
     let (place, wave, action) = match verb {
         Verb::Status { place, wave } => {
-            let root = resolve_root(place.root.as_deref())?;
+            let root = resolve_root(env, place.root.as_deref())?;
             validate_scope_id(&place.scope, "scope")?;
             return status(&root, &place.scope, wave.as_deref());
         }
@@ -213,12 +214,12 @@ fn dispatch(verb: Verb) -> Result<i32, String> {
             (place, wave, Action::Abandon { reason })
         }
     };
-    let root = resolve_root(place.root.as_deref())?;
+    let root = resolve_root(env, place.root.as_deref())?;
     validate_scope_id(&place.scope, "scope")?;
     transition(&root, &place.scope, &wave, action)
 }
 
-/// Runs one dispatch verb and returns its exit code.
-pub fn run(args: DispatchArgs) -> i32 {
-    dispatch(args.verb).unwrap_or_else(|message| fail(&message))
+/// Runs one dispatch verb and returns its exit status.
+pub fn run(args: DispatchArgs, env: &Environment) -> Exit {
+    dispatch(env, args.verb).unwrap_or_else(|message| fail(&message))
 }

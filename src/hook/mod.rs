@@ -25,6 +25,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::config::Environment;
+use crate::error::Exit;
 use crate::ledger::{self, file::LedgerFileError};
 use crate::target::{self, STATE_DIR};
 use crate::terminal::{say, warn};
@@ -55,9 +57,8 @@ fn print_json(value: &impl Serialize) {
 }
 
 /// Lets the stop through with a note for the user.
-fn allow_with(message: &str) -> i32 {
+fn allow_with(message: &str) {
     print_json(&Note { system_message: message });
-    0
 }
 
 /// The fields of the hook input the hook uses.
@@ -126,9 +127,9 @@ enum Choice {
 }
 
 /// `--scope` from the installed command, then the pipeline bound to this
-/// session, then `UNLAZY_SCOPE`, then the one pipeline not bound to another
+/// session, then `UNLAZY_SCOPE` (`from_environment`), then the one pipeline not bound to another
 /// session, then (with no pipelines at all) the legacy ledgers.
-fn choose(root: &Path, pinned: Option<&str>, session: Option<&str>) -> Choice {
+fn choose(root: &Path, pinned: Option<&str>, from_environment: Option<&str>, session: Option<&str>) -> Choice {
     let scopes = target::list_scopes(root);
     // A named scope that is listed, or present but unsafe (a link, a file,
     // outside the root): the latter is chosen too, so its discovery fails
@@ -167,11 +168,11 @@ fn choose(root: &Path, pinned: Option<&str>, session: Option<&str>) -> Choice {
             }
         }
     }
-    if let Some(scope) = std::env::var("UNLAZY_SCOPE").ok().filter(|s| !s.is_empty()) {
-        if target::validate_scope_id(&scope, "UNLAZY_SCOPE").is_err() {
+    if let Some(scope) = from_environment {
+        if target::validate_scope_id(scope, "UNLAZY_SCOPE").is_err() {
             return Choice::Skip(Some("unlazy: UNLAZY_SCOPE is not a valid scope id; not blocking.".into()));
         }
-        return named(&scope);
+        return named(scope);
     }
     if scopes.is_empty() {
         return Choice::Legacy;
@@ -230,8 +231,15 @@ fn has_dispatch_state(root: &Path, scope: Option<&str>) -> bool {
     })
 }
 
-/// Runs the Stop hook. Always returns 0: the decision is in the output.
-pub fn stop(pinned: Option<&str>) -> i32 {
+/// Runs the Stop hook. It always exits 0: the decision is in the output.
+/// Without an environment (the working directory is unreadable) it lets
+/// the stop through, after reading the input as always.
+pub fn stop(env: Option<&Environment>, pinned: Option<&str>) -> Exit {
+    decide(env, pinned);
+    Exit::Met
+}
+
+fn decide(env: Option<&Environment>, pinned: Option<&str>) {
     if pinned.is_some_and(|scope| target::validate_scope_id(scope, "scope").is_err()) {
         return allow_with("unlazy: installed hook has an invalid --scope value; not blocking.");
     }
@@ -239,27 +247,28 @@ pub fn stop(pinned: Option<&str>) -> i32 {
         Ok(payload) => payload,
         Err(message) => {
             warn(&format!("gate-check hook stop: {message}; not blocking"));
-            return 0;
+            return;
         }
     };
-    let Ok(process_cwd) = std::env::current_dir() else {
+    let Some(env) = env else {
         warn("gate-check hook stop: cannot read the working directory; not blocking");
-        return 0;
+        return;
     };
-    let start = crate::paths::resolve(&process_cwd, Path::new(payload.cwd.as_deref().unwrap_or(".")));
+    let start = crate::paths::resolve(&env.cwd, Path::new(payload.cwd.as_deref().unwrap_or(".")));
     if !start.is_dir() {
         warn(&format!("gate-check hook stop: {} is not a directory; not blocking", start.display()));
-        return 0;
+        return;
     }
     // An agent that moved into a subdirectory is still held by the
     // repository's gates.
-    let root = target::Root::locate(&start, None, target::Looking::for_scope(pinned)).path;
+    let looking = target::Looking::for_scope(pinned.or(env.scope.as_deref()));
+    let root = target::Root::locate(&start, env.home.as_deref(), None, looking).path;
     let session = payload.session.as_deref().unwrap_or("anonymous");
 
-    let choice = choose(&root, pinned, payload.session.as_deref());
+    let choice = choose(&root, pinned, env.scope.as_deref(), payload.session.as_deref());
     let scope = match &choice {
         Choice::Skip(Some(message)) => return allow_with(message),
-        Choice::Skip(None) => return 0,
+        Choice::Skip(None) => return,
         Choice::Scope(scope) => Some(scope.as_str()),
         Choice::Legacy => None,
     };
@@ -267,7 +276,7 @@ pub fn stop(pinned: Option<&str>) -> i32 {
     let (assessment, state_path) = match discover(&root, &choice) {
         Ok(files) if files.is_empty() && !has_dispatch_state(&root, scope) => {
             state::clear_session(&root, &state::state_path(&root, scope), &key);
-            return 0;
+            return;
         }
         Ok(files) => {
             let mut assessment = assess(&files);
@@ -291,7 +300,7 @@ pub fn stop(pinned: Option<&str>) -> i32 {
         if assessment.has_handoffs() {
             return allow_with(&assess::handoff_message(scope, &assessment));
         }
-        return 0;
+        return;
     }
     let blocks = match state::record_block(&root, &state_path, &key, &assessment.progress_hash()) {
         Ok(blocks) => blocks,
@@ -300,7 +309,7 @@ pub fn stop(pinned: Option<&str>) -> i32 {
         Err(_) if assessment.has_discovery_error() => {
             let reason = assess::block_reason(scope, &assessment, 1, state::MAX_BLOCKS);
             print_json(&Block { decision: "block", reason: &reason });
-            return 0;
+            return;
         }
         Err(error) => {
             return allow_with(&format!(
@@ -314,7 +323,6 @@ pub fn stop(pinned: Option<&str>) -> i32 {
     }
     let reason = assess::block_reason(scope, &assessment, blocks, state::MAX_BLOCKS);
     print_json(&Block { decision: "block", reason: &reason });
-    0
 }
 
 #[cfg(test)]

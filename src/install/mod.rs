@@ -6,6 +6,8 @@
 
 pub mod settings;
 
+use crate::config::Environment;
+use crate::error::Exit;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -30,16 +32,13 @@ pub enum Location {
 }
 
 impl Location {
-    fn path(self) -> Result<PathBuf, String> {
-        let project = || std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"));
+    fn path(self, env: &Environment) -> Result<PathBuf, String> {
         Ok(match self {
-            Location::Local => project()?.join(".claude").join("settings.local.json"),
-            Location::Shared => project()?.join(".claude").join("settings.json"),
-            Location::Global => directories::BaseDirs::new()
-                .ok_or("cannot find the home directory")?
-                .home_dir()
-                .join(".claude")
-                .join("settings.json"),
+            Location::Local => env.cwd.join(".claude").join("settings.local.json"),
+            Location::Shared => env.cwd.join(".claude").join("settings.json"),
+            Location::Global => {
+                env.home.as_deref().ok_or("cannot find the home directory")?.join(".claude").join("settings.json")
+            }
         })
     }
 
@@ -152,11 +151,11 @@ fn program_path() -> Result<String, String> {
         .ok_or_else(|| format!("the path of this executable is not UTF-8: {}", exe.display()))
 }
 
-fn apply(location: Location, scope: Option<&str>, uninstall: bool) -> Result<(), String> {
+fn apply(env: &Environment, location: Location, scope: Option<&str>, uninstall: bool) -> Result<(), String> {
     if let Some(scope) = scope {
         crate::target::validate_scope_id(scope, "--scope")?;
     }
-    let path = location.path()?;
+    let path = location.path(env)?;
     let shown = path.display().to_string();
     let current = read_settings(&path)?;
     let document =
@@ -222,13 +221,13 @@ fn apply(location: Location, scope: Option<&str>, uninstall: bool) -> Result<(),
     }
 }
 
-/// Runs the installer; returns the exit code.
-pub fn run(location: Location, scope: Option<&str>, uninstall: bool) -> i32 {
-    match apply(location, scope, uninstall) {
-        Ok(()) => 0,
+/// Runs the installer; returns the exit status.
+pub fn run(env: &Environment, location: Location, scope: Option<&str>, uninstall: bool) -> Exit {
+    match apply(env, location, scope, uninstall) {
+        Ok(()) => Exit::Met,
         Err(message) => {
             warn(&format!("gate-check: {message}"));
-            2
+            Exit::Error
         }
     }
 }

@@ -14,6 +14,7 @@ use nix::fcntl::OFlag;
 
 use crate::digest::sha256_hex;
 use crate::pipeline::StateDir;
+use crate::target::{inspect_directory, Directory};
 
 fn with_path(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_ {
     move |error| io::Error::new(error.kind(), format!("{}: {error}", path.display()))
@@ -227,7 +228,7 @@ pub fn state_directory(root: &Path) -> io::Result<PathBuf> {
         }
         Err(error) => return Err(with_path(&state)(error)),
     }
-    real_directory_in(&state, &root)?;
+    real_directory_in(&root, &state, &root)?;
     Ok(state)
 }
 
@@ -235,7 +236,7 @@ pub fn state_directory(root: &Path) -> io::Result<PathBuf> {
 pub fn lock_directory(root: &Path) -> io::Result<PathBuf> {
     let state = state_directory(root)?;
     let directory = StateDir::locks_in(&state);
-    real_directory_in(&directory, &state)?;
+    real_directory_in(root, &directory, &state)?;
     Ok(directory)
 }
 
@@ -243,7 +244,7 @@ pub fn lock_directory(root: &Path) -> io::Result<PathBuf> {
 pub fn state_subdirectory(root: &Path, name: &str) -> io::Result<PathBuf> {
     let state = state_directory(root)?;
     let directory = state.join(name);
-    real_directory_in(&directory, &state)?;
+    real_directory_in(root, &directory, &state)?;
     Ok(directory)
 }
 
@@ -255,33 +256,29 @@ pub fn check_lock_directory(root: &Path) -> io::Result<()> {
     let state = StateDir::new(&root).path();
     let directory = StateDir::locks_in(&state);
     for (level, parent) in [(&state, &root), (&directory, &state)] {
-        match fs::symlink_metadata(level) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
-                return Err(io::Error::other(format!(
-                    "{} must be a real directory inside the repository",
-                    level.display()
-                )))
-            }
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+        match inspect_directory(&root, level).map_err(with_path(level))? {
+            Directory::Real => {}
+            Directory::NotReal => return Err(not_real(level)),
+            Directory::Missing => {
                 return nix::unistd::access(parent.as_path(), nix::unistd::AccessFlags::W_OK)
                     .map_err(|errno| with_path(parent)(io::Error::from(errno)));
             }
-            Err(error) => return Err(with_path(level)(error)),
         }
     }
     Ok(())
 }
 
-/// Makes sure `directory` (a child of `parent`) is a real directory,
-/// creating it when missing with `parent`'s owner.
-fn real_directory_in(directory: &Path, parent: &Path) -> io::Result<()> {
-    let refuse = || io::Error::other(format!("{} must be a real directory inside the repository", directory.display()));
-    match fs::symlink_metadata(directory) {
-        Ok(meta) if meta.is_dir() => return Ok(()),
-        Ok(_) => return Err(refuse()),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
-        Err(error) => return Err(with_path(directory)(error)),
+fn not_real(directory: &Path) -> io::Error {
+    io::Error::other(format!("{} must be a real directory inside the repository", directory.display()))
+}
+
+/// Makes sure `directory` (a child of `parent`, inside `root`) is a real
+/// directory, creating it when missing with `parent`'s owner.
+fn real_directory_in(root: &Path, directory: &Path, parent: &Path) -> io::Result<()> {
+    match inspect_directory(root, directory).map_err(with_path(directory))? {
+        Directory::Real => return Ok(()),
+        Directory::NotReal => return Err(not_real(directory)),
+        Directory::Missing => {}
     }
     match fs::DirBuilder::new().mode(0o700).create(directory) {
         Ok(()) => give_to_owner_of(directory, parent)?,
@@ -289,10 +286,9 @@ fn real_directory_in(directory: &Path, parent: &Path) -> io::Result<()> {
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
         Err(error) => return Err(with_path(directory)(error)),
     }
-    match fs::symlink_metadata(directory) {
-        Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => Err(refuse()),
-        Err(error) => Err(with_path(directory)(error)),
+    match inspect_directory(root, directory).map_err(with_path(directory))? {
+        Directory::Real => Ok(()),
+        _ => Err(not_real(directory)),
     }
 }
 

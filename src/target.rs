@@ -173,18 +173,41 @@ pub fn validate_scope_id(value: &str, label: &str) -> Result<(), String> {
     }
 }
 
-/// A real directory (not a link) whose canonical path lies inside `root`.
-pub fn real_directory_inside(root: &Path, directory: &Path) -> bool {
-    let Ok(meta) = fs::symlink_metadata(directory) else {
-        return false;
+/// What is at a path that must be a real directory inside a root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Directory {
+    Missing,
+    /// A directory, not a link, whose canonical path lies inside the root.
+    Real,
+    /// A link, a file or anything else, or a directory outside the root.
+    NotReal,
+}
+
+/// The one check that `directory` is a real directory inside `root`, used
+/// by every reader and writer of repository state.
+pub fn inspect_directory(root: &Path, directory: &Path) -> std::io::Result<Directory> {
+    let meta = match fs::symlink_metadata(directory) {
+        Ok(meta) => meta,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Directory::Missing),
+        Err(error) => return Err(error),
     };
     if meta.file_type().is_symlink() || !meta.is_dir() {
-        return false;
+        return Ok(Directory::NotReal);
     }
     match (fs::canonicalize(root), fs::canonicalize(directory)) {
-        (Ok(root), Ok(directory)) => directory.starts_with(root),
-        _ => false,
+        (Ok(root), Ok(directory)) if directory.starts_with(&root) => Ok(Directory::Real),
+        _ => Ok(Directory::NotReal),
     }
+}
+
+/// `inspect_directory` says `Real`.
+pub fn real_directory_inside(root: &Path, directory: &Path) -> bool {
+    matches!(inspect_directory(root, directory), Ok(Directory::Real))
+}
+
+/// `inspect_directory` says `NotReal`: present, but a link, a file, or outside.
+pub fn present_but_not_real(root: &Path, directory: &Path) -> bool {
+    matches!(inspect_directory(root, directory), Ok(Directory::NotReal))
 }
 
 /// Pipelines under `<root>/.unlazy/`, sorted.
@@ -249,7 +272,7 @@ pub fn resolve(root: &Path, files: &[PathBuf], scope: Option<&str>) -> Result<Ta
             validate_scope_id(&wanted, "scope")?;
             let state = root.join(STATE_DIR);
             let named = fs::symlink_metadata(state.join(&wanted)).is_ok();
-            let state_unsafe = fs::symlink_metadata(&state).is_ok() && !real_directory_inside(root, &state);
+            let state_unsafe = present_but_not_real(root, &state);
             if !scopes.contains(&wanted) && (named || state_unsafe) {
                 // Present but excluded from the listing (a link, a file, or
                 // outside the root): an invalid input, not a missing scope.

@@ -9,13 +9,12 @@
 //! atomically (temp file in the same directory, fsync, rename, fsync of the
 //! directory), so a crash leaves the old state or the new one.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::model::{Action, Stamp, State, Wave};
 use crate::durable::{self, Change, FileLock, ReadRefusal};
 use crate::pipeline::{self, StateDir};
-use crate::target::validate_scope_id;
+use crate::target::{self, validate_scope_id, Directory};
 
 pub const STATE_FILE: &str = "dispatch.json";
 /// Largest state file accepted, as in the Node tool.
@@ -35,13 +34,13 @@ fn scope_directory(root: &Path, scope: &str) -> Result<PathBuf, String> {
     Ok(StateDir::new(root).scope(scope))
 }
 
-/// Whether `path` is a real directory: `Ok(false)` when it does not exist,
-/// an error when it is a link, a file or anything else.
-fn real_directory(path: &Path) -> Result<bool, String> {
-    match fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_dir() => Ok(true),
-        Ok(_) => Err(format!("{} must be a real directory, not a link or file", path.display())),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
+/// Whether `path` is a real directory inside `root`: `Ok(false)` when it
+/// does not exist, an error when it is a link, a file or anything else.
+fn real_directory(root: &Path, path: &Path) -> Result<bool, String> {
+    match target::inspect_directory(root, path) {
+        Ok(Directory::Real) => Ok(true),
+        Ok(Directory::NotReal) => Err(format!("{} must be a real directory, not a link or file", path.display())),
+        Ok(Directory::Missing) => Ok(false),
         Err(error) => Err(format!("cannot inspect {}: {error}", path.display())),
     }
 }
@@ -67,7 +66,9 @@ fn read_state_text(path: &Path) -> Result<Option<String>, String> {
 pub fn read(root: &Path, scope: &str) -> Result<State, String> {
     let directory = scope_directory(root, scope)?;
     let invalid = |detail: String| format!("invalid dispatch state: {detail}");
-    if !real_directory(&StateDir::new(root).path()).map_err(invalid)? || !real_directory(&directory).map_err(invalid)? {
+    if !real_directory(root, &StateDir::new(root).path()).map_err(invalid)?
+        || !real_directory(root, &directory).map_err(invalid)?
+    {
         return Ok(State::default());
     }
     let path = directory.join(STATE_FILE);
@@ -82,7 +83,7 @@ pub fn read(root: &Path, scope: &str) -> Result<State, String> {
 /// holding the lock (so the log lists transitions in commit order).
 pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Result<Committed, String> {
     let directory = scope_directory(root, scope)?;
-    if !real_directory(&StateDir::new(root).path())? || !real_directory(&directory)? {
+    if !real_directory(root, &StateDir::new(root).path())? || !real_directory(root, &directory)? {
         // No scope directory means no waves: a transition that would be
         // refused anyway must not create directories first.
         State::default().apply(wave_id, action, &Stamp::now())?;

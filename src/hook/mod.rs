@@ -137,8 +137,8 @@ fn choose(root: &Path, pinned: Option<&str>, from_environment: Option<&str>, ses
     // really absent lets the stop through.
     let named = |scope: &str| {
         let state = root.join(STATE_DIR);
-        let present = std::fs::symlink_metadata(state.join(scope)).is_ok()
-            || (std::fs::symlink_metadata(&state).is_ok() && !target::real_directory_inside(root, &state));
+        let present =
+            std::fs::symlink_metadata(state.join(scope)).is_ok() || target::present_but_not_real(root, &state);
         if scopes.iter().any(|s| s == scope) || present {
             return Choice::Scope(scope.to_string());
         }

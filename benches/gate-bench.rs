@@ -397,28 +397,24 @@ impl Workspace {
         command
     }
 
-    /// Deletes the empty `.unlazy/locks/*.filelock` files gate-check leaves
-    /// after a run (issue 11, item 1): the Node tool takes that same name
-    /// with an exclusive create and would wait 10-30 s for it, then fail.
-    /// Node's own lock files hold JSON and are never touched here. Returns
-    /// how many were removed, so a row can say so; 0 once gate-check cleans up.
-    fn remove_left_locks(&self) -> Result<usize> {
+    /// The `.unlazy/locks/*.filelock` files present: gate-check removes its
+    /// lock when it releases it, so one left behind is a gate-check bug that
+    /// would stall the Node tool (it waits 10-30 s for that name, then fails).
+    fn left_locks(&self) -> Result<Vec<String>> {
         let directory = self.root.join(".unlazy/locks");
         let entries = match fs::read_dir(&directory) {
             Ok(entries) => entries,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(error) => return Err(error).context("reading .unlazy/locks"),
         };
-        let mut removed = 0;
+        let mut left = Vec::new();
         for entry in entries {
-            let entry = entry?;
-            let empty = entry.metadata()?.len() == 0;
-            if empty && entry.file_name().to_string_lossy().ends_with(".filelock") {
-                fs::remove_file(entry.path())?;
-                removed += 1;
+            let name = entry?.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".filelock") {
+                left.push(name);
             }
         }
-        Ok(removed)
+        Ok(left)
     }
 
     fn write(&self, name: &str, text: &str) -> Result<()> {
@@ -439,8 +435,6 @@ struct Tools {
     rounds: usize,
     /// Rounds for rows where one Node run takes tens of seconds.
     slow_node_rounds: usize,
-    /// Lock files gate-check left that were deleted before Node runs.
-    locks_removed: std::cell::Cell<usize>,
 }
 
 impl Tools {
@@ -451,11 +445,12 @@ impl Tools {
     }
 
     /// Measures `node DIR/scripts/SCRIPT ARGS` in the workspace (fails when
-    /// `--node` was not given), after clearing the lock files gate-check
-    /// left, which would otherwise stall the Node tool.
+    /// `--node` was not given); the row fails if gate-check left a lock
+    /// file, which would stall the Node tool.
     fn node(&self, workspace: &Workspace, script: &str, args: &[&str], stdin: Option<&[u8]>) -> Result<Measured> {
         let skill = self.node_skill.as_ref().context("the Node tool needs --node DIR")?;
-        self.locks_removed.set(self.locks_removed.get() + workspace.remove_left_locks()?);
+        let left = workspace.left_locks()?;
+        ensure!(left.is_empty(), "gate-check left lock file(s) in .unlazy/locks: {}", left.join(", "));
         let mut command = workspace.command(Path::new("node"));
         command.arg(skill.join("scripts").join(script)).args(args);
         measure(&mut command, stdin)
@@ -1074,13 +1069,7 @@ fn main() -> Result<()> {
     let node_skill = cli.node.as_deref().map(node_skill).transpose()?;
     let rounds = cli.rounds.unwrap_or(if cli.quick { 3 } else { 5 });
     ensure!(rounds >= 1, "--rounds needs at least 1");
-    let tools = Tools {
-        gate_check,
-        node_skill,
-        rounds,
-        slow_node_rounds: cli.rounds.unwrap_or(1),
-        locks_removed: std::cell::Cell::new(0),
-    };
+    let tools = Tools { gate_check, node_skill, rounds, slow_node_rounds: cli.rounds.unwrap_or(1) };
     println!("gate-check: {}; {rounds} paired rounds per row, medians", tools.gate_check.display());
     if tools.node_skill.is_none() {
         println!("node: not measured (pass --node DIR, an unlazy skill directory)");
@@ -1112,12 +1101,6 @@ fn main() -> Result<()> {
     }
     if tally.pass + tally.miss + tally.unmeasured > 0 {
         println!("goals: {} PASS, {} MISS, {} not measured", tally.pass, tally.miss, tally.unmeasured);
-    }
-    if tools.locks_removed.get() > 0 {
-        println!(
-            "note: deleted {} empty lock file(s) gate-check left in .unlazy/locks before Node runs (issue 11, item 1)",
-            tools.locks_removed.get()
-        );
     }
     println!("total {:.1} s", started.elapsed().as_secs_f64());
     Ok(())

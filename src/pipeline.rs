@@ -65,6 +65,17 @@ impl StateDir {
         self.scope(scope).join("hook-state.json")
     }
 
+    /// `<root>/.unlazy-hook-state.json`: the Stop hook's state for ledgers
+    /// outside a pipeline, beside `.unlazy` as the Node tool keeps it.
+    pub fn legacy_hook_state(&self) -> PathBuf {
+        self.root.join(format!("{STATE_DIR}-hook-state.json"))
+    }
+
+    /// `~/.unlazy/approved`: the default approval store under `home`.
+    pub fn default_approval_store(home: &Path) -> PathBuf {
+        StateDir::new(home).path().join("approved")
+    }
+
     pub fn dispatch_state(&self, scope: &str) -> PathBuf {
         self.scope(scope).join(crate::dispatch::store::STATE_FILE)
     }

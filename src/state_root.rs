@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
 
-use crate::target::STATE_DIR;
+use crate::pipeline::StateDir;
 
 pub const IGNORE_FILE: &str = ".gitignore";
 
@@ -32,7 +32,7 @@ pub const IGNORE_TEXT: &str = "\
 /// directory this call creates also gets the ignore file, written whole (a
 /// temp file linked into place) so no reader sees part of it.
 pub fn ensure(root: &Path) -> io::Result<()> {
-    let state = root.join(STATE_DIR);
+    let state = StateDir::new(root).path();
     match fs::DirBuilder::new().mode(0o700).create(&state) {
         Ok(()) => write_ignore_file(&state),
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Ok(()),

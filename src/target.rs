@@ -8,6 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::paths;
+use crate::pipeline::StateDir;
 
 pub const STATE_DIR: &str = ".unlazy";
 
@@ -212,7 +213,7 @@ pub fn present_but_not_real(root: &Path, directory: &Path) -> bool {
 
 /// Pipelines under `<root>/.unlazy/`, sorted.
 pub fn list_scopes(root: &Path) -> Vec<String> {
-    let base = root.join(STATE_DIR);
+    let base = StateDir::new(root).path();
     if !real_directory_inside(root, &base) {
         return Vec::new();
     }
@@ -270,7 +271,7 @@ pub fn resolve(root: &Path, files: &[PathBuf], scope: Option<&str>) -> Result<Ta
     let chosen = match scope.map(str::to_string) {
         Some(wanted) => {
             validate_scope_id(&wanted, "scope")?;
-            let state = root.join(STATE_DIR);
+            let state = StateDir::new(root).path();
             let named = fs::symlink_metadata(state.join(&wanted)).is_ok();
             let state_unsafe = present_but_not_real(root, &state);
             if !scopes.contains(&wanted) && (named || state_unsafe) {
@@ -299,7 +300,7 @@ pub fn resolve(root: &Path, files: &[PathBuf], scope: Option<&str>) -> Result<Ta
     };
     match chosen {
         Some(scope) => {
-            let base = root.join(STATE_DIR).join(&scope);
+            let base = StateDir::new(root).scope(&scope);
             Ok(Target { mode: Mode::Scope, files: discover(root, &base)?, scope: Some(scope) })
         }
         None => Ok(Target { mode: Mode::Legacy, scope: None, files: discover(root, root)? }),

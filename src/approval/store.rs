@@ -14,7 +14,7 @@ use super::Oracle;
 use crate::config::Environment;
 use crate::durable::{self, Change, ReadRefusal};
 use crate::paths;
-use crate::target::STATE_DIR;
+use crate::pipeline::StateDir;
 
 /// Largest approval record, for the writer and the reader alike.
 pub const MAX_RECORD_BYTES: u64 = 256 * 1024;
@@ -112,7 +112,7 @@ impl Store {
         let named = env.approval_dir.as_deref();
         let dir = match named {
             Some(dir) => paths::resolve(&env.cwd, dir),
-            None => env.home.as_deref().ok_or(StoreError::NoHome)?.join(STATE_DIR).join("approved"),
+            None => StateDir::default_approval_store(env.home.as_deref().ok_or(StoreError::NoHome)?),
         };
         let mut canonical_roots = Vec::with_capacity(roots.len());
         for root in roots {

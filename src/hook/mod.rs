@@ -136,7 +136,7 @@ fn choose(root: &Path, pinned: Option<&str>, from_environment: Option<&str>, ses
     // and blocks, as `--status --scope` refuses it. Only a scope that is
     // really absent lets the stop through.
     let named = |scope: &str| {
-        let state = root.join(STATE_DIR);
+        let state = crate::pipeline::StateDir::new(root).path();
         let present =
             std::fs::symlink_metadata(state.join(scope)).is_ok() || target::present_but_not_real(root, &state);
         if scopes.iter().any(|s| s == scope) || present {

@@ -115,7 +115,7 @@ impl HookState {
 pub fn state_path(root: &Path, scope: Option<&str>) -> PathBuf {
     match scope {
         Some(scope) => crate::pipeline::StateDir::new(root).hook_state(scope),
-        None => root.join(".unlazy-hook-state.json"),
+        None => crate::pipeline::StateDir::new(root).legacy_hook_state(),
     }
 }
 

@@ -11,11 +11,6 @@ pub fn resolve(base: &Path, path: &Path) -> PathBuf {
     normalize(&joined)
 }
 
-/// `resolve` against the process working directory.
-pub fn absolute(path: &Path) -> std::io::Result<PathBuf> {
-    Ok(resolve(&std::env::current_dir()?, path))
-}
-
 /// Removes `.` and `..` lexically; `..` at the root stays at the root.
 pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();

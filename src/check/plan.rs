@@ -28,6 +28,8 @@ pub struct Ledger {
 
 /// The execution context that `--status` never builds.
 pub struct Runtime {
+    /// The shell to spawn, absolute: a relative PATH entry would otherwise
+    /// be looked up from each check's directory.
     pub shell: PathBuf,
     pub shell_text: String,
     pub path_var: String,
@@ -129,7 +131,7 @@ pub fn build_runtime(options: &RunOptions, env: &Environment, roots: &[PathBuf])
     }
     Ok(Runtime {
         shell_text: path_text(&shell)?,
-        shell,
+        shell: paths::resolve(&env.cwd, &shell),
         path_summary: evidence::path_summary(&path_var),
         path_transcript,
         path_var,

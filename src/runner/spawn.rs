@@ -4,7 +4,7 @@
 
 use std::io;
 use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rustix::process::Pid;
 
@@ -14,20 +14,11 @@ pub struct Spawned {
     pub stderr: OwnedFd,
 }
 
-/// The shell as an absolute path: a relative one would otherwise be looked
-/// up from the check's directory instead of ours.
-fn absolute(shell: &Path) -> io::Result<PathBuf> {
-    if shell.is_absolute() {
-        Ok(shell.to_path_buf())
-    } else {
-        crate::paths::absolute(shell)
-    }
-}
-
 /// `posix_spawn` (a vfork-style clone in glibc) costs a fraction of the
 /// fork-and-exec that std uses once a `pre_exec` hook is needed for
 /// `setsid`, and `POSIX_SPAWN_SETSID` does the same thing in the child.
 #[cfg(target_os = "linux")]
+/// `shell` is absolute (`check::plan::Runtime::shell`).
 pub fn spawn(shell: &Path, command: &str, cwd: &Path) -> io::Result<Spawned> {
     use std::ffi::CString;
     use std::os::fd::AsRawFd;
@@ -38,9 +29,8 @@ pub fn spawn(shell: &Path, command: &str, cwd: &Path) -> io::Result<Spawned> {
     use nix::sys::signal::{SigSet, Signal};
     use rustix::pipe::{pipe_with, PipeFlags};
 
-    let program = absolute(shell)?;
     let text = |bytes: &[u8]| CString::new(bytes).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput));
-    let args = [text(program.as_os_str().as_bytes())?, text(b"-c")?, text(command.as_bytes())?];
+    let args = [text(shell.as_os_str().as_bytes())?, text(b"-c")?, text(command.as_bytes())?];
     let directory = text(cwd.as_os_str().as_bytes())?;
     let (stdout, stdout_child) = pipe_with(PipeFlags::CLOEXEC)?;
     let (stderr, stderr_child) = pipe_with(PipeFlags::CLOEXEC)?;
@@ -73,7 +63,7 @@ pub fn spawn(shell: &Path, command: &str, cwd: &Path) -> io::Result<Spawned> {
     let mut defaults = SigSet::empty();
     defaults.add(Signal::SIGPIPE);
     attributes.set_sigdefault(&defaults)?;
-    let pid = posix_spawn(program.as_path(), &actions, &attributes, &args, environment())?;
+    let pid = posix_spawn(shell, &actions, &attributes, &args, environment())?;
     let leader = Pid::from_raw(pid.as_raw()).ok_or_else(|| io::Error::other("posix_spawn returned pid 0"))?;
     Ok(Spawned { leader, stdout, stderr })
 }
@@ -102,7 +92,7 @@ pub fn spawn(shell: &Path, command: &str, cwd: &Path) -> io::Result<Spawned> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
 
-    let mut spawning = Command::new(absolute(shell)?);
+    let mut spawning = Command::new(shell);
     spawning.arg("-c").arg(command).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     // SAFETY: setsid is async-signal-safe and touches no memory.
     unsafe {

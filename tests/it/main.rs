@@ -10,6 +10,7 @@ mod cli;
 mod concurrency;
 mod crash_safety;
 mod dispatch;
+mod environment;
 mod errors;
 mod evidence;
 mod expect_regex;

@@ -145,11 +145,6 @@ fn read_state(path: &Path) -> Result<Option<HookState>, String> {
     }
 }
 
-/// Replaces the state file atomically.
-fn write_state(path: &Path, state: &HookState) -> Result<(), String> {
-    durable::replace_file(path, state.to_json().as_bytes(), 0o600).map_err(|e| e.to_string())
-}
-
 fn now() -> String {
     humantime::format_rfc3339_millis(SystemTime::now()).to_string()
 }
@@ -173,21 +168,22 @@ pub fn clear_session(root: &Path, path: &Path, key: &str) {
     if !matches!(fs::symlink_metadata(path), Ok(meta) if meta.is_file()) {
         return;
     }
-    let Ok(_lock) = lock_state(root, path) else {
+    let Ok(lock) = lock_state(root, path) else {
         return;
     };
-    let _ = durable::remove_stale_temp_files(path);
-    let Ok(Some(mut state)) = read_state(path) else {
-        return;
-    };
-    if !state.forget(key) {
-        return;
-    }
-    if state.is_empty() {
-        let _ = fs::remove_file(path);
-    } else {
-        let _ = write_state(path, &state);
-    }
+    let _: Result<(), durable::UpdateFailure> = durable::update_locked(lock, path, || {
+        let _ = durable::remove_stale_temp_files(path);
+        let Ok(Some(mut state)) = read_state(path) else {
+            return Ok(Change::Keep(()));
+        };
+        Ok(if !state.forget(key) {
+            Change::Keep(())
+        } else if state.is_empty() {
+            Change::Remove { value: (), paths: vec![path.to_path_buf()] }
+        } else {
+            Change::Replace { value: (), bytes: state.to_json().into_bytes(), mode: 0o600 }
+        })
+    });
 }
 
 #[cfg(test)]

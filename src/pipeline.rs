@@ -1,8 +1,7 @@
-//! Files a pipeline keeps under `.unlazy/`: the scope's session binding and
-//! its append-only status log, plus the directory and atomic-write rules the
-//! lease registry shares. Every directory written into must be a real
-//! directory (never a link) inside the repository root, and no write leaves
-//! a partial file behind.
+//! Files a pipeline keeps under `.unlazy/`: every path there (`StateDir`),
+//! the scope's session binding and its append-only status log. Every
+//! directory written into must be a real directory (never a link) inside
+//! the repository root, and no write leaves a partial file behind.
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
@@ -94,14 +93,7 @@ impl StateDir {
     }
 }
 
-/// Replaces (or creates) `path` with `text`: a private temp file in the same
-/// directory, fsync, rename, fsync of the directory. A link or other
-/// non-regular file at `path` is refused rather than replaced.
-pub fn write_atomically(path: &Path, text: &str, label: &'static str) -> Result<(), StateError> {
-    refuse_non_regular(path, label)?;
-    durable::replace_file(path, text.as_bytes(), 0o600).map_err(|e| StateError::Io(label.to_string(), e))
-}
-
+/// A link or other non-regular file at `path` is refused, never replaced.
 fn refuse_non_regular(path: &Path, label: &'static str) -> Result<(), StateError> {
     match fs::symlink_metadata(path) {
         Ok(existing) if !existing.is_file() => Err(StateError::NotRegular(label, path.display().to_string())),

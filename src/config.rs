@@ -3,6 +3,7 @@
 //! and whether stdout is a terminal. The core receives it as a value and
 //! reads no environment of its own.
 
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -13,6 +14,8 @@ use crate::error::Error;
 pub struct Environment {
     /// The process working directory, against which `--root` resolves.
     pub cwd: PathBuf,
+    /// Every variable of the process environment, which checks inherit.
+    pub variables: Vec<(OsString, OsString)>,
     /// `PATH` as text (empty when unset), bound into approval identities.
     pub path_var: String,
     /// `UNLAZY_SHELL` when set and non-empty.
@@ -70,6 +73,7 @@ impl Environment {
         let github_actions = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
         Ok(Environment {
             cwd,
+            variables: std::env::vars_os().collect(),
             path_var: std::env::var_os("PATH").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(),
             shell: non_empty("UNLAZY_SHELL"),
             scope: non_empty("UNLAZY_SCOPE"),

@@ -79,6 +79,7 @@ impl CheckResult {
 pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResult {
     let outcome = runner::run_check(&CheckRequest {
         shell: &runtime.shell,
+        environment: &runtime.child_environment,
         command: task.gate.check.as_deref().unwrap_or(""),
         cwd: &task.cwd,
         timeout: Duration::from_secs(timeout_secs),

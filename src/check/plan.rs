@@ -2,6 +2,7 @@
 //! execution context `--status` never needs, and decide which gates must
 //! be checked, each with its exact approval oracle.
 
+use crate::runner::ChildEnvironment;
 use std::path::{Path, PathBuf};
 
 use crate::approval::store::Store;
@@ -31,6 +32,8 @@ pub struct Runtime {
     /// The shell to spawn, absolute: a relative PATH entry would otherwise
     /// be looked up from each check's directory.
     pub shell: PathBuf,
+    /// What every check inherits: the process environment.
+    pub child_environment: ChildEnvironment,
     pub shell_text: String,
     pub path_var: String,
     pub path_summary: String,
@@ -132,6 +135,7 @@ pub fn build_runtime(options: &RunOptions, env: &Environment, roots: &[PathBuf])
     Ok(Runtime {
         shell_text: path_text(&shell)?,
         shell: paths::resolve(&env.cwd, &shell),
+        child_environment: ChildEnvironment::new(&env.variables),
         path_summary: evidence::path_summary(&path_var),
         path_transcript,
         path_var,

@@ -14,6 +14,8 @@ mod containment;
 mod procfs;
 mod spawn;
 
+pub use spawn::ChildEnvironment;
+
 use std::cell::RefCell;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
@@ -44,6 +46,7 @@ const READ_CHUNK: usize = 64 * 1024;
 
 pub struct CheckRequest<'a> {
     pub shell: &'a Path,
+    pub environment: &'a ChildEnvironment,
     pub command: &'a str,
     pub cwd: &'a Path,
     pub timeout: Duration,
@@ -133,7 +136,8 @@ impl Capture {
 /// anything the check does.
 pub fn run_check(request: &CheckRequest) -> CheckOutcome {
     let started = Instant::now();
-    let launched = containment::launch(|| spawn::spawn(request.shell, request.command, request.cwd));
+    let launched =
+        containment::launch(|| spawn::spawn(request.shell, request.command, request.cwd, request.environment));
     let (check, [stdout, stderr]) = match launched {
         Ok(launched) => launched,
         Err(Launch::Interrupted(signal)) => return CheckOutcome::unstarted(RunFailure::NotStarted(signal), started),

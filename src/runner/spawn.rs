@@ -19,7 +19,7 @@ pub struct Spawned {
 /// `setsid`, and `POSIX_SPAWN_SETSID` does the same thing in the child.
 #[cfg(target_os = "linux")]
 /// `shell` is absolute (`check::plan::Runtime::shell`).
-pub fn spawn(shell: &Path, command: &str, cwd: &Path) -> io::Result<Spawned> {
+pub fn spawn(shell: &Path, command: &str, cwd: &Path, environment: &ChildEnvironment) -> io::Result<Spawned> {
     use std::ffi::CString;
     use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
@@ -63,36 +63,51 @@ pub fn spawn(shell: &Path, command: &str, cwd: &Path) -> io::Result<Spawned> {
     let mut defaults = SigSet::empty();
     defaults.add(Signal::SIGPIPE);
     attributes.set_sigdefault(&defaults)?;
-    let pid = posix_spawn(shell, &actions, &attributes, &args, environment())?;
+    let pid = posix_spawn(shell, &actions, &attributes, &args, &environment.entries)?;
     let leader = Pid::from_raw(pid.as_raw()).ok_or_else(|| io::Error::other("posix_spawn returned pid 0"))?;
     Ok(Spawned { leader, stdout, stderr })
 }
 
-/// The process environment as `KEY=VALUE` strings, built once: checks
-/// inherit it, and gate-check never changes its own.
-#[cfg(target_os = "linux")]
-fn environment() -> &'static [std::ffi::CString] {
-    use std::os::unix::ffi::OsStrExt;
-    static ENVIRONMENT: std::sync::OnceLock<Vec<std::ffi::CString>> = std::sync::OnceLock::new();
-    ENVIRONMENT.get_or_init(|| {
-        std::env::vars_os()
-            .filter_map(|(key, value)| {
-                let mut entry = key.as_bytes().to_vec();
-                entry.push(b'=');
-                entry.extend_from_slice(value.as_bytes());
-                std::ffi::CString::new(entry).ok()
-            })
-            .collect()
-    })
+/// The environment every check inherits (gate-check never changes its
+/// own), built once per run in the form the spawn call takes.
+pub struct ChildEnvironment {
+    #[cfg(target_os = "linux")]
+    entries: Vec<std::ffi::CString>,
+    #[cfg(not(target_os = "linux"))]
+    variables: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+}
+
+impl ChildEnvironment {
+    pub fn new(variables: &[(std::ffi::OsString, std::ffi::OsString)]) -> ChildEnvironment {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            let entries = variables
+                .iter()
+                .filter_map(|(key, value)| {
+                    let mut entry = key.as_bytes().to_vec();
+                    entry.push(b'=');
+                    entry.extend_from_slice(value.as_bytes());
+                    std::ffi::CString::new(entry).ok()
+                })
+                .collect();
+            ChildEnvironment { entries }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            ChildEnvironment { variables: variables.to_vec() }
+        }
+    }
 }
 
 /// Elsewhere std's fork path with a `setsid` hook does the same job.
 #[cfg(not(target_os = "linux"))]
-pub fn spawn(shell: &Path, command: &str, cwd: &Path) -> io::Result<Spawned> {
+pub fn spawn(shell: &Path, command: &str, cwd: &Path, environment: &ChildEnvironment) -> io::Result<Spawned> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
 
     let mut spawning = Command::new(shell);
+    spawning.env_clear().envs(environment.variables.iter().map(|(key, value)| (key, value)));
     spawning.arg("-c").arg(command).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     // SAFETY: setsid is async-signal-safe and touches no memory.
     unsafe {

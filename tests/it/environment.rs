@@ -28,3 +28,13 @@ fn lint_without_files_takes_the_pipeline_from_unlazy_scope() {
     sandbox.run(&["lint"]).code(2).stderr_contains("2 pipelines present");
     sandbox.run_with(sandbox.cmd().env("UNLAZY_SCOPE", "web").arg("lint")).code(0).stdout_contains("LINT OK");
 }
+
+#[test]
+fn checks_inherit_the_environment_gate_check_was_started_with() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &crate::common::gate("G1", "echo \"probe=$GATE_CHECK_PROBE\"", "probe=inherited"));
+    sandbox
+        .run_with(sandbox.cmd().env("GATE_CHECK_PROBE", "inherited").args(["--approve", "GATES.md"]))
+        .code(0)
+        .stdout_contains("PASS GATES:G1");
+}

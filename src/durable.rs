@@ -27,7 +27,7 @@ fn with_path(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_ {
 /// directory (see `give_file_to_owner_of`).
 pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     replace_with(path, bytes, |temp| {
-        give_file_to_owner_of(temp, parent_directory(path))?;
+        give_file_to_owner_of(temp, parent_directory(path));
         set_mode(temp, mode)
     })
 }
@@ -306,16 +306,18 @@ pub fn give_to_owner_of(path: &Path, directory: &Path) -> io::Result<()> {
 
 /// `give_to_owner_of` for a file this process holds open and has not yet
 /// linked into place, so the file is never visible with the wrong owner.
-fn give_file_to_owner_of(file: &File, directory: &Path) -> io::Result<()> {
+/// Best effort, as for a rewritten ledger: a file system that refuses the
+/// change (root squashed to nobody) must not make the state unwritable.
+fn give_file_to_owner_of(file: &File, directory: &Path) {
     if !nix::unistd::geteuid().is_root() {
-        return Ok(());
+        return;
     }
-    let owner = fs::metadata(directory).map_err(with_path(directory))?;
-    let created = file.metadata()?;
-    if (created.uid(), created.gid()) == (owner.uid(), owner.gid()) {
-        return Ok(());
+    let (Ok(owner), Ok(created)) = (fs::metadata(directory), file.metadata()) else {
+        return;
+    };
+    if (created.uid(), created.gid()) != (owner.uid(), owner.gid()) {
+        let _ = std::os::unix::fs::fchown(file, Some(owner.uid()), Some(owner.gid()));
     }
-    std::os::unix::fs::fchown(file, Some(owner.uid()), Some(owner.gid()))
 }
 
 /// The target with its nearest existing ancestor canonicalized and the
@@ -469,7 +471,7 @@ fn stage(directory: &Path, path: &Path) -> io::Result<tempfile::NamedTempFile> {
         .map_err(with_path(directory))?;
     staged.as_file().lock().map_err(with_path(staged.path()))?;
     // A lock file root creates in a user's repository stays the user's.
-    give_file_to_owner_of(staged.as_file(), directory).map_err(with_path(staged.path()))?;
+    give_file_to_owner_of(staged.as_file(), directory);
     let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
     let seed = format!("{}:{at}:{}:{}", std::process::id(), staged.path().display(), path.display());
     let record = LockRecord {

@@ -201,8 +201,9 @@ pub fn append_status_at(root: &Path, scope: &str, at: SystemTime, text: &str) ->
         return Err(refused());
     }
     if before.is_none() {
-        // Created just now (or by a concurrent appender, to the same owner).
-        durable::give_to_owner_of(&path, &state.scope(scope)).map_err(io_error(&path))?;
+        // Created just now (or by a concurrent appender, to the same owner);
+        // best effort, as for every state file.
+        let _ = durable::give_to_owner_of(&path, &state.scope(scope));
     }
     let line = status_line(at, text);
     file.write_all(line.as_bytes()).map_err(io_error(&path))?;

@@ -5,6 +5,7 @@
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 use crate::common::{exists, Sandbox};
@@ -79,6 +80,28 @@ fn a_root_run_hands_every_pipeline_state_file_to_the_repository_owner() {
         let meta = fs::symlink_metadata(&path).unwrap();
         assert_eq!((meta.uid(), meta.gid()), (NOBODY, NOBODY), "{} is not the owner's", path.display());
     }
+
+    // The owner can go on using all of it.
+    let as_owner = |args: &[&str]| {
+        let mut command = sandbox.std_cmd();
+        command.args(args).uid(NOBODY).gid(NOBODY);
+        assert_cmd::Command::from_std(command)
+    };
+    sandbox
+        .run_with(&mut as_owner(&["--release", "--scope", "api"]))
+        .code(0)
+        .stdout_is("released 1 lease(s) for api\n");
+    sandbox
+        .run_with(&mut as_owner(&["--bind", "s3", "--scope", "api"]))
+        .code(0)
+        .stdout_is("bound session s3 to scope api\n");
+    sandbox.run_with(&mut as_owner(&["--log", "leaf-1 done", "--scope", "api"])).code(0).stdout_contains("appended to");
+    sandbox
+        .run_with(&mut as_owner(&[
+            "dispatch", "start", "--scope", "waves", "--wave", "w1", "--leaf", "a", "--handle", "h1",
+        ]))
+        .code(0)
+        .stdout_contains("STARTED w1 a");
 }
 
 /// The Node tool's lease record name: 24 hex digits of SHA-256 over `scope::leaf`.

@@ -165,6 +165,20 @@ fn run_checks(
                     pending.push((index, result));
                     oldest_pending.get_or_insert_with(Instant::now);
                 }
+                Progress::Started(index) => {
+                    let task = &runnable[index];
+                    reporter.event(&Event::CheckLaunched {
+                        qualified: &task.qualified,
+                        shell: &runtime.shell_text,
+                        cwd: &task.oracle.cwd,
+                        path_transcript: &runtime.path_transcript,
+                    });
+                    reporter.flush();
+                }
+                Progress::Slow(index, seconds) => {
+                    reporter.event(&Event::CheckSlow { qualified: &runnable[index].qualified, seconds });
+                    reporter.flush();
+                }
                 Progress::Running(line) => reporter.event(&Event::Progress(line.as_deref())),
                 Progress::Quiet => {}
             }

@@ -21,6 +21,7 @@ mod lint;
 mod node_parity;
 mod orchestration;
 mod output_formats;
+mod output_ux;
 mod parser;
 mod parser_properties;
 mod pipeline_actions;

@@ -9,7 +9,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use crate::actions::{self, Action, ActionOptions};
 use crate::check::{self, RunOptions};
 use crate::config::{ColorWhen, Environment};
-use crate::error::{Error, Exit};
+use crate::error::{self, Error, Exit};
 use crate::report::human::{Human, Style, Verbosity};
 use crate::report::machine::{Annotations, Document};
 use crate::report::{Event, OutputFormat, Reporter, Reporters, RunReport};
@@ -170,7 +170,7 @@ fn print_man_page() -> Exit {
             Exit::Met
         }
         Err(error) => {
-            terminal::warn(&format!("gate-check: cannot write the manual page: {error}"));
+            terminal::warn(&error::error_line(&format!("cannot write the manual page: {error}")));
             Exit::Error
         }
     }
@@ -228,8 +228,9 @@ impl Cli {
             return Err("--status never approves commands; remove --approve".into());
         }
         if let Some(action) = action {
-            if self.status || self.reverify || self.approve {
-                return Err(format!("{action} cannot be combined with a run mode"));
+            let modes = [("--status", self.status), ("--reverify", self.reverify), ("--approve", self.approve)];
+            if let Some((mode, _)) = modes.iter().find(|(_, given)| *given) {
+                return Err(format!("{action} cannot be combined with the run mode {mode}"));
             }
             if !self.files.is_empty() {
                 return Err(format!("{action} cannot be combined with explicit files"));
@@ -244,9 +245,15 @@ impl Cli {
         if self.leaf.is_some() && !self.claim && !self.release {
             return Err("--leaf is only valid with --claim or --release".into());
         }
-        let execution = self.timeout.is_some() || self.jobs.is_some() || self.shell.is_some() || self.cwd.is_some();
-        if execution && (self.status || action.is_some()) {
-            return Err("--timeout, --jobs, --shell, and --cwd are execution options only".into());
+        let execution = [
+            ("--timeout", self.timeout.is_some()),
+            ("--jobs", self.jobs.is_some()),
+            ("--shell", self.shell.is_some()),
+            ("--cwd", self.cwd.is_some()),
+        ];
+        let non_executing = if self.status { Some("--status") } else { action };
+        if let (Some(mode), Some((option, _))) = (non_executing, execution.iter().find(|(_, given)| *given)) {
+            return Err(format!("{mode} cannot be combined with {option}: it runs no checks"));
         }
         Ok(())
     }
@@ -331,8 +338,8 @@ fn run_checker(options: &RunOptions, looks: Looks) -> Result<Exit, Error> {
 
 /// Prints an error, with the pointer to `--help` only for usage mistakes.
 fn report_error(error: &Error) -> Exit {
-    for line in error.lines() {
-        terminal::warn(&format!("gate-check: {line}"));
+    for line in error.printed_lines() {
+        terminal::warn(&line);
     }
     if error.is_usage() {
         terminal::warn("run gate-check --help for usage");

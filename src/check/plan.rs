@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::approval::store::Store;
 use crate::approval::Oracle;
 use crate::config::Environment;
-use crate::error::Error;
+use crate::error::{Diagnostic, Error};
 use crate::evidence::{self, GateState};
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, qualify, Document, Gate};
@@ -74,12 +74,12 @@ fn path_text(path: &Path) -> Result<String, Error> {
 pub fn load_ledger(path: &Path, reporter: &mut dyn Reporter) -> Result<Ledger, Error> {
     let text = ledger::file::read(path)?;
     let outcome = ledger::parse(&text);
-    let shown = path.display();
+    let shown = path.display().to_string();
     for warning in &outcome.warnings {
-        reporter.event(&Event::Warning(&format!("gate-check: {shown}: warning: {warning}")));
+        reporter.event(&Event::Warning(&Diagnostic::new(&shown, None, warning.as_str()).warning_line()));
     }
     if !outcome.errors.is_empty() {
-        return Err(Error::Invalid(outcome.errors.iter().map(|e| format!("{shown}: {e}")).collect()));
+        return Err(Error::Invalid(outcome.errors.iter().map(|e| e.at(&shown)).collect()));
     }
     Ok(Ledger { text_path: path_text(path)?, path: path.to_path_buf(), document: outcome.document })
 }

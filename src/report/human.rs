@@ -8,6 +8,7 @@ use std::io::Write;
 use anstyle::AnsiColor;
 
 use crate::check::verdict::{Outcome, Verdict};
+use crate::error::error_line;
 use crate::terminal::safe;
 
 use super::{Event, Reporter};
@@ -124,7 +125,7 @@ impl<O: Write, E: Write> Human<O, E> {
         match verdict.outcome {
             Outcome::Error => {
                 let line =
-                    format!("gate-check: infrastructure failure prevented {} approval(s)", verdict.approval_failures);
+                    error_line(&format!("infrastructure failure prevented {} approval(s)", verdict.approval_failures));
                 self.warning(&line);
             }
             Outcome::AllMet => {
@@ -461,8 +462,8 @@ mod tests {
     #[test]
     fn warnings_go_to_the_error_stream_and_an_approval_failure_is_one() {
         let failed = Verdict { approval_failures: 2, ..verdict(Outcome::Error, &[]) };
-        let (out, err) = render(PLAIN, &[Event::Warning("gate-check: x.md: warning: w"), Event::Verdict(&failed)]);
+        let (out, err) = render(PLAIN, &[Event::Warning("x.md: warning: w"), Event::Verdict(&failed)]);
         assert_eq!(out, "");
-        assert_eq!(err, "gate-check: x.md: warning: w\ngate-check: infrastructure failure prevented 2 approval(s)\n");
+        assert_eq!(err, "x.md: warning: w\ngate-check: error: infrastructure failure prevented 2 approval(s)\n");
     }
 }

@@ -9,6 +9,7 @@ mod cli;
 mod concurrency;
 mod crash_safety;
 mod dispatch;
+mod error_format;
 mod errors;
 mod evidence;
 mod hook;

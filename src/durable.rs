@@ -112,6 +112,7 @@ pub fn lock_directory(root: &Path) -> io::Result<PathBuf> {
     let root = fs::canonicalize(root).map_err(with_path(root))?;
     let state = root.join(STATE_DIR);
     let directory = state.join("locks");
+    crate::state_root::ensure(&root)?;
     fs::DirBuilder::new().recursive(true).mode(0o700).create(&directory).map_err(with_path(&directory))?;
     for level in [&state, &directory] {
         let meta = fs::symlink_metadata(level).map_err(with_path(level))?;

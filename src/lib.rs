@@ -21,7 +21,8 @@
 //! ownership leases (`lease` itself is the pure overlap logic), `actions`
 //! runs the pipeline actions of the command line, `dispatch::store` reads
 //! and replaces dispatch wave state, `hook::state` keeps the Stop hook's
-//! progress state, `install` writes Claude Code settings, and `terminal`
+//! progress state, `install` writes Claude Code settings, `state_root` creates `.unlazy/`
+//! (and its ignore file), and `terminal`
 //! owns the process's stdout and stderr.
 
 pub mod actions;
@@ -40,11 +41,13 @@ pub mod lease;
 pub mod ledger;
 pub mod lint;
 pub mod lint_files;
+pub mod manual;
 pub mod paths;
 pub mod pipeline;
 pub mod report;
 pub mod runner;
 pub mod shell;
 pub mod shell_words;
+pub mod state_root;
 pub mod target;
 pub mod terminal;

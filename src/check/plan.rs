@@ -12,7 +12,7 @@ use crate::evidence::{self, GateState};
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, qualify, Document, Gate};
 use crate::report::{Event, Reporter};
-use crate::target::{self, Mode, Target};
+use crate::target::{self, Looking, Mode, Root, Target};
 use crate::{paths, shell};
 
 use super::RunOptions;
@@ -89,9 +89,16 @@ pub fn load_ledgers(target: &Target, reporter: &mut dyn Reporter) -> Result<Vec<
 }
 
 pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Reporter) -> Result<Setup, Error> {
-    let root = paths::resolve(&env.cwd, options.root.as_deref().unwrap_or(Path::new(".")));
+    let located = match options.files.is_empty() {
+        true => Root::locate(&env.cwd, options.root.as_deref(), Looking::for_scope(options.scope.as_deref())),
+        false => Root::given(paths::resolve(&env.cwd, options.root.as_deref().unwrap_or(Path::new(".")))),
+    };
+    let root = located.path.clone();
     require_directory(&root, "--root")?;
-    let default_cwd = paths::resolve(&root, options.cwd.as_deref().unwrap_or(Path::new(".")));
+    // --cwd is taken from --root when that is given, else from where the
+    // user is, which a root found further up must not change.
+    let cwd_base = if options.root.is_some() { &root } else { &env.cwd };
+    let default_cwd = paths::resolve(cwd_base, options.cwd.as_deref().unwrap_or(Path::new(".")));
     if !options.status {
         require_directory(&default_cwd, "--cwd")?;
     }
@@ -100,11 +107,7 @@ pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
     }
     let target = target::resolve(&root, &options.files, options.scope.as_deref()).map_err(Error::Usage)?;
     if target.files.is_empty() {
-        return Err(Error::usage(format!(
-            "no gate files found (looked for {}/<scope>/, then GATES.md and gates/*.md under {})",
-            target::STATE_DIR,
-            root.display()
-        )));
+        return Err(Error::usage(located.no_ledgers_message()));
     }
     let ledgers = load_ledgers(&target, reporter)?;
     Ok(Setup { root, default_cwd, target, ledgers })

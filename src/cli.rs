@@ -72,7 +72,7 @@ pub struct Cli {
     /// Print each RUN line when its check starts, checks still running after 5, 10, 20... s, and durations
     #[arg(short, long)]
     pub verbose: bool,
-    /// Colour: auto honours NO_COLOR, then CLICOLOR_FORCE, then CLICOLOR=0, then whether the output is a terminal
+    /// When to colour the markers of human lines (the flag beats every variable)
     #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorWhen::Auto)]
     pub color: ColorWhen,
     /// Atomically claim the leaf's OWNS paths as ownership leases (exit 3 on conflict)

@@ -32,10 +32,12 @@ pub struct GitHub {
 /// `--color`: whether the human report may use ANSI colour.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorWhen {
-    /// Decide from the environment and the terminal (see `Terminal::color`).
+    /// NO_COLOR, CLICOLOR_FORCE, CLICOLOR, then whether the stream is a terminal
     #[default]
     Auto,
+    /// Colour even into pipes and files
     Always,
+    /// No colour
     Never,
 }
 

@@ -10,6 +10,7 @@ use anstyle::AnsiColor;
 use crate::check::verdict::{Outcome, Verdict};
 use crate::error::error_line;
 use crate::terminal::safe;
+use crate::visible::visible;
 
 use super::{Event, Reporter};
 
@@ -85,7 +86,8 @@ impl<O: Write, E: Write> Human<O, E> {
     }
 
     fn run_line(&mut self, qualified: &str, shell: &str, cwd: &str, path_transcript: &str) {
-        self.plain(&format!("  RUN  {qualified} shell={shell} cwd={cwd} PATH={path_transcript}"));
+        let (shell, cwd, path) = (visible(shell), visible(cwd), visible(path_transcript));
+        self.plain(&format!("  RUN  {qualified} shell={shell} cwd={cwd} PATH={path}"));
     }
 
     /// A line of untrusted text, made safe for a terminal and a CI log.
@@ -172,13 +174,13 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
             Event::Warning(line) => self.warning(line),
             Event::ApprovalRequired { qualified, oracle, path_transcript } => {
                 self.marked(YELLOW, "APPROVAL REQUIRED", &format!(" {qualified}"));
-                self.plain(&format!("    CHECK: {}", oracle.check));
-                self.plain(&format!("    EXPECT: {}", oracle.expect));
-                self.plain(&format!("    CWD: {}", oracle.cwd));
-                self.plain(&format!("    SHELL: {}", oracle.shell));
+                self.plain(&format!("    CHECK: {}", visible(&oracle.check)));
+                self.plain(&format!("    EXPECT: {}", visible(&oracle.expect)));
+                self.plain(&format!("    CWD: {}", visible(&oracle.cwd)));
+                self.plain(&format!("    SHELL: {}", visible(&oracle.shell)));
                 // The caller's own PATH, the same for every gate of the run.
                 if !self.quiet() {
-                    self.plain(&format!("    PATH: {path_transcript}"));
+                    self.plain(&format!("    PATH: {}", visible(path_transcript)));
                 }
             }
             Event::NotRun => self.plain("    NOT RUN: inspect this oracle, then re-run with --approve"),

@@ -14,6 +14,7 @@ mod error_format;
 mod errors;
 mod evidence;
 mod expect_regex;
+mod hardening;
 mod hook;
 mod hostile;
 mod human_output;

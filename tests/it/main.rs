@@ -22,6 +22,7 @@ mod install_hooks;
 mod jobs;
 mod leases;
 mod lint;
+mod lock_interop;
 mod manual;
 mod node_parity;
 mod orchestration;

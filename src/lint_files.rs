@@ -31,7 +31,7 @@ pub fn run(strict: bool, json: bool, files: &[PathBuf], scope: Option<&str>) -> 
     let files = match ledgers(files, scope) {
         Ok(files) => files,
         Err(message) => {
-            terminal::warn(&format!("gate-check: {message}"));
+            terminal::warn(&crate::error::error_line(&message));
             return 2;
         }
     };

@@ -45,3 +45,18 @@ fn usage_errors_name_the_conflicting_flags() {
         "gate-check: error: --list-scopes cannot be combined with --shell: it runs no checks\n{USAGE_HINT}\n"
     ));
 }
+
+#[test]
+fn lint_reports_unusable_ledgers_in_the_same_format() {
+    let sandbox = Sandbox::new();
+    sandbox.run(&["lint"]).code(2).stderr_is(&format!(
+        "gate-check: error: no gate files found (looked for .unlazy/<scope>/, then GATES.md and gates/*.md under {})\n",
+        sandbox.root.display()
+    ));
+    sandbox.write("broken.md", "# Gates\n\n- [ ] no explicit id here\n");
+    sandbox
+        .run(&["lint", "broken.md"])
+        .code(2)
+        .stdout_is("LINT NOT RUN: 1 problem(s) reading or parsing the ledgers\n")
+        .stderr_is("broken.md:3: error: gate needs an explicit ID followed by a colon\n");
+}

@@ -31,6 +31,7 @@ mod output_ux;
 mod parser;
 mod parser_properties;
 mod pipeline_actions;
+mod processes;
 mod reporters;
 mod root_search;
 mod runner;

@@ -155,3 +155,21 @@ fn the_next_locked_write_of_a_state_file_removes_its_stale_temp_files() {
     }
     assert!(exists(&unrelated), "another file's temp file was removed");
 }
+
+#[test]
+fn a_root_stop_hook_on_legacy_ledgers_leaves_its_state_the_owners() {
+    assert!(nix::unistd::geteuid().is_root(), "this test must run as root: it hands the repository to uid 65534");
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", UNMET);
+    give_repository_to_nobody(&sandbox);
+    sandbox
+        .run_with(sandbox.cmd().args(["hook", "stop"]).write_stdin(hook_payload(&sandbox, "s1")))
+        .code(0)
+        .stdout_contains("\"decision\":\"block\"");
+    let state = sandbox.path(".unlazy-hook-state.json");
+    assert!(exists(&state), "no hook state was written");
+    for path in walk(&sandbox.root) {
+        let meta = fs::symlink_metadata(&path).unwrap();
+        assert_eq!((meta.uid(), meta.gid()), (NOBODY, NOBODY), "{} is not the owner's", path.display());
+    }
+}

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use thiserror::Error;
 
+use super::changes::RecordedOracle;
 use super::Oracle;
+use crate::digest::sha256_hex;
 use crate::durable::{self, ReadRefusal};
 use crate::paths;
 
@@ -163,6 +165,44 @@ impl Store {
         Ok(field("file") == Some(ledger)
             && field("gate") == Some(gate)
             && field("signature") == Some(oracle.signature().as_str()))
+    }
+
+    /// The oracles of every valid record for this ledger and gate, whatever
+    /// its signature: what a person approved for this gate before. A record
+    /// counts only if it passes the same checks as an approval (private,
+    /// single-link, not swapped while read) and sits at the name its own
+    /// `file`, `gate` and `signature` give it; anything else is left out,
+    /// never guessed at. Records are found by reading the store, since
+    /// their names hash the signature.
+    pub fn records_for(&self, ledger: &str, gate: &str) -> Result<Vec<RecordedOracle>, StoreError> {
+        let Some(store) = self.open(false)? else {
+            return Ok(Vec::new());
+        };
+        let mut found = Vec::new();
+        for entry in fs::read_dir(&store.path).map_err(io_error(&store.path))? {
+            let entry = entry.map_err(io_error(&store.path))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str().filter(|name| name.ends_with(".json")) else {
+                continue;
+            };
+            let Ok(Some(text)) = read_record(&entry.path()) else {
+                continue;
+            };
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+                continue;
+            };
+            let field = |key: &str| value.get(key).and_then(|v| v.as_str());
+            let (Some(file), Some(record_gate), Some(signature)) = (field("file"), field("gate"), field("signature"))
+            else {
+                continue;
+            };
+            let expected_name = format!("{}.json", sha256_hex(format!("{file}\0{record_gate}\0{signature}")));
+            if file == ledger && record_gate == gate && name == expected_name {
+                found.push(RecordedOracle::from_value(value.get("oracle")));
+            }
+        }
+        Self::assert_unchanged(&store)?;
+        Ok(found)
     }
 
     /// Records consent for this oracle; concurrent approvals are serialized

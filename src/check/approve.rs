@@ -2,6 +2,8 @@
 //! record of its oracle; `--approve` records one for each pending oracle
 //! after showing it.
 
+use crate::approval::changes::{self, RecordedOracle};
+use crate::approval::Oracle;
 use crate::report::{Event, Reporter};
 
 use super::plan::{Ledger, Runtime, Task};
@@ -33,6 +35,7 @@ pub fn seek_approvals(
                     oracle: &task.oracle,
                     path_transcript: &runtime.path_transcript,
                 });
+                explain_reapproval(runtime, &ledger.text_path, &task, reporter);
                 if !approve {
                     reporter.event(&Event::NotRun);
                     approvals.not_run.push(task);
@@ -60,4 +63,31 @@ pub fn seek_approvals(
         }
     }
     approvals
+}
+
+/// When this gate was approved before with another oracle, says which bound
+/// fields differ, so a changed timeout or PATH is not a mystery.
+fn explain_reapproval(runtime: &Runtime, ledger: &str, task: &Task, reporter: &mut dyn Reporter) {
+    match runtime.store.records_for(ledger, &task.gate.id) {
+        Ok(records) if records.is_empty() => {}
+        Ok(records) => {
+            let reasons = closest_differences(&records, &task.oracle);
+            reporter.event(&Event::ApprovalChanged { reasons: &reasons });
+        }
+        Err(error) => {
+            let line = format!("gate-check: could not list earlier approvals for {}: {error}", task.qualified);
+            reporter.event(&Event::Warning(&line));
+        }
+    }
+}
+
+/// The differences to the earlier approval closest to `oracle`; a record
+/// that does not say what it approved is the last resort (empty).
+fn closest_differences(records: &[RecordedOracle], oracle: &Oracle) -> Vec<String> {
+    records
+        .iter()
+        .map(|record| changes::differences(record, oracle))
+        .filter(|reasons| !reasons.is_empty())
+        .min_by_key(Vec::len)
+        .unwrap_or_default()
 }

@@ -259,12 +259,49 @@ fn summarize(
     };
     let verdict = verdict::verdict(finals, &states, &facts, &waves, target.scope.as_deref());
     reporter.event(&Event::Verdict(&verdict));
+    // Oracles left pending for approval are why this run is unmet; the
+    // command that shows and approves exactly them is the next step.
+    let next = (!options.approve && approvals.failures == 0 && !approvals.not_run.is_empty())
+        .then(|| approve_command(options));
+    if let Some(next) = &next {
+        reporter.event(&Event::NextCommand(next));
+    }
     if reporter.needs_records() {
-        let report = run_report(options, setup, &states, executed.checks, &verdict, &waves);
+        let mut report = run_report(options, setup, &states, executed.checks, &verdict, &waves);
+        report.next_command = next;
         reporter.event(&Event::Report(&report));
     }
     reporter.flush();
     Ok(verdict.exit())
+}
+
+/// This run's command line with `--approve`: the same mode, targeting and
+/// the options an approval is bound to (timeout, shell, CWD), so that what
+/// it approves is exactly what was shown.
+pub fn approve_command(options: &RunOptions) -> String {
+    use crate::shell_words::quote;
+    let mut words = vec!["gate-check".to_string(), "--approve".to_string()];
+    if options.reverify {
+        words.push("--reverify".into());
+    }
+    if options.timeout_secs != DEFAULT_TIMEOUT_SECS {
+        words.push(format!("--timeout {}", options.timeout_secs));
+    }
+    let mut valued = |flag: &str, value: Option<String>| {
+        if let Some(value) = value {
+            words.push(format!("{flag} {}", quote(&value)));
+        }
+    };
+    valued("--shell", options.shell.clone());
+    valued("--cwd", options.cwd.as_ref().map(|p| p.display().to_string()));
+    valued("--root", options.root.as_ref().map(|p| p.display().to_string()));
+    valued("--scope", options.scope.clone());
+    let files: Vec<String> = options.files.iter().map(|f| quote(&f.display().to_string())).collect();
+    if files.iter().any(|f| f.starts_with('-')) {
+        words.push("--".into());
+    }
+    words.extend(files);
+    words.join(" ")
 }
 
 /// The machine record of a finished run; built only for reporters that
@@ -320,5 +357,6 @@ fn run_report(
         gates,
         waves: WaveRecords { blocking: waves.blocking.clone(), abandoned: waves.abandoned.clone() },
         errors: Vec::new(),
+        next_command: None,
     }
 }

@@ -141,7 +141,16 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                 self.plain(&format!("    EXPECT: {}", oracle.expect));
                 self.plain(&format!("    CWD: {}", oracle.cwd));
                 self.plain(&format!("    SHELL: {}", oracle.shell));
+                self.plain(&format!("    TIMEOUT: {}s", oracle.timeout_ms() / 1000));
                 self.plain(&format!("    PATH: {path_transcript}"));
+            }
+            Event::ApprovalChanged { reasons } => {
+                let why = if reasons.is_empty() {
+                    "an approval for this gate exists with a different signature".to_string()
+                } else {
+                    reasons.join("; ")
+                };
+                self.plain(&format!("    CHANGED SINCE APPROVAL: {why}"));
             }
             Event::NotRun => self.plain("    NOT RUN: inspect this oracle, then re-run with --approve"),
             Event::Approved { record } => self.plain(&format!("    APPROVED: {}", record.display())),
@@ -181,6 +190,7 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
             Event::WaveUnmet { wave } => self.marked(YELLOW, "  UNMET", &format!(" {wave}")),
             Event::LedgerSummary { file_name, gates } => self.plain(&format!("{file_name}: {gates} gates")),
             Event::Verdict(verdict) => self.verdict(verdict),
+            Event::NextCommand(command) => self.plain(&format!("next: {command}")),
             Event::Report(_) => {}
         }
     }

@@ -28,6 +28,12 @@ pub enum Event<'a> {
         oracle: &'a Oracle,
         path_transcript: &'a str,
     },
+    /// The pending oracle shown last was approved before for this gate with
+    /// another oracle: the bound fields that differ, or none when the
+    /// earlier record does not say.
+    ApprovalChanged {
+        reasons: &'a [String],
+    },
     /// The pending oracle shown last was not approved (no `--approve`).
     NotRun,
     /// The oracle shown last was approved; `record` is the approval file.
@@ -66,6 +72,8 @@ pub enum Event<'a> {
         gates: usize,
     },
     Verdict(&'a Verdict),
+    /// The command that moves an unmet run on (approving what it showed).
+    NextCommand(&'a str),
     /// The machine record of the whole run (also of a run that failed),
     /// sent only when some reporter `needs_records`.
     Report(&'a RunReport),
@@ -191,6 +199,9 @@ pub struct RunReport {
     /// The scope's dispatch waves that are not complete.
     pub waves: WaveRecords,
     pub errors: Vec<String>,
+    /// The command that moves an unmet run on, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_command: Option<String>,
 }
 
 /// Dispatch waves that keep a scope from being complete.
@@ -221,6 +232,7 @@ impl RunReport {
             gates: Vec::new(),
             waves: WaveRecords::default(),
             errors,
+            next_command: None,
         }
     }
 

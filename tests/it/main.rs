@@ -24,6 +24,7 @@ mod output_formats;
 mod parser;
 mod parser_properties;
 mod pipeline_actions;
+mod reapproval;
 mod reporters;
 mod runner;
 mod smoke;

@@ -44,6 +44,9 @@ pub struct RunOptions {
     pub scope: Option<String>,
     pub files: Vec<PathBuf>,
     pub format: OutputFormat,
+    /// `--gate`: the ids (plain or qualified) of the only gates to judge.
+    pub gates: Vec<String>,
+    pub show_output: bool,
 }
 
 impl RunOptions {
@@ -190,6 +193,7 @@ fn not_run_record(reason: &str) -> CheckRecord {
         duration_ms: None,
         reason: Some(reason.to_string()),
         output_sha256: None,
+        output_tail: None,
     }
 }
 
@@ -204,7 +208,7 @@ fn summarize(
 ) -> Result<Exit, Error> {
     let (finals, target) = (&setup.ledgers, &setup.target);
     let mut states = Vec::with_capacity(finals.len());
-    for ledger in finals {
+    for (index, ledger) in finals.iter().enumerate() {
         let prefix = crate::ledger::qualify(&ledger.path, "");
         let ledger_states: Vec<GateState> = ledger
             .document
@@ -214,7 +218,7 @@ fn summarize(
             .collect();
         if options.status {
             for (gate, state) in ledger.document.gates.iter().zip(&ledger_states) {
-                if !matches!(state, GateState::Met | GateState::Abandoned) {
+                if !matches!(state, GateState::Met | GateState::Abandoned) && setup.selects(index, &gate.id) {
                     let qualified = format!("{prefix}{}", gate.id);
                     reporter.event(&Event::GateUnmet {
                         qualified: &qualified,
@@ -231,7 +235,12 @@ fn summarize(
 
     // A scope is complete only when its ledgers and its dispatch waves are;
     // completion must not depend on callers remembering `dispatch status`.
-    let waves = crate::dispatch::aggregate(&setup.root, target.scope.as_deref()).map_err(Error::infrastructure)?;
+    // A `--gate` run judges its gates only; waves belong to the whole scope.
+    let waves = if setup.selection.is_some() {
+        crate::dispatch::DispatchSummary::default()
+    } else {
+        crate::dispatch::aggregate(&setup.root, target.scope.as_deref()).map_err(Error::infrastructure)?
+    };
     if options.status {
         for wave in &waves.blocking {
             reporter.event(&Event::WaveUnmet { wave });
@@ -256,6 +265,7 @@ fn summarize(
                 (runnable[index].ledger, runnable[index].gate.id.as_str(), runnable[index].qualified.as_str())
             })
             .collect(),
+        selection: setup.selection.as_ref(),
     };
     let verdict = verdict::verdict(finals, &states, &facts, &waves, target.scope.as_deref());
     reporter.event(&Event::Verdict(&verdict));
@@ -296,6 +306,9 @@ pub fn approve_command(options: &RunOptions) -> String {
     valued("--cwd", options.cwd.as_ref().map(|p| p.display().to_string()));
     valued("--root", options.root.as_ref().map(|p| p.display().to_string()));
     valued("--scope", options.scope.clone());
+    for gate in &options.gates {
+        valued("--gate", Some(gate.clone()));
+    }
     let files: Vec<String> = options.files.iter().map(|f| quote(&f.display().to_string())).collect();
     if files.iter().any(|f| f.starts_with('-')) {
         words.push("--".into());
@@ -328,6 +341,7 @@ fn run_report(
                 checked: gate.checked,
                 runnable: gate.is_runnable(),
                 definition_digest: evidence::gate_digest(gate),
+                selected: setup.selection.as_ref().map(|selection| selection.contains(index, &gate.id)),
                 check: checks.remove(&(index, gate.id.clone())),
             });
         }
@@ -346,6 +360,7 @@ fn run_report(
             abandoned: verdict.abandoned,
             reran: verdict.reran,
             previously_met_reverified: verdict.reverified,
+            not_selected: verdict.not_selected,
         },
         unmet: verdict.unmet_ids.clone(),
         abandoned: verdict.abandoned_ids.clone(),

@@ -7,6 +7,7 @@ use std::io::Write;
 use crate::check::verdict::{Outcome, Verdict};
 use crate::terminal::safe;
 
+use super::tail::{self, OutputTail};
 use super::{Event, Reporter};
 
 /// How human lines look where they are going.
@@ -19,6 +20,8 @@ pub struct Style {
     /// GitHub Actions reads workflow commands from these streams: no line
     /// may start with `::`.
     pub workflow_commands_live: bool,
+    /// `--show-output`: a failed check's captured output follows its line.
+    pub show_output: bool,
 }
 
 /// `out` gets the report lines, `err` the warnings.
@@ -87,6 +90,10 @@ impl<O: Write, E: Write> Human<O, E> {
             (Some(reran), Some(reverified)) => format!(", reran: {reran}, previously met reverified: {reverified}"),
             _ => String::new(),
         };
+        let verify_note = match verdict.not_selected {
+            Some(count) if count > 0 => format!("{verify_note}, not selected: {count}"),
+            _ => verify_note,
+        };
         match verdict.outcome {
             Outcome::Error => {
                 let line =
@@ -118,6 +125,16 @@ impl<O: Write, E: Write> Human<O, E> {
                     self.plain(&format!("  {}", capped_list(&verdict.unmet_ids)));
                 }
             }
+        }
+    }
+
+    /// `--show-output`: the end of a failed check's output, each line
+    /// sanitized and marked so it cannot pass for a report line.
+    fn output_tail(&mut self, output: &str) {
+        let tail = OutputTail::of(output, tail::SHOWN_LINES, tail::SHOWN_BYTES);
+        self.plain(&format!("       {}", tail.heading()));
+        for line in &tail.lines {
+            self.plain(&format!("       | {line}"));
         }
     }
 
@@ -166,6 +183,9 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                     self.marked(RED, "  FAIL", &format!(" {qualified}: {title}"));
                     let reason = result.error.as_ref().map(|e| format!("{e}; ")).unwrap_or_default();
                     self.plain(&format!("       {reason}{outcome}"));
+                    if self.style.show_output {
+                        self.output_tail(&result.output);
+                    }
                 }
             }
             Event::ResultStale { qualified } => self.marked(
@@ -252,10 +272,11 @@ mod tests {
             reverified: None,
             scope: Some("s1".into()),
             approval_failures: 0,
+            not_selected: None,
         }
     }
 
-    const PLAIN: Style = Style { color: false, live: false, workflow_commands_live: false };
+    const PLAIN: Style = Style { color: false, live: false, workflow_commands_live: false, show_output: false };
 
     #[test]
     fn result_and_verdict_lines_are_the_node_tools() {

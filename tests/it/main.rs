@@ -8,6 +8,7 @@ mod approval;
 mod cli;
 mod concurrency;
 mod crash_safety;
+mod diagnosis;
 mod dispatch;
 mod errors;
 mod evidence;

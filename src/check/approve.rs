@@ -3,6 +3,7 @@
 //! after showing it.
 
 use crate::approval::changes::{self, RecordedOracle};
+use crate::approval::store::EarlierRecords;
 use crate::approval::Oracle;
 use crate::report::{Event, Reporter};
 
@@ -25,6 +26,7 @@ pub fn seek_approvals(
     reporter: &mut dyn Reporter,
 ) -> Approvals {
     let mut approvals = Approvals::default();
+    let mut earlier = None;
     for task in tasks {
         let ledger = &ledgers[task.ledger];
         match runtime.store.is_approved(&ledger.text_path, &task.gate.id, &task.oracle) {
@@ -35,7 +37,7 @@ pub fn seek_approvals(
                     oracle: &task.oracle,
                     path_transcript: &runtime.path_transcript,
                 });
-                explain_reapproval(runtime, &ledger.text_path, &task, reporter);
+                explain_reapproval(runtime, &mut earlier, &ledger.text_path, &task, reporter);
                 if !approve {
                     reporter.event(&Event::NotRun);
                     approvals.not_run.push(task);
@@ -66,16 +68,26 @@ pub fn seek_approvals(
 }
 
 /// When this gate was approved before with another oracle, says which bound
-/// fields differ, so a changed timeout or PATH is not a mystery.
-fn explain_reapproval(runtime: &Runtime, ledger: &str, task: &Task, reporter: &mut dyn Reporter) {
-    match runtime.store.records_for(ledger, &task.gate.id) {
-        Ok(records) if records.is_empty() => {}
+/// fields differ, so a changed timeout or PATH is not a mystery. The store
+/// is read for this once, at the first oracle that needs approval.
+fn explain_reapproval(
+    runtime: &Runtime,
+    earlier: &mut Option<Result<EarlierRecords, String>>,
+    ledger: &str,
+    task: &Task,
+    reporter: &mut dyn Reporter,
+) {
+    let loaded = earlier.get_or_insert_with(|| runtime.store.earlier_records().map_err(|error| error.to_string()));
+    match loaded {
         Ok(records) => {
-            let reasons = closest_differences(&records, &task.oracle);
-            reporter.event(&Event::ApprovalChanged { reasons: &reasons });
+            let records = records.records_for(ledger, &task.gate.id);
+            if !records.is_empty() {
+                let reasons = closest_differences(records, &task.oracle);
+                reporter.event(&Event::ApprovalChanged { reasons: &reasons });
+            }
         }
         Err(error) => {
-            let line = format!("gate-check: could not list earlier approvals for {}: {error}", task.qualified);
+            let line = format!("gate-check: could not read earlier approvals for {}: {error}", task.qualified);
             reporter.event(&Event::Warning(&line));
         }
     }

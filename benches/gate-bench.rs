@@ -1,49 +1,76 @@
-//! Benchmarks of the real `gate-check` binary, one subcommand each:
+//! Benchmarks of the real `gate-check` binary against floors it measures
+//! itself and, given `--node DIR`, against the real Node.js unlazy checker:
 //!
-//!     cargo bench --bench gate-bench -- all
-//!     cargo bench --bench gate-bench -- status | overhead | jobs | flood
+//!     cargo bench --bench gate-bench -- all [--node DIR] [--quick]
+//!     cargo bench --bench gate-bench -- status | scaling | lint | hook | reverify | backreference | jobs | flood
 //!
-//! Every benchmark works in a fresh temporary repository with its own
-//! private approval store and prints the figures it measured. New
-//! benchmarks are new `Benchmark` variants.
+//! DIR is an unlazy skill directory (`scripts/gate-check.mjs`,
+//! `scripts/gate-lint.mjs`, `scripts/stop-hook.mjs`, `scripts/lib/`); each
+//! Node figure comes from `node DIR/scripts/... ARGS` on the same files.
+//! Contenders run paired and alternating, several rounds, and every figure
+//! is the median. Peak RSS is the child's own high-water mark from `wait4`,
+//! the figure `/usr/bin/time -v` prints. Every row prints its goal and PASS
+//! or MISS; a goal that needs Node says so when `--node` is absent.
+//!
+//! The `--status`, lint and hook ledgers hold unchecked runnable gates, each
+//! with its own EXPECT: both tools refuse ledgers over 8 MiB, and 100,000
+//! gates with evidence lines would not fit. Checks that execute are approved
+//! once by gate-check in a temporary `UNLAZY_APPROVAL_DIR`; the Node tool
+//! must accept those records (it fails the row if it asks for approval).
 
+use std::collections::BTreeMap;
 use std::fs;
+use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "gate-bench", about = "Benchmarks of the gate-check binary")]
+#[command(name = "gate-bench", about = "Benchmarks of the gate-check binary against measured floors and the Node tool")]
 struct Cli {
-    /// The gate-check binary to measure (default: the release build, rebuilt first)
+    /// The gate-check binary to measure (default: the bench-profile build)
     #[arg(long, global = true, value_name = "PATH")]
     binary: Option<PathBuf>,
+    /// An unlazy skill directory; its scripts are run with `node` on the same ledgers
+    #[arg(long, global = true, value_name = "DIR")]
+    node: Option<PathBuf>,
+    /// Paired rounds per row; each figure is the median (default 5, 3 with
+    /// --quick; the Node `--reverify` pair runs once unless this is given)
+    #[arg(long, global = true, value_name = "N")]
+    rounds: Option<usize>,
+    /// Fewer rounds, for a fast look
+    #[arg(long, global = true)]
+    quick: bool,
+    /// `cargo bench` appends `--bench` to every harness's arguments
+    #[arg(long = "bench", global = true, hide = true)]
+    _cargo_bench: bool,
     #[command(subcommand)]
-    benchmark: Benchmark,
+    invocation: Invocation,
 }
 
 #[derive(Debug, Subcommand)]
 enum Benchmark {
-    /// Every benchmark below with its default settings
+    /// Every row of the table, the scaling table, then jobs and flood
     All,
-    /// `--status` on a 10,000-gate ledger and on a 500-leaf scope: time and
-    /// peak RSS, and the same work in Node.js when `node` is on PATH
-    Status {
-        /// Timed repetitions; the median is reported
-        #[arg(long, default_value_t = 5)]
-        runs: usize,
-    },
-    /// Per-check cost of 200 `true` checks against a loop spawning `sh -c true`
-    Overhead {
+    /// `--status` rows: 100,000 regex gates, 10,000 regex gates, 100,000 plain gates
+    Status,
+    /// `--status` time and peak RSS per gate at 1,000, 10,000 and 100,000 gates
+    Scaling,
+    /// `lint` on 10,000 regex gates and 10,000 plain gates
+    Lint,
+    /// `hook stop` on a 10,000-gate regex ledger against the plain one
+    Hook,
+    /// `--reverify` of trivial checks against a bare `sh -c true` spawn loop
+    Reverify {
         #[arg(long, default_value_t = 200)]
         checks: usize,
     },
-    /// A check that prints 1 GiB: time until it fails and gate-check's peak RSS
-    Flood,
+    /// A backreference EXPECT on 1 MiB of output: peak RSS
+    Backreference,
     /// Wall time of independent sleeping checks with --jobs N against --jobs 1
     Jobs {
         /// Number of gates in the ledger
@@ -56,31 +83,124 @@ enum Benchmark {
         #[arg(long, default_value_t = 8)]
         jobs: usize,
     },
+    /// A check that prints 1 GiB: time until it fails and gate-check's peak RSS
+    Flood,
 }
 
-/// Wall time, peak resident set and output of one finished process.
+#[derive(Debug, Subcommand)]
+enum Invocation {
+    #[command(flatten)]
+    Benchmark(Benchmark),
+    /// Internal: run one command and report its time and peak RSS (see `measure`)
+    #[command(hide = true)]
+    MeasureChild {
+        #[arg(long)]
+        report: PathBuf,
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        command: Vec<std::ffi::OsString>,
+    },
+}
+
+const KIB_PER_MIB: f64 = 1024.0;
+
+/// What one finished process (or in-process loop) cost.
 struct Measured {
     elapsed: Duration,
-    peak_rss_kib: u64,
-    success: bool,
+    /// None for an in-process floor, which has no process of its own.
+    peak_rss_kib: Option<u64>,
+    exit_code: Option<i32>,
     stdout: String,
+    stderr: String,
 }
 
-/// Runs `command` to completion and measures it. The peak RSS comes from
-/// `wait4`, which reports the child's own high-water mark.
-fn measure(command: &mut Command) -> Result<Measured> {
-    use std::io::Read;
-    let started = Instant::now();
-    let mut child = command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .context("spawning the measured command")?;
-    let mut stdout = String::new();
-    if let Some(mut pipe) = child.stdout.take() {
-        pipe.read_to_string(&mut stdout)?;
+impl Measured {
+    /// Fails unless the run exited with `code` and printed `marker`: a
+    /// benchmark of a run that did not do the work measures nothing.
+    fn expect(&self, who: &str, code: i32, marker: &str) -> Result<()> {
+        ensure!(
+            self.exit_code == Some(code) && self.stdout.contains(marker),
+            "{who}: expected exit {code} and {marker:?}, got exit {:?}\nstdout (end): {}\nstderr (end): {}",
+            self.exit_code,
+            tail(&self.stdout),
+            tail(&self.stderr)
+        );
+        Ok(())
     }
+}
+
+fn tail(text: &str) -> &str {
+    let start = text.len().saturating_sub(600);
+    let start = (start..text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len());
+    &text[start..]
+}
+
+/// Runs `command` to completion, feeding it `stdin`, and measures it.
+///
+/// The command runs under `gate-bench measure-child`, a fresh small process
+/// that spawns it and reads its rusage from `wait4`: the child's peak RSS
+/// (or that of a descendant it reaped, if larger), the figure
+/// `/usr/bin/time -v` prints. Spawning from the harness itself would not do:
+/// a child's peak RSS starts at its parent's resident size at fork/exec, and
+/// the harness holds ledgers and captured output.
+fn measure(command: &mut Command, stdin: Option<&[u8]>) -> Result<Measured> {
+    let report = tempfile::NamedTempFile::new().context("creating a measurement report file")?;
+    let mut launcher = Command::new(std::env::current_exe().context("locating gate-bench")?);
+    launcher
+        .arg("measure-child")
+        .arg("--report")
+        .arg(report.path())
+        .arg("--")
+        .arg(command.get_program())
+        .args(command.get_args());
+    if let Some(directory) = command.get_current_dir() {
+        launcher.current_dir(directory);
+    }
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => launcher.env(key, value),
+            None => launcher.env_remove(key),
+        };
+    }
+    // Output goes to files, not pipes: Node writes to a pipe asynchronously
+    // and its `process.exit` drops what is still queued (100,000 UNMET lines
+    // lose the summary), while writes to a file complete. Both tools get the
+    // same kind of sink.
+    let stdout_file = tempfile::tempfile().context("creating a stdout file")?;
+    let stderr_file = tempfile::tempfile().context("creating a stderr file")?;
+    let mut child = launcher
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(stdout_file.try_clone()?)
+        .stderr(stderr_file.try_clone()?)
+        .spawn()
+        .with_context(|| format!("spawning {command:?}"))?;
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(bytes)?;
+    }
+    let launched = child.wait()?;
+    let stdout = read_all(stdout_file)?;
+    let stderr = read_all(stderr_file)?;
+    ensure!(launched.success(), "measure-child failed for {command:?}: {}", tail(&stderr));
+    let figures = fs::read_to_string(report.path())?;
+    let (elapsed, peak_rss_kib, exit_code) =
+        parse_report(&figures).with_context(|| format!("measure-child report {figures:?}"))?;
+    Ok(Measured { elapsed, peak_rss_kib: Some(peak_rss_kib), exit_code, stdout, stderr })
+}
+
+fn read_all(mut file: fs::File) -> Result<String> {
+    use std::io::Seek;
+    file.rewind()?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// `measure-child`: runs `command` with this process's stdio, cwd and
+/// environment, and writes `<elapsed ns> <peak RSS KiB> <exit code or ->`
+/// to `report`. The time covers the child alone, from spawn to reaping.
+fn measure_child(report: &Path, command: &[std::ffi::OsString]) -> Result<()> {
+    let (program, args) = command.split_first().context("measure-child needs a command")?;
+    let started = Instant::now();
+    let child = Command::new(program).args(args).spawn().with_context(|| format!("spawning {program:?}"))?;
     let pid = i32::try_from(child.id())?;
     let mut status = 0;
     // SAFETY: `rusage` is plain old data that wait4 fills in; the pid is our
@@ -89,19 +209,161 @@ fn measure(command: &mut Command) -> Result<Measured> {
     let reaped = unsafe { nix::libc::wait4(pid, &mut status, 0, &mut usage) };
     ensure!(reaped == pid, "wait4 failed: {}", std::io::Error::last_os_error());
     let elapsed = started.elapsed();
-    let success = nix::libc::WIFEXITED(status) && nix::libc::WEXITSTATUS(status) == 0;
-    Ok(Measured { elapsed, peak_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0), success, stdout })
+    let exit_code = match nix::libc::WIFEXITED(status) {
+        true => nix::libc::WEXITSTATUS(status).to_string(),
+        false => "-".to_string(),
+    };
+    fs::write(report, format!("{} {} {exit_code}\n", elapsed.as_nanos(), usage.ru_maxrss))?;
+    Ok(())
 }
 
-/// The median of `runs` measurements of the command `make` builds.
-fn median(runs: usize, mut make: impl FnMut() -> Command) -> Result<Measured> {
-    let mut all = (0..runs.max(1)).map(|_| measure(&mut make())).collect::<Result<Vec<_>>>()?;
-    all.sort_by_key(|m| m.elapsed);
-    Ok(all.swap_remove(all.len() / 2))
+fn parse_report(text: &str) -> Option<(Duration, u64, Option<i32>)> {
+    let mut fields = text.split_whitespace();
+    let nanos: u64 = fields.next()?.parse().ok()?;
+    let rss: u64 = fields.next()?.parse().ok()?;
+    let exit_code = fields.next()?.parse().ok();
+    Some((Duration::from_nanos(nanos), rss, exit_code))
 }
 
-fn millis(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
+/// One side of a paired comparison: how to run it once. `run` also checks
+/// that the run did the work (exit code and output marker) before it counts.
+struct Contender<'a> {
+    name: String,
+    run: Box<dyn FnMut() -> Result<Measured> + 'a>,
+}
+
+/// Median time and median peak RSS of one contender over the rounds.
+#[derive(Clone, Debug)]
+struct Figure {
+    median: Duration,
+    rss_kib: Option<u64>,
+    rounds: usize,
+}
+
+impl Figure {
+    fn millis(&self) -> f64 {
+        self.median.as_secs_f64() * 1000.0
+    }
+    fn rss_mib(&self) -> Option<f64> {
+        self.rss_kib.map(|kib| kib as f64 / KIB_PER_MIB)
+    }
+    /// How many times longer this took than `other`.
+    fn times(&self, other: &Figure) -> f64 {
+        self.median.as_secs_f64() / other.median.as_secs_f64().max(1e-9)
+    }
+    fn show(&self) -> String {
+        match self.rss_mib() {
+            Some(mib) => format!("{:>9.1} ms {:>7.1} MiB", self.millis(), mib),
+            None => format!("{:>9.1} ms", self.millis()),
+        }
+    }
+}
+
+fn median_of<T: Ord + Copy>(mut values: Vec<T>) -> Option<T> {
+    values.sort_unstable();
+    values.get(values.len() / 2).copied()
+}
+
+/// Runs every contender once per round, rotating who goes first so no tool
+/// always runs on a warm (or a cold) cache, and returns each one's medians.
+fn paired(rounds: usize, contenders: &mut [Contender<'_>]) -> Result<BTreeMap<String, Figure>> {
+    let count = contenders.len();
+    // Only the figures are kept: a run's output is checked, then dropped.
+    let mut samples: Vec<Vec<(Duration, Option<u64>)>> = (0..count).map(|_| Vec::new()).collect();
+    for round in 0..rounds.max(1) {
+        for offset in 0..count {
+            let index = (round + offset) % count;
+            let contender = &mut contenders[index];
+            let measured = (contender.run)().with_context(|| format!("round {}: {}", round + 1, contender.name))?;
+            samples[index].push((measured.elapsed, measured.peak_rss_kib));
+        }
+    }
+    Ok(contenders
+        .iter()
+        .zip(samples)
+        .map(|(contender, runs)| {
+            let rounds = runs.len();
+            let median = median_of(runs.iter().map(|(elapsed, _)| *elapsed).collect()).unwrap_or_default();
+            let rss_kib = median_of(runs.iter().filter_map(|(_, rss)| *rss).collect());
+            (contender.name.clone(), Figure { median, rss_kib, rounds })
+        })
+        .collect())
+}
+
+/// A goal's outcome. `Unmeasured` names what the reader must add to decide it.
+enum Verdict {
+    Pass,
+    Miss,
+    Unmeasured(&'static str),
+}
+
+impl Verdict {
+    fn of(met: bool) -> Verdict {
+        if met {
+            Verdict::Pass
+        } else {
+            Verdict::Miss
+        }
+    }
+}
+
+/// One table row as printed: its figures, its ratios and its goals.
+struct Row {
+    title: String,
+    goal: String,
+    figures: Vec<(String, Figure)>,
+    ratios: Vec<String>,
+    checks: Vec<(String, Verdict)>,
+}
+
+impl Row {
+    fn new(title: impl Into<String>, goal: impl Into<String>) -> Row {
+        Row { title: title.into(), goal: goal.into(), figures: Vec::new(), ratios: Vec::new(), checks: Vec::new() }
+    }
+    fn figure(&mut self, label: impl Into<String>, figure: &Figure) {
+        self.figures.push((label.into(), figure.clone()));
+    }
+    fn ratio(&mut self, text: String) {
+        self.ratios.push(text);
+    }
+    fn check(&mut self, text: String, verdict: Verdict) {
+        self.checks.push((text, verdict));
+    }
+    fn print(&self, tally: &mut Tally) {
+        println!("{}", self.title);
+        println!("  goal: {}", self.goal);
+        for (label, figure) in &self.figures {
+            println!("  {label:<34}{}  (median of {})", figure.show(), figure.rounds);
+        }
+        for ratio in &self.ratios {
+            println!("  {ratio}");
+        }
+        for (text, verdict) in &self.checks {
+            let mark = match verdict {
+                Verdict::Pass => {
+                    tally.pass += 1;
+                    "PASS".to_string()
+                }
+                Verdict::Miss => {
+                    tally.miss += 1;
+                    "MISS".to_string()
+                }
+                Verdict::Unmeasured(needs) => {
+                    tally.unmeasured += 1;
+                    format!("NOT MEASURED ({needs})")
+                }
+            };
+            println!("  {mark:<5} {text}");
+        }
+        println!();
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    pass: usize,
+    miss: usize,
+    unmeasured: usize,
 }
 
 /// A temporary repository root with a private approval store beside it.
@@ -109,11 +371,10 @@ struct Workspace {
     _dir: tempfile::TempDir,
     root: PathBuf,
     approvals: PathBuf,
-    binary: PathBuf,
 }
 
 impl Workspace {
-    fn new(binary: PathBuf) -> Result<Workspace> {
+    fn new() -> Result<Workspace> {
         let dir = tempfile::tempdir().context("creating a temporary directory")?;
         let base = fs::canonicalize(dir.path())?;
         let root = base.join("repo");
@@ -121,14 +382,14 @@ impl Workspace {
         fs::create_dir(&root)?;
         fs::create_dir(&approvals)?;
         fs::set_permissions(&approvals, fs::Permissions::from_mode(0o700))?;
-        Ok(Workspace { _dir: dir, root, approvals, binary })
+        Ok(Workspace { _dir: dir, root, approvals })
     }
 
-    /// gate-check with `args`, run in the workspace with its own store.
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(&self.binary);
+    /// `program` run in the workspace with its own approval store and none
+    /// of the caller's unlazy settings.
+    fn command(&self, program: &Path) -> Command {
+        let mut command = Command::new(program);
         command
-            .args(args)
             .current_dir(&self.root)
             .env("UNLAZY_APPROVAL_DIR", &self.approvals)
             .env_remove("UNLAZY_SCOPE")
@@ -136,32 +397,87 @@ impl Workspace {
         command
     }
 
-    /// Runs gate-check with `args`; fails unless it prints `ALL MET` and exits 0.
-    fn run_all_met(&self, args: &[&str]) -> Result<Duration> {
-        let started = Instant::now();
-        let output = Command::new(&self.binary)
-            .args(args)
-            .current_dir(&self.root)
-            .env("UNLAZY_APPROVAL_DIR", &self.approvals)
-            .env_remove("UNLAZY_SCOPE")
-            .env_remove("UNLAZY_SHELL")
-            .output()
-            .with_context(|| format!("running {}", self.binary.display()))?;
-        let elapsed = started.elapsed();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        ensure!(
-            output.status.success() && stdout.contains("ALL MET"),
-            "gate-check {} did not report ALL MET:\n{stdout}{}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        Ok(elapsed)
+    /// Deletes the empty `.unlazy/locks/*.filelock` files gate-check leaves
+    /// after a run (issue 11, item 1): the Node tool takes that same name
+    /// with an exclusive create and would wait 10-30 s for it, then fail.
+    /// Node's own lock files hold JSON and are never touched here. Returns
+    /// how many were removed, so a row can say so; 0 once gate-check cleans up.
+    fn remove_left_locks(&self) -> Result<usize> {
+        let directory = self.root.join(".unlazy/locks");
+        let entries = match fs::read_dir(&directory) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(error) => return Err(error).context("reading .unlazy/locks"),
+        };
+        let mut removed = 0;
+        for entry in entries {
+            let entry = entry?;
+            let empty = entry.metadata()?.len() == 0;
+            if empty && entry.file_name().to_string_lossy().ends_with(".filelock") {
+                fs::remove_file(entry.path())?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
     }
+
+    fn write(&self, name: &str, text: &str) -> Result<()> {
+        ensure!(
+            text.len() as u64 <= 8 * 1024 * 1024,
+            "{name} is {} bytes: over both tools' 8 MiB ledger limit",
+            text.len()
+        );
+        fs::write(self.root.join(name), text).with_context(|| format!("writing {name}"))
+    }
+}
+
+/// The two tools under test and how to invoke each.
+struct Tools {
+    gate_check: PathBuf,
+    /// The skill directory of the Node tool, when given.
+    node_skill: Option<PathBuf>,
+    rounds: usize,
+    /// Rounds for rows where one Node run takes tens of seconds.
+    slow_node_rounds: usize,
+    /// Lock files gate-check left that were deleted before Node runs.
+    locks_removed: std::cell::Cell<usize>,
+}
+
+impl Tools {
+    fn gate_check(&self, workspace: &Workspace, args: &[&str]) -> Command {
+        let mut command = workspace.command(&self.gate_check);
+        command.args(args);
+        command
+    }
+
+    /// Measures `node DIR/scripts/SCRIPT ARGS` in the workspace (fails when
+    /// `--node` was not given), after clearing the lock files gate-check
+    /// left, which would otherwise stall the Node tool.
+    fn node(&self, workspace: &Workspace, script: &str, args: &[&str], stdin: Option<&[u8]>) -> Result<Measured> {
+        let skill = self.node_skill.as_ref().context("the Node tool needs --node DIR")?;
+        self.locks_removed.set(self.locks_removed.get() + workspace.remove_left_locks()?);
+        let mut command = workspace.command(Path::new("node"));
+        command.arg(skill.join("scripts").join(script)).args(args);
+        measure(&mut command, stdin)
+    }
+}
+
+/// Checks that DIR holds the Node scripts the rows run, and that `node` runs.
+fn node_skill(dir: &Path) -> Result<PathBuf> {
+    let dir = fs::canonicalize(dir).with_context(|| format!("--node {}", dir.display()))?;
+    for script in ["gate-check.mjs", "gate-lint.mjs", "stop-hook.mjs", "lib/gates.mjs"] {
+        let path = dir.join("scripts").join(script);
+        ensure!(path.is_file(), "--node {}: no {}", dir.display(), path.display());
+    }
+    let version = Command::new("node").arg("--version").output().context("--node needs `node` on PATH")?;
+    ensure!(version.status.success(), "`node --version` failed");
+    println!("node: {} ({})", String::from_utf8_lossy(&version.stdout).trim(), dir.display());
+    Ok(dir)
 }
 
 /// The `gate-check` that cargo built for this benchmark run (`cargo bench`
 /// builds it with the optimized bench profile before running the harness).
-fn release_binary() -> Result<PathBuf> {
+fn bench_binary() -> Result<PathBuf> {
     let binary = PathBuf::from(env!("CARGO_BIN_EXE_gate-check"));
     if !binary.is_file() {
         bail!("no gate-check binary at {}; pass --binary PATH", binary.display());
@@ -169,163 +485,640 @@ fn release_binary() -> Result<PathBuf> {
     Ok(binary)
 }
 
-fn bench_jobs(workspace: &Workspace, checks: usize, sleep: &str, jobs: usize) -> Result<()> {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Expect {
+    Plain,
+    Regex,
+}
+
+impl Expect {
+    fn name(self) -> &'static str {
+        match self {
+            Expect::Plain => "plain",
+            Expect::Regex => "regex",
+        }
+    }
+    fn text(self, index: usize) -> String {
+        match self {
+            Expect::Plain => format!("ok {index}"),
+            Expect::Regex => format!("/^ok {index}$/"),
+        }
+    }
+}
+
+/// A ledger of `gates` unchecked runnable gates, each with its own EXPECT
+/// (so no tool can reuse one compiled pattern). Kept compact: both tools
+/// refuse ledgers over 8 MiB, and 100,000 gates must fit.
+fn ledger(gates: usize, expect: Expect) -> String {
+    let mut text = format!("# Benchmark: {gates} {} gates\n\n", expect.name());
+    for index in 0..gates {
+        text.push_str(&format!(
+            "- [ ] G{index}: file {index} exists\n  CHECK: test -s f/{index}\n  EXPECT: {}\n",
+            expect.text(index)
+        ));
+    }
+    text
+}
+
+fn thousands(value: usize) -> String {
+    let digits = value.to_string();
+    let mut out = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// The floor for reading a ledger: one `grep -c` pass counting its gates.
+fn grep_floor<'a>(workspace: &'a Workspace, file: &'a str, gates: usize) -> Contender<'a> {
+    Contender {
+        name: "floor".into(),
+        run: Box::new(move || {
+            let mut command = workspace.command(Path::new("grep"));
+            command.args(["-c", "^- \\[", file]);
+            let measured = measure(&mut command, None)?;
+            measured.expect("grep -c", 0, &format!("{gates}\n"))?;
+            Ok(measured)
+        }),
+    }
+}
+
+/// `--status` medians of gate-check, the grep floor and (with `--node`) the
+/// Node tool for every ledger size and EXPECT kind measured so far.
+struct StatusMatrix {
+    workspace: Workspace,
+    figures: BTreeMap<(usize, Expect), BTreeMap<String, Figure>>,
+}
+
+impl StatusMatrix {
+    fn new() -> Result<StatusMatrix> {
+        Ok(StatusMatrix { workspace: Workspace::new()?, figures: BTreeMap::new() })
+    }
+
+    fn get(&mut self, tools: &Tools, gates: usize, expect: Expect) -> Result<&BTreeMap<String, Figure>> {
+        if !self.figures.contains_key(&(gates, expect)) {
+            let figures = self.measure(tools, gates, expect)?;
+            self.figures.insert((gates, expect), figures);
+        }
+        Ok(&self.figures[&(gates, expect)])
+    }
+
+    fn measure(&self, tools: &Tools, gates: usize, expect: Expect) -> Result<BTreeMap<String, Figure>> {
+        let file = format!("status-{gates}-{}.md", expect.name());
+        self.workspace.write(&file, &ledger(gates, expect))?;
+        let workspace = &self.workspace;
+        // Every gate is unchecked, so both tools list each one and end with
+        // the same summary line.
+        let summary = format!("UNMET: {gates} (met: 0)");
+        let mut contenders = vec![
+            Contender {
+                name: "gate-check".into(),
+                run: Box::new(|| {
+                    let measured = measure(&mut tools.gate_check(workspace, &["--status", &file]), None)?;
+                    measured.expect("gate-check --status", 1, &summary)?;
+                    Ok(measured)
+                }),
+            },
+            grep_floor(workspace, &file, gates),
+        ];
+        if tools.node_skill.is_some() {
+            contenders.push(Contender {
+                name: "node".into(),
+                run: Box::new(|| {
+                    let measured = tools.node(workspace, "gate-check.mjs", &["--status", &file], None)?;
+                    measured.expect("node gate-check.mjs --status", 1, &summary)?;
+                    Ok(measured)
+                }),
+            });
+        }
+        paired(tools.rounds, &mut contenders)
+    }
+}
+
+/// Adds the Node figure and the "N x faster than Node" ratio when measured.
+fn node_ratio(row: &mut Row, figures: &BTreeMap<String, Figure>) -> Option<f64> {
+    let node = figures.get("node")?;
+    row.figure("node", node);
+    let speedup = node.times(&figures["gate-check"]);
+    row.ratio(format!("Node / gate-check: {speedup:.2}x (gate-check is {speedup:.2} times as fast)"));
+    Some(speedup)
+}
+
+fn rss_check(row: &mut Row, figure: &Figure, limit_mib: f64) {
+    let mib = figure.rss_mib().unwrap_or(f64::INFINITY);
+    row.check(format!("peak RSS {mib:.1} MiB <= {limit_mib} MiB"), Verdict::of(mib <= limit_mib));
+}
+
+fn floor_ratio(row: &mut Row, figures: &BTreeMap<String, Figure>, floor_label: &str) {
+    let floor = &figures["floor"];
+    row.figure(format!("floor: {floor_label}"), floor);
+    row.ratio(format!("gate-check / floor: {:.1}x", figures["gate-check"].times(floor)));
+}
+
+fn bench_status(tools: &Tools, matrix: &mut StatusMatrix, tally: &mut Tally) -> Result<()> {
+    let grep = "grep -c over the file";
+
+    let regex_100k = matrix.get(tools, 100_000, Expect::Regex)?.clone();
+    let mut row = Row::new("--status, 100,000 gates with /regex/ EXPECTs", ">= 4x faster than Node, <= 200 MiB");
+    row.figure("gate-check", &regex_100k["gate-check"]);
+    floor_ratio(&mut row, &regex_100k, grep);
+    match node_ratio(&mut row, &regex_100k) {
+        Some(speedup) => row.check(format!("{speedup:.2}x as fast as Node >= 4x"), Verdict::of(speedup >= 4.0)),
+        None => row.check(">= 4x as fast as Node".into(), Verdict::Unmeasured("needs --node DIR")),
+    }
+    rss_check(&mut row, &regex_100k["gate-check"], 200.0);
+    row.print(tally);
+
+    let regex_10k = matrix.get(tools, 10_000, Expect::Regex)?.clone();
+    let plain_10k = matrix.get(tools, 10_000, Expect::Plain)?.clone();
+    let mut row = Row::new(
+        "--status, 10,000 gates with /regex/ EXPECTs",
+        "within 1.3x of the same ledger with plain EXPECTs, <= 30 MiB",
+    );
+    row.figure("gate-check", &regex_10k["gate-check"]);
+    row.figure("gate-check, plain EXPECTs", &plain_10k["gate-check"]);
+    floor_ratio(&mut row, &regex_10k, grep);
+    node_ratio(&mut row, &regex_10k);
+    if let Some(node_plain) = plain_10k.get("node") {
+        row.figure("node, plain EXPECTs", node_plain);
+    }
+    let versus_plain = regex_10k["gate-check"].times(&plain_10k["gate-check"]);
+    row.ratio(format!("regex / plain: {versus_plain:.2}x"));
+    row.check(format!("regex / plain {versus_plain:.2}x <= 1.3x"), Verdict::of(versus_plain <= 1.3));
+    rss_check(&mut row, &regex_10k["gate-check"], 30.0);
+    row.print(tally);
+
+    let plain_100k = matrix.get(tools, 100_000, Expect::Plain)?.clone();
+    let mut row = Row::new("--status, 100,000 gates with plain EXPECTs", "<= 150 ms, <= 64 MiB");
+    row.figure("gate-check", &plain_100k["gate-check"]);
+    floor_ratio(&mut row, &plain_100k, grep);
+    node_ratio(&mut row, &plain_100k);
+    let millis = plain_100k["gate-check"].millis();
+    row.check(format!("{millis:.1} ms <= 150 ms"), Verdict::of(millis <= 150.0));
+    rss_check(&mut row, &plain_100k["gate-check"], 64.0);
+    row.print(tally);
+    Ok(())
+}
+
+fn bench_scaling(tools: &Tools, matrix: &mut StatusMatrix) -> Result<()> {
+    const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
+    println!(
+        "scaling: --status cost per gate (medians; \"marginal\" is the cost per gate added since the previous size)"
+    );
+    for expect in [Expect::Plain, Expect::Regex] {
+        for size in SIZES {
+            matrix.get(tools, size, expect)?;
+        }
+    }
+    let mut who = vec!["gate-check".to_string()];
+    if tools.node_skill.is_some() {
+        who.push("node".to_string());
+    }
+    for tool in &who {
+        for expect in [Expect::Plain, Expect::Regex] {
+            println!("  {tool}, {} EXPECTs:", expect.name());
+            println!(
+                "    {:>9} {:>10} {:>9} {:>12} {:>10} {:>12}",
+                "gates", "time", "µs/gate", "marginal", "KiB/gate", "marginal"
+            );
+            let mut previous: Option<(usize, &Figure)> = None;
+            for size in SIZES {
+                let figure = &matrix.figures[&(size, expect)][tool];
+                let micros = figure.median.as_secs_f64() * 1e6;
+                let kib = figure.rss_kib.unwrap_or(0) as f64;
+                let (marginal_time, marginal_rss) = match previous {
+                    Some((before, earlier)) => {
+                        let added = (size - before) as f64;
+                        let time = (micros - earlier.median.as_secs_f64() * 1e6) / added;
+                        let rss = (kib - earlier.rss_kib.unwrap_or(0) as f64) / added;
+                        (format!("{time:.2}"), format!("{rss:.3}"))
+                    }
+                    None => ("-".into(), "-".into()),
+                };
+                println!(
+                    "    {:>9} {:>7.1} ms {:>9.2} {:>12} {:>10.3} {:>12}",
+                    thousands(size),
+                    figure.millis(),
+                    micros / size as f64,
+                    marginal_time,
+                    kib / size as f64,
+                    marginal_rss
+                );
+                previous = Some((size, figure));
+            }
+        }
+    }
+    println!();
+    Ok(())
+}
+
+fn bench_lint(tools: &Tools, tally: &mut Tally) -> Result<()> {
+    const GATES: usize = 10_000;
+    let workspace = Workspace::new()?;
+    let mut per_ledger = BTreeMap::new();
+    for expect in [Expect::Regex, Expect::Plain] {
+        let file = format!("lint-{}.md", expect.name());
+        workspace.write(&file, &ledger(GATES, expect))?;
+        let workspace = &workspace;
+        let file = file.as_str();
+        let mut contenders = vec![
+            Contender {
+                name: "gate-check".into(),
+                run: Box::new(|| {
+                    let measured = measure(&mut tools.gate_check(workspace, &["lint", file]), None)?;
+                    measured.expect("gate-check lint", 0, "LINT OK")?;
+                    Ok(measured)
+                }),
+            },
+            grep_floor(workspace, file, GATES),
+        ];
+        if tools.node_skill.is_some() {
+            contenders.push(Contender {
+                name: "node".into(),
+                run: Box::new(|| {
+                    let measured = tools.node(workspace, "gate-lint.mjs", &[file], None)?;
+                    measured.expect("node gate-lint.mjs", 0, "LINT OK")?;
+                    Ok(measured)
+                }),
+            });
+        }
+        per_ledger.insert(expect, paired(tools.rounds, &mut contenders)?);
+    }
+    let regex = &per_ledger[&Expect::Regex];
+    let plain = &per_ledger[&Expect::Plain];
+    let mut row = Row::new("lint, 10,000 gates with /regex/ EXPECTs", "faster than Node on every ledger");
+    row.figure("gate-check", &regex["gate-check"]);
+    row.figure("gate-check, plain EXPECTs", &plain["gate-check"]);
+    floor_ratio(&mut row, regex, "grep -c over the file");
+    row.ratio(format!("regex / plain: {:.2}x", regex["gate-check"].times(&plain["gate-check"])));
+    match (regex.get("node"), plain.get("node")) {
+        (Some(node_regex), Some(node_plain)) => {
+            row.figure("node", node_regex);
+            row.figure("node, plain EXPECTs", node_plain);
+            for (name, figures, node) in [("regex", regex, node_regex), ("plain", plain, node_plain)] {
+                let speedup = node.times(&figures["gate-check"]);
+                row.ratio(format!("Node / gate-check on the {name} ledger: {speedup:.2}x"));
+                row.check(format!("faster than Node on the {name} ledger ({speedup:.2}x)"), Verdict::of(speedup > 1.0));
+            }
+        }
+        _ => row.check("faster than Node on every ledger".into(), Verdict::Unmeasured("needs --node DIR")),
+    }
+    row.print(tally);
+    Ok(())
+}
+
+fn bench_hook(tools: &Tools, tally: &mut Tally) -> Result<()> {
+    const GATES: usize = 10_000;
+    let mut per_ledger = BTreeMap::new();
+    for expect in [Expect::Regex, Expect::Plain] {
+        let workspace = Workspace::new()?;
+        workspace.write("GATES.md", &ledger(GATES, expect))?;
+        let payload = serde_json::json!({
+            "session_id": "gate-bench",
+            "cwd": workspace.root,
+            "hook_event_name": "Stop",
+        })
+        .to_string();
+        // A block counts towards the six-block release; starting each run
+        // from no state keeps every run on the same (blocking) path.
+        let state = workspace.root.join(".unlazy-hook-state.json");
+        let fresh_state = || match fs::remove_file(&state) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
+            _ => Ok(()),
+        };
+        let block = "\"decision\":\"block\"";
+        let workspace = &workspace;
+        let payload = payload.as_bytes();
+        let mut contenders = vec![
+            Contender {
+                name: "gate-check".into(),
+                run: Box::new(|| {
+                    fresh_state()?;
+                    let measured = measure(&mut tools.gate_check(workspace, &["hook", "stop"]), Some(payload))?;
+                    measured.expect("gate-check hook stop", 0, block)?;
+                    Ok(measured)
+                }),
+            },
+            grep_floor(workspace, "GATES.md", GATES),
+        ];
+        if tools.node_skill.is_some() {
+            contenders.push(Contender {
+                name: "node".into(),
+                run: Box::new(|| {
+                    fresh_state()?;
+                    let measured = tools.node(workspace, "stop-hook.mjs", &[], Some(payload))?;
+                    measured.expect("node stop-hook.mjs", 0, block)?;
+                    Ok(measured)
+                }),
+            });
+        }
+        per_ledger.insert(expect, paired(tools.rounds, &mut contenders)?);
+    }
+    let regex = &per_ledger[&Expect::Regex];
+    let plain = &per_ledger[&Expect::Plain];
+    let mut row = Row::new(
+        "hook stop, 10,000-gate ledger with /regex/ EXPECTs",
+        "same cost as the plain ledger (regex / plain <= 1.15x)",
+    );
+    row.figure("gate-check", &regex["gate-check"]);
+    row.figure("gate-check, plain EXPECTs", &plain["gate-check"]);
+    floor_ratio(&mut row, regex, "grep -c over the file");
+    node_ratio(&mut row, regex);
+    if let Some(node_plain) = plain.get("node") {
+        row.figure("node, plain EXPECTs", node_plain);
+    }
+    let versus_plain = regex["gate-check"].times(&plain["gate-check"]);
+    row.ratio(format!("regex / plain: {versus_plain:.2}x"));
+    row.check(format!("regex / plain {versus_plain:.2}x <= 1.15x"), Verdict::of(versus_plain <= 1.15));
+    row.print(tally);
+    Ok(())
+}
+
+fn bench_reverify(tools: &Tools, checks: usize, tally: &mut Tally) -> Result<()> {
+    let workspace = Workspace::new()?;
+    let mut text = String::from("# Benchmark: trivial checks\n\n");
+    for index in 0..checks {
+        text.push_str(&format!(
+            "- [ ] T{index}: trivial check {index} exits cleanly\n  CHECK: true\n  EXPECT: /^$/\n\n"
+        ));
+    }
+    workspace.write("GATES.md", &text)?;
+    // Approved by gate-check only: the Node tool must accept these records
+    // (the same store layout and identity), or its run prints APPROVAL REQUIRED.
+    let approve = measure(&mut tools.gate_check(&workspace, &["--approve"]), None)?;
+    approve.expect("gate-check --approve", 0, &format!("ALL MET ({checks} met)"))?;
+
+    let all_met = format!("ALL MET ({checks} met, reran: {checks}, previously met reverified: {checks})");
+    let workspace = &workspace;
+    let all_met = all_met.as_str();
+    let mut contenders = vec![
+        Contender {
+            name: "gate-check".into(),
+            run: Box::new(|| {
+                let measured = measure(&mut tools.gate_check(workspace, &["--reverify"]), None)?;
+                measured.expect("gate-check --reverify", 0, all_met)?;
+                Ok(measured)
+            }),
+        },
+        Contender {
+            name: "floor".into(),
+            run: Box::new(|| {
+                let started = Instant::now();
+                for _ in 0..checks {
+                    let status = Command::new("/bin/sh")
+                        .args(["-c", "true"])
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .status()?;
+                    ensure!(status.success(), "sh -c true failed");
+                }
+                let elapsed = started.elapsed();
+                Ok(Measured {
+                    elapsed,
+                    peak_rss_kib: None,
+                    exit_code: Some(0),
+                    stdout: String::new(),
+                    stderr: String::new(),
+                })
+            }),
+        },
+    ];
+    let node_rounds = tools.slow_node_rounds;
+    let mut figures = paired(tools.rounds, &mut contenders)?;
+    if tools.node_skill.is_some() {
+        // One Node run costs 100-500 ms per check (tens of seconds here), so
+        // it gets one round unless --rounds asks for more; each round pairs
+        // it with a gate-check run of its own.
+        let mut pair = vec![
+            Contender {
+                name: "gate-check (paired with node)".into(),
+                run: Box::new(|| {
+                    let measured = measure(&mut tools.gate_check(workspace, &["--reverify"]), None)?;
+                    measured.expect("gate-check --reverify", 0, all_met)?;
+                    Ok(measured)
+                }),
+            },
+            Contender {
+                name: "node".into(),
+                run: Box::new(|| {
+                    let measured = tools.node(workspace, "gate-check.mjs", &["--reverify"], None)?;
+                    ensure!(
+                        !measured.stdout.contains("APPROVAL REQUIRED"),
+                        "the Node tool did not accept gate-check's approval records:\n{}",
+                        tail(&measured.stdout)
+                    );
+                    measured.expect("node gate-check.mjs --reverify", 0, all_met)?;
+                    Ok(measured)
+                }),
+            },
+        ];
+        figures.extend(paired(node_rounds, &mut pair)?);
+    }
+
+    let per_check = |figure: &Figure| figure.millis() / checks as f64;
+    let ours = &figures["gate-check"];
+    let floor = &figures["floor"];
+    let mut row = Row::new(
+        format!("--reverify, {checks} trivial checks (`true`, EXPECT /^$/)"),
+        "<= 1.15x a bare fork/exec/wait loop of the same `sh -c`",
+    );
+    row.figure("gate-check", ours);
+    row.figure("floor: sh -c true loop (in-process)", floor);
+    row.ratio(format!("per check: gate-check {:.3} ms, floor {:.3} ms", per_check(ours), per_check(floor)));
+    let versus_floor = ours.times(floor);
+    row.ratio(format!("gate-check / floor: {versus_floor:.2}x"));
+    if let Some(node) = figures.get("node") {
+        let paired_ours = &figures["gate-check (paired with node)"];
+        row.figure("gate-check (paired with node)", paired_ours);
+        row.figure("node", node);
+        row.ratio(format!(
+            "per check: node {:.1} ms; Node / gate-check: {:.1}x; Node approved nothing itself: gate-check's records were accepted",
+            per_check(node),
+            node.times(paired_ours)
+        ));
+    }
+    row.check(format!("gate-check / floor {versus_floor:.2}x <= 1.15x"), Verdict::of(versus_floor <= 1.15));
+    row.print(tally);
+    Ok(())
+}
+
+fn bench_backreference(tools: &Tools, tally: &mut Tally) -> Result<()> {
+    const CHECK: &str = "head -c 1048576 /dev/zero | tr '\\0' a";
+    let workspace = Workspace::new()?;
+    workspace.write(
+        "GATES.md",
+        &format!(
+            "# Benchmark: a backreference on 1 MiB\n\n- [ ] BACKREF: a mebibyte of a ends in b\n  CHECK: {CHECK}\n  EXPECT: /^(a|aa)*\\1b$/\n"
+        ),
+    )?;
+    // Approve once; each measured run then re-runs the (failing) check.
+    let approve = measure(&mut tools.gate_check(&workspace, &["--approve"]), None)?;
+    approve.expect("gate-check --approve", 1, "FAIL GATES:BACKREF")?;
+    let workspace = &workspace;
+    let mut contenders = vec![
+        Contender {
+            name: "gate-check".into(),
+            run: Box::new(|| {
+                let measured = measure(&mut tools.gate_check(workspace, &[]), None)?;
+                measured.expect("gate-check", 1, "FAIL GATES:BACKREF")?;
+                Ok(measured)
+            }),
+        },
+        Contender {
+            name: "floor".into(),
+            run: Box::new(|| {
+                let mut command = workspace.command(Path::new("/bin/sh"));
+                command.args(["-c", CHECK]);
+                let measured = measure(&mut command, None)?;
+                ensure!(measured.exit_code == Some(0) && measured.stdout.len() == 1 << 20, "the CHECK alone failed");
+                Ok(measured)
+            }),
+        },
+    ];
+    if tools.node_skill.is_some() {
+        contenders.push(Contender {
+            name: "node".into(),
+            run: Box::new(|| {
+                let measured = tools.node(workspace, "gate-check.mjs", &[], None)?;
+                ensure!(!measured.stdout.contains("APPROVAL REQUIRED"), "Node refused gate-check's approval");
+                measured.expect("node gate-check.mjs", 1, "FAIL GATES:BACKREF")?;
+                Ok(measured)
+            }),
+        });
+    }
+    let figures = paired(tools.rounds, &mut contenders)?;
+    let mut row = Row::new("backreference EXPECT /^(a|aa)*\\1b$/ on 1 MiB of output", "<= 64 MiB peak RSS");
+    row.figure("gate-check", &figures["gate-check"]);
+    row.figure("floor: the CHECK alone (sh -c)", &figures["floor"]);
+    if let Some(node) = figures.get("node") {
+        row.figure("node", node);
+        if let (Some(theirs), Some(ours)) = (node.rss_mib(), figures["gate-check"].rss_mib()) {
+            row.ratio(format!("peak RSS Node / gate-check: {:.2}x", theirs / ours));
+        }
+    }
+    rss_check(&mut row, &figures["gate-check"], 64.0);
+    row.print(tally);
+    Ok(())
+}
+
+/// Runs gate-check with `args`; fails unless it prints `ALL MET` and exits 0.
+fn run_all_met(tools: &Tools, workspace: &Workspace, args: &[&str]) -> Result<Duration> {
+    let measured = measure(&mut tools.gate_check(workspace, args), None)?;
+    measured.expect(&format!("gate-check {}", args.join(" ")), 0, "ALL MET")?;
+    Ok(measured.elapsed)
+}
+
+fn bench_jobs(tools: &Tools, checks: usize, sleep: &str, jobs: usize) -> Result<()> {
     ensure!(sleep.parse::<f64>().is_ok_and(|s| s >= 0.0), "--sleep needs a number of seconds, got {sleep:?}");
-    let mut ledger = String::from("# Benchmark: independent sleeping checks\n\n");
+    let workspace = Workspace::new()?;
+    let mut text = String::from("# Benchmark: independent sleeping checks\n\n");
     for index in 1..=checks {
-        ledger.push_str(&format!(
+        text.push_str(&format!(
             "- [ ] B{index}: check {index} sleeps and reports\n  CHECK: sleep {sleep}; echo slept-{index}\n  EXPECT: slept-{index}\n  EVIDENCE: pending\n\n"
         ));
     }
-    fs::write(workspace.root.join("GATES.md"), ledger)?;
+    workspace.write("GATES.md", &text)?;
     let jobs_text = jobs.to_string();
     // Approval binds the exact oracle (timeout included, --jobs not), so one
     // approving run covers both measured runs.
-    workspace.run_all_met(&["--approve", "--jobs", &jobs_text])?;
-    let sequential = workspace.run_all_met(&["--reverify", "--jobs", "1"])?;
-    let concurrent = workspace.run_all_met(&["--reverify", "--jobs", &jobs_text])?;
-    println!("jobs: {checks} checks of `sleep {sleep}` (--reverify), {}", workspace.binary.display());
-    for (label, elapsed) in [("--jobs 1:".to_string(), sequential), (format!("--jobs {jobs}:"), concurrent)] {
-        println!("  {label:<11}{:>8.3} s", elapsed.as_secs_f64());
-    }
-    println!("  ratio (jobs 1 / jobs {jobs}): {:.2}x", sequential.as_secs_f64() / concurrent.as_secs_f64());
+    run_all_met(tools, &workspace, &["--approve", "--jobs", &jobs_text])?;
+    let sequential = run_all_met(tools, &workspace, &["--reverify", "--jobs", "1"])?;
+    let concurrent = run_all_met(tools, &workspace, &["--reverify", "--jobs", &jobs_text])?;
+    println!("jobs: {checks} checks of `sleep {sleep}` (--reverify; not a row of the table, no goal)");
+    println!("  --jobs 1: {:>8.3} s", sequential.as_secs_f64());
+    println!("  --jobs {jobs}: {:>8.3} s", concurrent.as_secs_f64());
+    println!("  --jobs 1 / --jobs {jobs}: {:.2}x", sequential.as_secs_f64() / concurrent.as_secs_f64());
+    println!();
     Ok(())
 }
 
-/// One runnable gate whose evidence is current, so `--status` must do the
-/// full digest validation for it.
-fn met_gate(id: &str) -> String {
-    use gate_check::evidence::{definition_digest, success_evidence, Fingerprint, Transcript};
-    let check = format!("test -f src/{id}.rs && grep -c fn src/{id}.rs");
-    let expect = "/^[1-9]/";
-    let evidence = success_evidence(
-        &definition_digest(&check, expect, None),
-        &Fingerprint::of("3\n"),
-        &Transcript { shell: "/bin/sh", cwd: "/repo", path: "0123456789ab/9 entries" },
-    );
-    format!("- [x] {id}: {id} keeps its functions\n  CHECK: {check}\n  EXPECT: {expect}\n  EVIDENCE: {evidence}\n\n")
-}
-
-fn bench_status(workspace: &Workspace, runs: usize) -> Result<()> {
-    let mut ledger = String::from("# Benchmark: a large ledger\n\n");
-    for index in 0..10_000 {
-        ledger.push_str(&met_gate(&format!("G{index}")));
-    }
-    fs::write(workspace.root.join("GATES.md"), &ledger)?;
-    let gates = workspace.root.join(".unlazy/bench/gates");
-    fs::create_dir_all(&gates)?;
-    fs::write(workspace.root.join(".unlazy/bench/GATES.md"), met_gate("ROOT"))?;
-    for leaf in 0..500 {
-        let text: String = (0..10).map(|g| met_gate(&format!("L{leaf}G{g}"))).collect();
-        fs::write(gates.join(format!("leaf-{leaf}.md")), text)?;
-    }
-    let leaf_files: Vec<PathBuf> = std::iter::once(workspace.root.join(".unlazy/bench/GATES.md"))
-        .chain((0..500).map(|leaf| gates.join(format!("leaf-{leaf}.md"))))
-        .collect();
-
-    println!("status: median of {runs} runs, {}", workspace.binary.display());
-    let node = node_script();
-    let cases: [(&str, Vec<&str>, Vec<PathBuf>); 2] = [
-        ("10,000-gate ledger", vec!["--status", "GATES.md"], vec![workspace.root.join("GATES.md")]),
-        ("500-leaf scope (5,001 gates)", vec!["--status", "--scope", "bench"], leaf_files),
-    ];
-    for (label, args, files) in cases {
-        let ours = median(runs, || workspace.command(&args))?;
-        ensure!(ours.success && ours.stdout.contains("ALL MET"), "gate-check --status failed: {}", ours.stdout);
-        println!("  {label}: gate-check {:.1} ms, peak RSS {} KiB", millis(ours.elapsed), ours.peak_rss_kib);
-        if let Some(script) = &node {
-            let theirs = median(runs, || {
-                let mut command = Command::new("node");
-                command.arg(script).args(&files).current_dir(&workspace.root);
-                command
-            })?;
-            ensure!(theirs.success && theirs.stdout.contains("ALL MET"), "node baseline failed: {}", theirs.stdout);
-            println!(
-                "  {label}: node     {:.1} ms, peak RSS {} KiB; node / gate-check = {:.1}x time, {:.1}x memory",
-                millis(theirs.elapsed),
-                theirs.peak_rss_kib,
-                theirs.elapsed.as_secs_f64() / ours.elapsed.as_secs_f64(),
-                theirs.peak_rss_kib as f64 / ours.peak_rss_kib.max(1) as f64
-            );
-        }
-    }
-    if node.is_none() {
-        println!("  (node not found on PATH: no Node.js comparison)");
-    }
-    Ok(())
-}
-
-/// The Node.js baseline script, when `node` can run it.
-fn node_script() -> Option<PathBuf> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/node-status.mjs");
-    let works = Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
-    (works && script.is_file()).then_some(script)
-}
-
-fn bench_overhead(workspace: &Workspace, checks: usize) -> Result<()> {
-    let mut ledger = String::from("# Benchmark: trivial checks\n\n");
-    for index in 0..checks {
-        ledger.push_str(&format!("- [ ] T{index}: trivial check {index}\n  CHECK: true\n  EXPECT: //\n\n"));
-    }
-    fs::write(workspace.root.join("GATES.md"), ledger)?;
-    workspace.run_all_met(&["--approve"])?;
-    let checked = workspace.run_all_met(&["--reverify"])?;
-    let started = Instant::now();
-    for _ in 0..checks {
-        let output = Command::new("/bin/sh").args(["-c", "true"]).output()?;
-        ensure!(output.status.success(), "sh -c true failed");
-    }
-    let plain = started.elapsed();
-    let per = |d: Duration| millis(d) / checks as f64;
-    println!("overhead: {checks} `true` checks");
-    println!("  gate-check --reverify: {:>8.1} ms ({:.3} ms per check)", millis(checked), per(checked));
-    println!("  plain spawn loop:      {:>8.1} ms ({:.3} ms per spawn)", millis(plain), per(plain));
-    println!(
-        "  ratio (gate-check / plain loop): {:.2}x; added cost per check {:.3} ms",
-        checked.as_secs_f64() / plain.as_secs_f64(),
-        per(checked) - per(plain)
-    );
-    Ok(())
-}
-
-fn bench_flood(workspace: &Workspace) -> Result<()> {
-    const LIMIT_KIB: u64 = 16 * 1024;
-    fs::write(
-        workspace.root.join("GATES.md"),
+fn bench_flood(tools: &Tools, tally: &mut Tally) -> Result<()> {
+    let workspace = Workspace::new()?;
+    workspace.write(
+        "GATES.md",
         "# Benchmark: a check that floods its output\n\n- [ ] FLOOD: prints a gibibyte\n  CHECK: head -c 1073741824 /dev/zero\n  EXPECT: never\n",
     )?;
-    let approve = measure(&mut workspace.command(&["--approve"]))?;
-    ensure!(!approve.success && approve.stdout.contains("output exceeded 1048576 bytes"), "{}", approve.stdout);
-    let run = measure(&mut workspace.command(&[]))?;
-    ensure!(run.stdout.contains("FAIL GATES:FLOOD"), "{}", run.stdout);
-    println!("flood: a check printing 1 GiB");
-    println!(
-        "  failed after {:.1} ms, gate-check peak RSS {} KiB ({} the 16 MiB budget)",
-        millis(run.elapsed),
-        run.peak_rss_kib,
-        if run.peak_rss_kib < LIMIT_KIB { "within" } else { "OVER" }
-    );
-    ensure!(run.peak_rss_kib < LIMIT_KIB, "peak RSS {} KiB exceeds 16 MiB", run.peak_rss_kib);
+    let approve = measure(&mut tools.gate_check(&workspace, &["--approve"]), None)?;
+    approve.expect("gate-check --approve", 1, "output exceeded 1048576 bytes")?;
+    let mut contenders = vec![Contender {
+        name: "gate-check".into(),
+        run: Box::new(|| {
+            let measured = measure(&mut tools.gate_check(&workspace, &[]), None)?;
+            measured.expect("gate-check", 1, "FAIL GATES:FLOOD")?;
+            Ok(measured)
+        }),
+    }];
+    let figures = paired(tools.rounds, &mut contenders)?;
+    let mut row =
+        Row::new("a check printing 1 GiB (not a row of the table)", "fails at the 1 MiB cap within 16 MiB peak RSS");
+    row.figure("gate-check", &figures["gate-check"]);
+    rss_check(&mut row, &figures["gate-check"], 16.0);
+    row.print(tally);
     Ok(())
 }
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
-    let binary = match cli.binary {
-        Some(binary) => fs::canonicalize(&binary).with_context(|| format!("--binary {}", binary.display()))?,
-        None => release_binary()?,
+    let benchmark = match cli.invocation {
+        Invocation::MeasureChild { report, command } => return measure_child(&report, &command),
+        Invocation::Benchmark(benchmark) => benchmark,
     };
-    let fresh = || Workspace::new(binary.clone());
-    match cli.benchmark {
-        Benchmark::All => {
-            bench_status(&fresh()?, 5)?;
-            bench_overhead(&fresh()?, 200)?;
-            bench_jobs(&fresh()?, 16, "0.2", 8)?;
-            bench_flood(&fresh()?)
-        }
-        Benchmark::Status { runs } => bench_status(&fresh()?, runs),
-        Benchmark::Overhead { checks } => bench_overhead(&fresh()?, checks),
-        Benchmark::Jobs { checks, sleep, jobs } => bench_jobs(&fresh()?, checks, &sleep, jobs),
-        Benchmark::Flood => bench_flood(&fresh()?),
+    let gate_check = match cli.binary {
+        Some(binary) => fs::canonicalize(&binary).with_context(|| format!("--binary {}", binary.display()))?,
+        None => bench_binary()?,
+    };
+    let node_skill = cli.node.as_deref().map(node_skill).transpose()?;
+    let rounds = cli.rounds.unwrap_or(if cli.quick { 3 } else { 5 });
+    ensure!(rounds >= 1, "--rounds needs at least 1");
+    let tools = Tools {
+        gate_check,
+        node_skill,
+        rounds,
+        slow_node_rounds: cli.rounds.unwrap_or(1),
+        locks_removed: std::cell::Cell::new(0),
+    };
+    println!("gate-check: {}; {rounds} paired rounds per row, medians", tools.gate_check.display());
+    if tools.node_skill.is_none() {
+        println!("node: not measured (pass --node DIR, an unlazy skill directory)");
     }
+    println!();
+
+    let started = Instant::now();
+    let mut tally = Tally::default();
+    match benchmark {
+        Benchmark::All => {
+            let mut matrix = StatusMatrix::new()?;
+            bench_status(&tools, &mut matrix, &mut tally)?;
+            bench_lint(&tools, &mut tally)?;
+            bench_hook(&tools, &mut tally)?;
+            bench_reverify(&tools, 200, &mut tally)?;
+            bench_backreference(&tools, &mut tally)?;
+            bench_scaling(&tools, &mut matrix)?;
+            bench_jobs(&tools, 16, "0.2", 8)?;
+            bench_flood(&tools, &mut tally)?;
+        }
+        Benchmark::Status => bench_status(&tools, &mut StatusMatrix::new()?, &mut tally)?,
+        Benchmark::Scaling => bench_scaling(&tools, &mut StatusMatrix::new()?)?,
+        Benchmark::Lint => bench_lint(&tools, &mut tally)?,
+        Benchmark::Hook => bench_hook(&tools, &mut tally)?,
+        Benchmark::Reverify { checks } => bench_reverify(&tools, checks, &mut tally)?,
+        Benchmark::Backreference => bench_backreference(&tools, &mut tally)?,
+        Benchmark::Jobs { checks, sleep, jobs } => bench_jobs(&tools, checks, &sleep, jobs)?,
+        Benchmark::Flood => bench_flood(&tools, &mut tally)?,
+    }
+    if tally.pass + tally.miss + tally.unmeasured > 0 {
+        println!("goals: {} PASS, {} MISS, {} not measured", tally.pass, tally.miss, tally.unmeasured);
+    }
+    if tools.locks_removed.get() > 0 {
+        println!(
+            "note: deleted {} empty lock file(s) gate-check left in .unlazy/locks before Node runs (issue 11, item 1)",
+            tools.locks_removed.get()
+        );
+    }
+    println!("total {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
 }

@@ -8,9 +8,8 @@ use crate::config::Environment;
 use crate::error::{Error, Exit};
 use crate::lease::registry::{self, ClaimOutcome};
 use crate::ledger::{self, file::LedgerFileError};
-use crate::paths;
 use crate::pipeline;
-use crate::target::{self, Mode, Target, STATE_DIR};
+use crate::target::{self, Looking, Mode, Root, Target, STATE_DIR};
 use crate::terminal::{say, warn};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +56,8 @@ fn stem(path: &Path) -> String {
 }
 
 pub fn execute(options: &ActionOptions, env: &Environment) -> Result<Exit, Error> {
-    let root = paths::resolve(&env.cwd, options.root.as_deref().unwrap_or(Path::new(".")));
+    let located = Root::locate(&env.cwd, options.root.as_deref(), Looking::ForPipelines);
+    let root = located.path.clone();
     match std::fs::metadata(&root) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => return Err(usage(format!("--root is not a directory: {}", root.display()))),
@@ -105,7 +105,7 @@ pub fn execute(options: &ActionOptions, env: &Environment) -> Result<Exit, Error
             say(&format!("bound session {session} to scope {scope}"));
             Ok(Exit::Met)
         }
-        Action::Claim | Action::Release => leases(options, &root, &target, &scope),
+        Action::Claim | Action::Release => leases(options, &located, &target, &scope),
         Action::ListScopes => Ok(list_scopes(&root)),
     }
 }
@@ -121,12 +121,10 @@ fn list_scopes(root: &Path) -> Exit {
     Exit::Met
 }
 
-fn leases(options: &ActionOptions, root: &Path, target: &Target, scope: &str) -> Result<Exit, Error> {
+fn leases(options: &ActionOptions, located: &Root, target: &Target, scope: &str) -> Result<Exit, Error> {
+    let root = located.path.as_path();
     if target.files.is_empty() && options.action == Action::Claim {
-        return Err(usage(format!(
-            "no gate files found (looked for {STATE_DIR}/<scope>/, then GATES.md and gates/*.md under {})",
-            root.display()
-        )));
+        return Err(usage(located.no_ledgers_message()));
     }
     let mut texts = Vec::new();
     for file in &target.files {

@@ -57,7 +57,7 @@ pub struct Cli {
     /// Default CHECK directory (default: the ledger's directory for explicit files, else --root)
     #[arg(long, allow_hyphen_values = true, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
-    /// Repository/pipeline root (default: the current directory)
+    /// Repository/pipeline root (default: the nearest directory upward with GATES.md, gates/, .unlazy/ or .git)
     #[arg(long, allow_hyphen_values = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Use the pipeline .unlazy/ID (or UNLAZY_SCOPE)
@@ -106,8 +106,8 @@ pub enum Command {
         /// bash, elvish, fish, powershell or zsh
         shell: clap_complete::Shell,
     },
-    /// Print the roff manual page
-    Man,
+    /// Print a roff manual page, or write every page with --dir
+    Man(crate::manual::ManArgs),
     /// Record and check native dispatch launch waves
     Dispatch(crate::dispatch::cli::DispatchArgs),
     /// Audit whether ledgers' gates are worth passing; never executes a CHECK
@@ -159,20 +159,6 @@ fn print_completions(shell: clap_complete::Shell) -> Exit {
     clap_complete::generate(shell, &mut Cli::command(), "gate-check", &mut script);
     terminal::emit(&script);
     Exit::Met
-}
-
-fn print_man_page() -> Exit {
-    let mut page = Vec::new();
-    match clap_mangen::Man::new(Cli::command()).render(&mut page) {
-        Ok(()) => {
-            terminal::emit(&page);
-            Exit::Met
-        }
-        Err(error) => {
-            terminal::warn(&format!("gate-check: cannot write the manual page: {error}"));
-            Exit::Error
-        }
-    }
 }
 
 fn parse_bounded(name: &str, value: &str, max: u64) -> Result<u64, String> {
@@ -357,7 +343,7 @@ pub fn main() -> Exit {
     };
     match cli.command.take() {
         Some(Command::Completions { shell }) => return print_completions(shell),
-        Some(Command::Man) => return print_man_page(),
+        Some(Command::Man(args)) => return Exit::from_code(crate::manual::run(&args, Cli::command())),
         Some(Command::Dispatch(args)) => return Exit::from_code(crate::dispatch::cli::run(args)),
         Some(Command::Lint { strict, json, files }) => return Exit::from_code(lint_files::run(strict, json, &files)),
         Some(Command::Hook { event: HookEvent::Stop { scope } }) => {

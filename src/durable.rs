@@ -24,18 +24,69 @@ fn with_path(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_ {
 /// the directory. A reader, or a crash at any instant, sees the old file or
 /// the new one, never a mix.
 pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let directory = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    replace_with(path, bytes, |temp| set_mode(temp, mode))
+}
+
+/// Like `replace_file`, but the new file keeps what the replaced one had:
+/// its owner and group (when this process may give them: a run as root on a
+/// user's ledger must not leave it root's), its mode, and its extended
+/// attributes (ACLs, labels, user attributes) where they can be set.
+pub fn replace_file_keeping(path: &Path, bytes: &[u8], original: &fs::Metadata) -> io::Result<()> {
+    replace_with(path, bytes, |temp| {
+        let (uid, gid) = (original.uid(), original.gid());
+        if std::os::unix::fs::fchown(temp, Some(uid), Some(gid)).is_err() {
+            // Not privileged: keep at least the group when it is one of ours.
+            let _ = std::os::unix::fs::fchown(temp, None, Some(gid));
+        }
+        // After the chown, which clears set-id bits.
+        set_mode(temp, original.mode() & 0o7777)?;
+        copy_extended_attributes(path, temp);
+        Ok(())
+    })
+}
+
+fn set_mode(file: &File, mode: u32) -> io::Result<()> {
+    if mode == 0o600 {
+        return Ok(());
+    }
+    file.set_permissions(fs::Permissions::from_mode(mode))
+}
+
+/// Copies every extended attribute `from` has that the new file accepts;
+/// one the file system or this user cannot set is left behind rather than
+/// blocking the write.
+fn copy_extended_attributes(from: &Path, to: &File) {
+    use xattr::FileExt;
+    let Ok(names) = xattr::list(from) else {
+        return;
+    };
+    for name in names {
+        if let Ok(Some(value)) = xattr::get(from, &name) {
+            let _ = to.set_xattr(&name, &value);
+        }
+    }
+}
+
+/// The temp-file name prefix `replace_file` uses for `name`; the rest is
+/// `TEMP_RANDOM_CHARS` ASCII letters and digits and `TEMP_SUFFIX`.
+fn temp_prefix(name: &str) -> String {
+    format!(".{name}.")
+}
+const TEMP_RANDOM_CHARS: usize = 6;
+const TEMP_SUFFIX: &str = ".tmp";
+
+fn replace_with(path: &Path, bytes: &[u8], prepare: impl FnOnce(&File) -> io::Result<()>) -> io::Result<()> {
+    let directory = parent_directory(path);
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
+        .prefix(&temp_prefix(&name))
+        .rand_bytes(TEMP_RANDOM_CHARS)
+        .suffix(TEMP_SUFFIX)
         .permissions(fs::Permissions::from_mode(0o600))
         .tempfile_in(directory)
         .map_err(with_path(directory))?;
     temp.write_all(bytes).map_err(with_path(path))?;
-    if mode != 0o600 {
-        temp.as_file().set_permissions(fs::Permissions::from_mode(mode)).map_err(with_path(path))?;
-    }
+    prepare(temp.as_file()).map_err(with_path(path))?;
     temp.as_file().sync_all().map_err(with_path(path))?;
     temp.persist(path).map_err(|e| with_path(path)(e.error))?;
     // Makes the rename itself durable. Some file systems refuse to sync a
@@ -44,6 +95,52 @@ pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
         let _ = dir.sync_all();
     }
     Ok(())
+}
+
+fn parent_directory(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// True for a name `replace_file` gives its temp files for `name`.
+fn is_temp_name_for(candidate: &str, name: &str) -> bool {
+    candidate
+        .strip_prefix(&temp_prefix(name))
+        .and_then(|rest| rest.strip_suffix(TEMP_SUFFIX))
+        .is_some_and(|random| random.len() == TEMP_RANDOM_CHARS && random.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// Removes the temp files a killed `replace_file` of `path` left behind.
+/// The caller must hold the lock that serializes every replacement of
+/// `path`: then no live writer owns such a file, and one is removed only
+/// when it is provably gate-check's: the exact temp-name pattern, a regular
+/// single-link file, owned by this user or by the owner of `path`.
+pub fn remove_stale_temp_files(path: &Path) -> io::Result<usize> {
+    let directory = parent_directory(path);
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return Ok(0);
+    };
+    let target_owner = fs::symlink_metadata(path).ok().map(|meta| meta.uid());
+    let me = nix::unistd::geteuid().as_raw();
+    let mut removed = 0;
+    for entry in fs::read_dir(directory).map_err(with_path(directory))? {
+        let entry = entry.map_err(with_path(directory))?;
+        let candidate = entry.file_name();
+        if !candidate.to_str().is_some_and(|c| is_temp_name_for(c, name)) {
+            continue;
+        }
+        let Ok(meta) = fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        let owner_ok = meta.uid() == me || Some(meta.uid()) == target_owner;
+        if meta.file_type().is_file() && meta.nlink() == 1 && owner_ok {
+            match fs::remove_file(entry.path()) {
+                Ok(()) => removed += 1,
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+                Err(error) => return Err(with_path(&entry.path())(error)),
+            }
+        }
+    }
+    Ok(removed)
 }
 
 /// Why `read_stable` refused a file.
@@ -105,24 +202,92 @@ pub fn read_stable(path: &Path, max_bytes: u64) -> Result<Option<StableRead>, Re
     }
 }
 
-/// `<canonical root>/.unlazy/locks`, created private when missing. Both
-/// levels must be real directories, so a planted link cannot redirect
-/// where locks live.
+/// `<canonical root>/.unlazy/locks`, created private when missing. Each
+/// level must already be, or is created as, a real directory: a planted
+/// link is refused before anything is created through it. A level this
+/// process creates belongs to the owner of the directory it lives in, so a
+/// run as root leaves no state the repository's owner cannot use.
 pub fn lock_directory(root: &Path) -> io::Result<PathBuf> {
     let root = fs::canonicalize(root).map_err(with_path(root))?;
     let state = root.join(STATE_DIR);
     let directory = state.join("locks");
-    fs::DirBuilder::new().recursive(true).mode(0o700).create(&directory).map_err(with_path(&directory))?;
-    for level in [&state, &directory] {
-        let meta = fs::symlink_metadata(level).map_err(with_path(level))?;
-        if meta.file_type().is_symlink() || !meta.is_dir() {
-            return Err(io::Error::other(format!(
-                "{} must be a real directory inside the repository",
-                level.display()
-            )));
+    match fs::symlink_metadata(&state) {
+        Ok(_) => {}
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            // Created with its ignore file; both given to the repository's owner.
+            crate::state_root::ensure(&root)?;
+            give_to_owner_of(&state, &root)?;
+            let ignore = state.join(crate::state_root::IGNORE_FILE);
+            if fs::symlink_metadata(&ignore).is_ok_and(|meta| meta.is_file()) {
+                give_to_owner_of(&ignore, &root)?;
+            }
+        }
+        Err(error) => return Err(with_path(&state)(error)),
+    }
+    real_directory_in(&state, &root)?;
+    real_directory_in(&directory, &state)?;
+    Ok(directory)
+}
+
+/// Checks, without creating anything, that `lock_directory(root)` can
+/// succeed: each existing level is a real directory and the first missing
+/// one can be created in its writable parent.
+pub fn check_lock_directory(root: &Path) -> io::Result<()> {
+    let root = fs::canonicalize(root).map_err(with_path(root))?;
+    let state = root.join(STATE_DIR);
+    let directory = state.join("locks");
+    for (level, parent) in [(&state, &root), (&directory, &state)] {
+        match fs::symlink_metadata(level) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(io::Error::other(format!(
+                    "{} must be a real directory inside the repository",
+                    level.display()
+                )))
+            }
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                return nix::unistd::access(parent.as_path(), nix::unistd::AccessFlags::W_OK)
+                    .map_err(|errno| with_path(parent)(io::Error::from(errno)));
+            }
+            Err(error) => return Err(with_path(level)(error)),
         }
     }
-    Ok(directory)
+    Ok(())
+}
+
+/// Makes sure `directory` (a child of `parent`) is a real directory,
+/// creating it when missing with `parent`'s owner.
+fn real_directory_in(directory: &Path, parent: &Path) -> io::Result<()> {
+    let refuse = || io::Error::other(format!("{} must be a real directory inside the repository", directory.display()));
+    match fs::symlink_metadata(directory) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => return Err(refuse()),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        Err(error) => return Err(with_path(directory)(error)),
+    }
+    match fs::DirBuilder::new().mode(0o700).create(directory) {
+        Ok(()) => give_to_owner_of(directory, parent)?,
+        // Created by a concurrent run: checked below like any other.
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(with_path(directory)(error)),
+    }
+    match fs::symlink_metadata(directory) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(refuse()),
+        Err(error) => Err(with_path(directory)(error)),
+    }
+}
+
+/// Gives `path`, just created by this process, the owner and group of
+/// `directory` when they differ from ours. Only a privileged process can;
+/// for anyone else the path already has the only owner it can have.
+pub fn give_to_owner_of(path: &Path, directory: &Path) -> io::Result<()> {
+    let owner = fs::metadata(directory).map_err(with_path(directory))?;
+    let created = fs::symlink_metadata(path).map_err(with_path(path))?;
+    if (created.uid(), created.gid()) == (owner.uid(), owner.gid()) || !nix::unistd::geteuid().is_root() {
+        return Ok(());
+    }
+    std::os::unix::fs::lchown(path, Some(owner.uid()), Some(owner.gid())).map_err(with_path(path))
 }
 
 /// The target with its nearest existing ancestor canonicalized and the
@@ -201,7 +366,17 @@ impl FileLock {
 /// What a locked update decided: keep the file, or replace it.
 pub enum Change<T> {
     Keep(T),
-    Replace { value: T, bytes: Vec<u8>, mode: u32 },
+    Replace {
+        value: T,
+        bytes: Vec<u8>,
+        mode: u32,
+    },
+    /// Replace, keeping what the replaced file had (`replace_file_keeping`).
+    ReplaceKeeping {
+        value: T,
+        bytes: Vec<u8>,
+        original: fs::Metadata,
+    },
 }
 
 /// The one read-modify-write of a state file: while `lock` (acquired by
@@ -232,6 +407,10 @@ pub fn update_locked_then<T, R, E: From<io::Error>>(
             replace_file(target, &bytes, mode)?;
             value
         }
+        Change::ReplaceKeeping { value, bytes, original } => {
+            replace_file_keeping(target, &bytes, &original)?;
+            value
+        }
     };
     Ok(after(value))
 }
@@ -256,6 +435,16 @@ impl From<io::Error> for UpdateFailure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn temp_names_are_recognized_exactly() {
+        assert!(is_temp_name_for(".GATES.md.aB3xYz.tmp", "GATES.md"));
+        for other in [".GATES.md.aB3xY.tmp", ".GATES.md.aB3xYz.tmp.bak", ".GATES.md.aB-xYz.tmp", "GATES.md.aB3xYz.tmp"]
+        {
+            assert!(!is_temp_name_for(other, "GATES.md"), "{other}");
+        }
+        assert!(!is_temp_name_for(".OTHER.md.aB3xYz.tmp", "GATES.md"));
+    }
 
     #[test]
     fn canonical_target_rebuilds_missing_parts() {

@@ -94,7 +94,7 @@ impl Error {
             Error::Usage(_) | Error::LedgerFile(LedgerFileError::Missing(_)) => true,
             // The store refusing to live inside the repository is a choice
             // of UNLAZY_APPROVAL_DIR the user can correct, as in the Node tool.
-            Error::Store(StoreError::InsideRoot) => true,
+            Error::Store(StoreError::InsideRoot(_)) => true,
             _ => false,
         }
     }

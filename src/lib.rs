@@ -3,7 +3,8 @@
 //! definition-bound evidence back atomically.
 //!
 //! Pure modules: `ledger` (model, parser, edits), `evidence`, the `js_regex` crate (EXPECT matching),
-//! `approval` identity, `paths`, `lint` (gate-quality rules), `check::verdict`,
+//! `approval` identity, `paths`, `visible` (display escaping), `lint`
+//! (gate-quality rules), `check::verdict`,
 //! `report` records and renderers, `hook::assess` (Stop-hook decisions),
 //! `install::settings` (the Claude Code settings transform), `shell_words`.
 //!
@@ -21,7 +22,8 @@
 //! ownership leases (`lease` itself is the pure overlap logic), `actions`
 //! runs the pipeline actions of the command line, `dispatch::store` reads
 //! and replaces dispatch wave state, `hook::state` keeps the Stop hook's
-//! progress state, `install` writes Claude Code settings, and `terminal`
+//! progress state, `install` writes Claude Code settings, `state_root` creates `.unlazy/`
+//! (and its ignore file), and `terminal`
 //! owns the process's stdout and stderr.
 
 pub mod actions;
@@ -40,11 +42,14 @@ pub mod lease;
 pub mod ledger;
 pub mod lint;
 pub mod lint_files;
+pub mod manual;
 pub mod paths;
 pub mod pipeline;
 pub mod report;
 pub mod runner;
 pub mod shell;
 pub mod shell_words;
+pub mod state_root;
 pub mod target;
 pub mod terminal;
+pub mod visible;

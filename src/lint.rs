@@ -128,7 +128,7 @@ fn quoted(text: &str) -> String {
     if text.chars().count() > QUOTE_CHARS {
         shown.push_str("...");
     }
-    format!("\"{shown}\"")
+    format!("\"{}\"", crate::visible::visible(&shown))
 }
 
 /// Lints one parsed, error-free ledger. `file` is how findings name it.

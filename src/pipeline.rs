@@ -75,6 +75,7 @@ impl StateDir {
         if fs::symlink_metadata(&state).is_ok() && !real_directory_inside(&self.root, &state) {
             return Err(StateError::NotRealDirectory(state.display().to_string()));
         }
+        crate::state_root::ensure(&self.root).map_err(io_error(&state))?;
         fs::DirBuilder::new().recursive(true).mode(0o700).create(&directory).map_err(io_error(&directory))?;
         if !real_directory_inside(&self.root, &directory) || !real_directory_inside(&self.root, &state) {
             return Err(StateError::NotRealDirectory(directory.display().to_string()));

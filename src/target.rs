@@ -1,6 +1,8 @@
 //! Which ledgers a run covers: explicit files (all of them, only them),
 //! else a scope (`--scope`, `UNLAZY_SCOPE`, or the single pipeline under
 //! `.unlazy/`), else the legacy `GATES.md` and `gates/*.md` under the root.
+//! Without `--root`, the root is found by searching upward from the current
+//! directory, as cargo finds its manifest.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,6 +23,144 @@ pub struct Target {
     pub mode: Mode,
     pub scope: Option<String>,
     pub files: Vec<PathBuf>,
+}
+
+impl Target {
+    /// The repository whose `.unlazy/` holds `ledger`'s locks, and which the
+    /// approval store must lie outside. Discovered ledgers belong to `root`.
+    /// An explicit ledger belongs to its repository: the nearest directory
+    /// from its own up to `root` holding `.git` or `.unlazy`, else `root`
+    /// when it lies inside `root`; outside `root`, the nearest ancestor
+    /// holding `.git` or `.unlazy`, else its own directory. Inside `root`
+    /// the search stops there, so the lock guarding a ledger is the same
+    /// whether it was discovered or named.
+    pub fn state_root(&self, root: &Path, ledger: &Path) -> PathBuf {
+        if self.mode != Mode::Explicit {
+            return root.to_path_buf();
+        }
+        let directory = ledger.parent().unwrap_or(root);
+        let inside = paths::is_inside(root, directory);
+        let marked = |dir: &Path| [".git", STATE_DIR].iter().any(|m| fs::symlink_metadata(dir.join(m)).is_ok());
+        for candidate in directory.ancestors() {
+            if inside && !paths::is_inside(root, candidate) {
+                break;
+            }
+            if marked(candidate) {
+                return candidate.to_path_buf();
+            }
+        }
+        if inside {
+            root.to_path_buf()
+        } else {
+            directory.to_path_buf()
+        }
+    }
+
+    /// Every ledger's `state_root`, without repeats.
+    pub fn state_roots(&self, root: &Path) -> Vec<PathBuf> {
+        let mut roots: Vec<PathBuf> = Vec::new();
+        for ledger in &self.files {
+            let state_root = self.state_root(root, ledger);
+            if !roots.contains(&state_root) {
+                roots.push(state_root);
+            }
+        }
+        if roots.is_empty() {
+            roots.push(root.to_path_buf());
+        }
+        roots
+    }
+}
+
+/// The repository root a command works in, and the directories examined to
+/// find it, so "no gate files found" can say where it looked.
+#[derive(Debug, Clone)]
+pub struct Root {
+    pub path: PathBuf,
+    /// Nearest first; empty when the root was given or taken as is.
+    pub searched: Vec<PathBuf>,
+}
+
+/// What ends the upward search for a root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Looking {
+    /// Any ledger or pipeline (`GATES.md`, `gates/`, `.unlazy/`) or a repository root (`.git`).
+    ForLedgers,
+    /// A pipeline directory (`.unlazy/`) or a repository root (`.git`): a
+    /// named scope lives only there, so a nearer `GATES.md` does not stop it.
+    ForPipelines,
+}
+
+impl Looking {
+    fn markers(self) -> &'static [&'static str] {
+        match self {
+            Looking::ForLedgers => &["GATES.md", "gates", STATE_DIR, ".git"],
+            Looking::ForPipelines => &[STATE_DIR, ".git"],
+        }
+    }
+
+    /// Pipelines when a scope is named (`--scope` or `UNLAZY_SCOPE`), else ledgers.
+    pub fn for_scope(scope: Option<&str>) -> Looking {
+        if scope.is_some() || std::env::var("UNLAZY_SCOPE").is_ok_and(|s| !s.is_empty()) {
+            Looking::ForPipelines
+        } else {
+            Looking::ForLedgers
+        }
+    }
+}
+
+impl Root {
+    /// A root used as given: `--root`, or the current directory for explicit files.
+    pub fn given(path: PathBuf) -> Root {
+        Root { path, searched: Vec::new() }
+    }
+
+    /// `--root` when given, else the root found upward from `cwd`.
+    pub fn locate(cwd: &Path, explicit: Option<&Path>, looking: Looking) -> Root {
+        match explicit {
+            Some(root) => Root::given(paths::resolve(cwd, root)),
+            None => {
+                let home = directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf());
+                search_root(cwd, home.as_deref(), looking)
+            }
+        }
+    }
+
+    /// The Node tool's "no gate files found" line, plus the search when one
+    /// went above the starting directory.
+    pub fn no_ledgers_message(&self) -> String {
+        let looked = format!(
+            "no gate files found (looked for {STATE_DIR}/<scope>/, then GATES.md and gates/*.md under {}",
+            self.path.display()
+        );
+        match (self.searched.first(), self.searched.last()) {
+            (Some(first), Some(last)) if self.searched.len() > 1 && *first == self.path => {
+                format!("{looked} and each parent up to {})", last.display())
+            }
+            (Some(first), _) if *first != self.path => {
+                format!("{looked}, found searching upward from {})", first.display())
+            }
+            _ => format!("{looked})"),
+        }
+    }
+}
+
+/// The nearest directory from `start` upward that holds one of `looking`'s
+/// markers; `start` itself when none does. The search never examines the
+/// home directory or its ancestors (unless it starts there): `~/.unlazy`
+/// holds the approval store, not a pipeline.
+pub fn search_root(start: &Path, home: Option<&Path>, looking: Looking) -> Root {
+    let mut searched = Vec::new();
+    for directory in start.ancestors() {
+        if directory != start && home.is_some_and(|home| home.starts_with(directory)) {
+            break;
+        }
+        searched.push(directory.to_path_buf());
+        if looking.markers().iter().any(|marker| fs::symlink_metadata(directory.join(marker)).is_ok()) {
+            return Root { path: directory.to_path_buf(), searched };
+        }
+    }
+    Root { path: start.to_path_buf(), searched }
 }
 
 /// Scope and leaf ids: `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`.

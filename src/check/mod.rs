@@ -79,8 +79,18 @@ pub fn execute(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
     let mut approvals = Approvals::default();
     let mut executed = Executed::default();
     if !options.status {
-        let runtime = plan::build_runtime(options, env, &setup.root)?;
+        let runtime = plan::build_runtime(options, env, &setup.target.state_roots(&setup.root))?;
         let tasks = plan::plan_tasks(options, &setup, &runtime)?;
+        // Every ledger a result may be written to must be writable before
+        // anything is approved or run.
+        for (index, ledger) in setup.ledgers.iter().enumerate() {
+            if tasks.iter().any(|task| task.ledger == index) {
+                let state_root = setup.target.state_root(&setup.root, &ledger.path);
+                crate::ledger::file::check_write_back(&state_root, &ledger.path).map_err(|error| {
+                    Error::infrastructure(format!("cannot write back to {}: {error}", ledger.path.display()))
+                })?;
+            }
+        }
         approvals = approve::seek_approvals(options.approve, &runtime, &setup.ledgers, tasks, reporter);
         executed = run_checks(options, &runtime, &setup, &approvals, reporter)?;
         // Final states come from the ledgers as they are on disk now; a
@@ -132,7 +142,8 @@ fn run_checks(
                 .filter(|(index, _)| runnable[*index].ledger == ledger_index)
                 .map(|(index, result)| (&runnable[*index], result))
                 .collect();
-            match write_back::write_back(options.reverify, runtime, root, ledger, &batch) {
+            let state_root = setup.target.state_root(root, &ledger.path);
+            match write_back::write_back(options.reverify, runtime, &state_root, ledger, &batch) {
                 Ok(decisions) => {
                     for ((index, (task, result)), decision) in indexes.iter().zip(&batch).zip(decisions) {
                         let written = !matches!(decision, WriteBack::Stale);

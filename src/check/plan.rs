@@ -13,7 +13,7 @@ use crate::evidence::{self, GateState};
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, qualify, Document, Gate};
 use crate::report::{Event, Reporter};
-use crate::target::{self, Mode, Target};
+use crate::target::{self, Looking, Mode, Root, Target};
 use crate::{paths, shell};
 
 use super::RunOptions;
@@ -132,9 +132,16 @@ pub fn load_ledgers(target: &Target, reporter: &mut dyn Reporter) -> Result<Vec<
 }
 
 pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Reporter) -> Result<Setup, Error> {
-    let root = paths::resolve(&env.cwd, options.root.as_deref().unwrap_or(Path::new(".")));
+    let located = match options.files.is_empty() {
+        true => Root::locate(&env.cwd, options.root.as_deref(), Looking::for_scope(options.scope.as_deref())),
+        false => Root::given(paths::resolve(&env.cwd, options.root.as_deref().unwrap_or(Path::new(".")))),
+    };
+    let root = located.path.clone();
     require_directory(&root, "--root")?;
-    let default_cwd = paths::resolve(&root, options.cwd.as_deref().unwrap_or(Path::new(".")));
+    // --cwd is taken from --root when that is given, else from where the
+    // user is, which a root found further up must not change.
+    let cwd_base = if options.root.is_some() { &root } else { &env.cwd };
+    let default_cwd = paths::resolve(cwd_base, options.cwd.as_deref().unwrap_or(Path::new(".")));
     if !options.status {
         require_directory(&default_cwd, "--cwd")?;
     }
@@ -143,22 +150,20 @@ pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
     }
     let target = target::resolve(&root, &options.files, options.scope.as_deref()).map_err(Error::Usage)?;
     if target.files.is_empty() {
-        return Err(Error::usage(format!(
-            "no gate files found (looked for {}/<scope>/, then GATES.md and gates/*.md under {})",
-            target::STATE_DIR,
-            root.display()
-        )));
+        return Err(Error::usage(located.no_ledgers_message()));
     }
     let ledgers = load_ledgers(&target, reporter)?;
     let selection = if options.gates.is_empty() { None } else { Some(Selection::resolve(&ledgers, &options.gates)?) };
     Ok(Setup { root, default_cwd, target, ledgers, selection })
 }
 
-pub fn build_runtime(options: &RunOptions, env: &Environment, root: &Path) -> Result<Runtime, Error> {
+/// `roots` are the ledgers' state roots, which the approval store must lie
+/// outside (`Target::state_roots`).
+pub fn build_runtime(options: &RunOptions, env: &Environment, roots: &[PathBuf]) -> Result<Runtime, Error> {
     let path_var = env.path_var.clone();
     let requested = shell::requested(options.shell.as_deref(), env.shell.as_deref());
     let shell = shell::resolve(&requested, &env.cwd, &path_var).map_err(Error::Usage)?;
-    let store = Store::locate(root)?;
+    let store = Store::locate(roots)?;
     // The cap counts UTF-16 code units, as the Node tool's string length does.
     let flat = path_var.replace(['\r', '\n'], " ");
     let mut path_transcript = utf16_prefix(&flat, PATH_TRANSCRIPT_CHARS).to_string();
@@ -220,6 +225,9 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
             let cwd = gate_cwd(options, setup, ledger, gate);
             require_directory(&cwd, &format!("gate {qualified} CWD"))?;
             let oracle = oracle_for(runtime, gate, &path_text(&cwd)?);
+            crate::approval::store::check_recordable(&ledger.text_path, &gate.id, &oracle).map_err(|error| {
+                Error::Invalid(vec![format!("{}: line {}: {error}", ledger.path.display(), gate.line + 1)])
+            })?;
             tasks.push(Task {
                 ledger: index,
                 digest: evidence::gate_digest(gate).unwrap_or_default(),

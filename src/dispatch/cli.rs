@@ -8,8 +8,7 @@ use clap::{Args, Subcommand};
 
 use super::model::{escape_bounded, Action, State, Wave, WaveState};
 use super::store;
-use crate::paths;
-use crate::target::validate_scope_id;
+use crate::target::{validate_scope_id, Looking, Root};
 use crate::terminal::{say, warn};
 
 /// Bytes of untrusted text (messages, reasons) one output line may carry.
@@ -37,7 +36,7 @@ struct Place {
     /// Pipeline scope (.unlazy/ID)
     #[arg(long, value_name = "ID")]
     scope: String,
-    /// Repository/pipeline root (default: the current directory)
+    /// Repository/pipeline root (default: the nearest directory upward with .unlazy/ or .git)
     #[arg(long, value_name = "PATH")]
     root: Option<PathBuf>,
 }
@@ -126,9 +125,10 @@ pub fn describe(id: &str, wave: &Wave) -> String {
     }
 }
 
+/// `--root`, else the nearest directory upward holding `.unlazy/` or `.git`.
 fn resolve_root(root: Option<&Path>) -> Result<PathBuf, String> {
-    let root = paths::absolute(root.unwrap_or(Path::new(".")))
-        .map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let root = Root::locate(&cwd, root, Looking::ForPipelines).path;
     match std::fs::metadata(&root) {
         Ok(meta) if meta.is_dir() => Ok(root),
         Ok(_) => Err(format!("--root is not a directory: {}", root.display())),

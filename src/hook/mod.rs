@@ -218,11 +218,14 @@ pub fn stop(pinned: Option<&str>) -> i32 {
         warn("gate-check hook stop: cannot read the working directory; not blocking");
         return 0;
     };
-    let root = crate::paths::resolve(&process_cwd, Path::new(payload.cwd.as_deref().unwrap_or(".")));
-    if !root.is_dir() {
-        warn(&format!("gate-check hook stop: {} is not a directory; not blocking", root.display()));
+    let start = crate::paths::resolve(&process_cwd, Path::new(payload.cwd.as_deref().unwrap_or(".")));
+    if !start.is_dir() {
+        warn(&format!("gate-check hook stop: {} is not a directory; not blocking", start.display()));
         return 0;
     }
+    // An agent that moved into a subdirectory is still held by the
+    // repository's gates.
+    let root = target::Root::locate(&start, None, target::Looking::for_scope(pinned)).path;
     let session = payload.session.as_deref().unwrap_or("anonymous");
 
     let choice = choose(&root, pinned, payload.session.as_deref());

@@ -54,6 +54,8 @@ pub struct Abandonment {
 
 #[derive(Debug, Clone)]
 pub struct Document {
+    /// The text began with a UTF-8 byte order mark, which `lines` omit.
+    pub byte_order_mark: bool,
     pub lines: Vec<Line>,
     pub gates: Vec<Gate>,
     pub abandoned: Vec<Abandonment>,
@@ -73,8 +75,11 @@ impl Document {
 
     /// The ledger text, byte-identical to the input unless lines were edited.
     pub fn render(&self) -> String {
-        let size = self.lines.iter().map(|l| l.text.len() + l.ending.len()).sum();
-        let mut out = String::with_capacity(size);
+        let size: usize = self.lines.iter().map(|l| l.text.len() + l.ending.len()).sum();
+        let mut out = String::with_capacity(size + 3);
+        if self.byte_order_mark {
+            out.push('\u{feff}');
+        }
         for line in &self.lines {
             out.push_str(&line.text);
             out.push_str(line.ending);

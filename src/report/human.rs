@@ -6,6 +6,7 @@ use std::io::Write;
 
 use crate::check::verdict::{Outcome, Verdict};
 use crate::terminal::safe;
+use crate::visible::visible;
 
 use super::tail::{self, OutputTail};
 use super::{Event, Reporter};
@@ -154,12 +155,12 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
             Event::Warning(line) => self.warning(line),
             Event::ApprovalRequired { qualified, oracle, path_transcript } => {
                 self.marked(YELLOW, "APPROVAL REQUIRED", &format!(" {qualified}"));
-                self.plain(&format!("    CHECK: {}", oracle.check));
-                self.plain(&format!("    EXPECT: {}", oracle.expect));
-                self.plain(&format!("    CWD: {}", oracle.cwd));
-                self.plain(&format!("    SHELL: {}", oracle.shell));
+                self.plain(&format!("    CHECK: {}", visible(&oracle.check)));
+                self.plain(&format!("    EXPECT: {}", visible(&oracle.expect)));
+                self.plain(&format!("    CWD: {}", visible(&oracle.cwd)));
+                self.plain(&format!("    SHELL: {}", visible(&oracle.shell)));
                 self.plain(&format!("    TIMEOUT: {}s", oracle.timeout_ms() / 1000));
-                self.plain(&format!("    PATH: {path_transcript}"));
+                self.plain(&format!("    PATH: {}", visible(path_transcript)));
             }
             Event::ApprovalChanged { reasons } => {
                 let why = if reasons.is_empty() {
@@ -167,12 +168,14 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                 } else {
                     reasons.join("; ")
                 };
-                self.plain(&format!("    CHANGED SINCE APPROVAL: {why}"));
+                // The reasons quote CWDs, shells and PATH entries from records.
+                self.plain(&format!("    CHANGED SINCE APPROVAL: {}", visible(&why)));
             }
             Event::NotRun => self.plain("    NOT RUN: inspect this oracle, then re-run with --approve"),
             Event::Approved { record } => self.plain(&format!("    APPROVED: {}", record.display())),
             Event::CheckStarted { qualified, shell, cwd, path_transcript } => {
-                self.plain(&format!("  RUN  {qualified} shell={shell} cwd={cwd} PATH={path_transcript}"));
+                let (shell, cwd, path) = (visible(shell), visible(cwd), visible(path_transcript));
+                self.plain(&format!("  RUN  {qualified} shell={shell} cwd={cwd} PATH={path}"));
             }
             Event::CheckFinished { qualified, title, result } => {
                 let outcome = result.outcome_line();

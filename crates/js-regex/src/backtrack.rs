@@ -9,7 +9,15 @@ use super::parser::{Assertion, Flags, Node};
 /// Steps one whole `test()` may take before it is declared a budget failure.
 pub const STEP_BUDGET: u64 = 40_000_000;
 
-const UNSET: usize = usize::MAX;
+/// Most memory the backtracking stack may hold. Steps alone do not bound it: a pattern
+/// such as `^(a|aa)*\1b$` on 1 MiB of output keeps several frames per character, so
+/// without this cap one check could take hundreds of megabytes.
+pub const STACK_BYTES_LIMIT: usize = 32 << 20;
+
+const MAX_FRAMES: usize = STACK_BYTES_LIMIT / std::mem::size_of::<Frame>();
+const _: () = assert!(std::mem::size_of::<Frame>() == 16, "frames stay 16 bytes");
+
+const UNSET: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 enum Inst {
@@ -66,42 +74,42 @@ enum Inst {
     Match,
 }
 
+/// One entry of the backtracking stack. Fields are 32-bit (positions, instruction and slot
+/// indexes; inputs are far below 4 Gi units) and what the RepeatSet instruction before `pc`
+/// already knows is not repeated, so a frame is 16 bytes.
 enum Frame {
     Retry {
-        pc: usize,
-        pos: usize,
+        pc: u32,
+        pos: u32,
     },
-    /// Remaining choices of a RepeatSet: positions from `next` towards `last`.
+    /// Remaining choices of a greedy RepeatSet: positions from `next` towards `last`.
     GreedyRun {
-        pc: usize,
-        next: usize,
-        last: usize,
-        backward: bool,
+        pc: u32,
+        next: u32,
+        last: u32,
     },
+    /// The next choice of a lazy RepeatSet: one more repetition from `pos`.
     LazyRun {
-        pc: usize,
-        pos: usize,
+        pc: u32,
+        pos: u32,
         taken: u32,
-        max: u32,
-        set: usize,
-        backward: bool,
     },
     RestoreSlot {
-        slot: usize,
-        value: usize,
+        slot: u32,
+        value: u32,
     },
     RestoreCounter {
-        counter: usize,
+        counter: u32,
         value: u32,
     },
     RestoreMark {
-        mark: usize,
-        value: usize,
+        mark: u32,
+        value: u32,
     },
     Look {
         negative: bool,
-        pos: usize,
-        resume: usize,
+        pos: u32,
+        resume: u32,
     },
 }
 
@@ -118,7 +126,12 @@ pub struct Program {
     word: CodeSet,
 }
 
-pub struct BudgetExceeded;
+/// Why a match was abandoned without an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exhausted {
+    Steps,
+    Memory,
+}
 
 impl Program {
     pub fn compile(root: &Node, capture_count: usize, flags: Flags) -> Program {
@@ -230,7 +243,10 @@ impl Program {
     }
 
     /// JavaScript `test()` from index 0 with a fresh RegExp.
-    pub fn is_match(&self, input: &[u32], step_budget: u64) -> Result<bool, BudgetExceeded> {
+    pub fn is_match(&self, input: &[u32], step_budget: u64) -> Result<bool, Exhausted> {
+        if u32::try_from(input.len()).map_or(true, |len| len == UNSET) {
+            return Err(Exhausted::Memory);
+        }
         let mut machine = Machine {
             program: self,
             input,
@@ -283,9 +299,9 @@ fn capture_range(node: &Node) -> (Option<usize>, usize) {
 struct Machine<'p, 'i> {
     program: &'p Program,
     input: &'i [u32],
-    slots: Vec<usize>,
+    slots: Vec<u32>,
     counters: Vec<u32>,
-    marks: Vec<usize>,
+    marks: Vec<u32>,
     stack: Vec<Frame>,
     looks: Vec<usize>,
     steps: u64,
@@ -295,13 +311,21 @@ struct Machine<'p, 'i> {
 }
 
 impl Machine<'_, '_> {
-    fn charge(&mut self) -> Result<(), BudgetExceeded> {
+    fn charge(&mut self) -> Result<(), Exhausted> {
         self.steps += 1;
         if self.steps > self.step_budget {
-            Err(BudgetExceeded)
+            Err(Exhausted::Steps)
         } else {
             Ok(())
         }
+    }
+
+    fn push(&mut self, frame: Frame) -> Result<(), Exhausted> {
+        if self.stack.len() >= MAX_FRAMES {
+            return Err(Exhausted::Memory);
+        }
+        self.stack.push(frame);
+        Ok(())
     }
 
     /// The unit consumed from `pos` in the given direction, and the position after it.
@@ -351,7 +375,7 @@ impl Machine<'_, '_> {
     }
 
     /// New position after matching group `group`'s text at `pos`, or None.
-    fn back_reference(&mut self, group: usize, pos: usize, backward: bool) -> Result<Option<usize>, BudgetExceeded> {
+    fn back_reference(&mut self, group: usize, pos: usize, backward: bool) -> Result<Option<usize>, Exhausted> {
         if self.mid_pair {
             // V8 rejects a backreference that would leave it inside a surrogate pair.
             return Ok(None);
@@ -360,7 +384,7 @@ impl Machine<'_, '_> {
         if start == UNSET || end == UNSET {
             return Ok(Some(pos));
         }
-        let (start, end) = (start.min(end), start.max(end));
+        let (start, end) = (start.min(end) as usize, start.max(end) as usize);
         let length = end - start;
         let from = if backward {
             match pos.checked_sub(length) {
@@ -382,7 +406,7 @@ impl Machine<'_, '_> {
         Ok(Some(if backward { from } else { pos + length }))
     }
 
-    fn run(&mut self, start: usize) -> Result<bool, BudgetExceeded> {
+    fn run(&mut self, start: usize) -> Result<bool, Exhausted> {
         self.slots.iter_mut().for_each(|s| *s = UNSET);
         self.stack.clear();
         self.looks.clear();
@@ -424,13 +448,13 @@ impl Machine<'_, '_> {
                         let last = if backward { pos - min as usize } else { pos + min as usize };
                         if here != last {
                             let next = if backward { here + 1 } else { here - 1 };
-                            self.stack.push(Frame::GreedyRun { pc: pc + 1, next, last, backward });
+                            self.push(Frame::GreedyRun { pc: pc as u32 + 1, next: next as u32, last: last as u32 })?;
                         }
                         pos = here;
                         pc += 1;
                     } else {
                         if taken < max {
-                            self.stack.push(Frame::LazyRun { pc: pc + 1, pos: here, taken, max, set, backward });
+                            self.push(Frame::LazyRun { pc: pc as u32 + 1, pos: here as u32, taken })?;
                         }
                         pos = here;
                         pc += 1;
@@ -438,7 +462,7 @@ impl Machine<'_, '_> {
                     ok
                 }
                 Inst::Split { first, second } => {
-                    self.stack.push(Frame::Retry { pc: *second, pos });
+                    self.push(Frame::Retry { pc: *second as u32, pos: pos as u32 })?;
                     pc = *first;
                     true
                 }
@@ -447,15 +471,15 @@ impl Machine<'_, '_> {
                     true
                 }
                 Inst::Save(slot) => {
-                    self.stack.push(Frame::RestoreSlot { slot: *slot, value: self.slots[*slot] });
-                    self.slots[*slot] = pos;
+                    self.push(Frame::RestoreSlot { slot: *slot as u32, value: self.slots[*slot] })?;
+                    self.slots[*slot] = pos as u32;
                     pc += 1;
                     true
                 }
                 Inst::ClearSlots { from, to } => {
                     for slot in *from..*to {
                         if self.slots[slot] != UNSET {
-                            self.stack.push(Frame::RestoreSlot { slot, value: self.slots[slot] });
+                            self.push(Frame::RestoreSlot { slot: slot as u32, value: self.slots[slot] })?;
                             self.slots[slot] = UNSET;
                         }
                     }
@@ -480,7 +504,7 @@ impl Machine<'_, '_> {
                 },
                 Inst::LookStart { negative, resume } => {
                     self.looks.push(self.stack.len());
-                    self.stack.push(Frame::Look { negative: *negative, pos, resume: *resume });
+                    self.push(Frame::Look { negative: *negative, pos: pos as u32, resume: *resume as u32 })?;
                     pc += 1;
                     true
                 }
@@ -489,7 +513,7 @@ impl Machine<'_, '_> {
                     let Some(Frame::Look { negative, pos: saved, resume }) = self.stack.get(barrier) else {
                         return Ok(false);
                     };
-                    let (negative, saved, resume) = (*negative, *saved, *resume);
+                    let (negative, saved, resume) = (*negative, *saved as usize, *resume as usize);
                     if negative {
                         // The body matched, so the negative lookaround fails.
                         while self.stack.len() > barrier + 1 {
@@ -518,7 +542,7 @@ impl Machine<'_, '_> {
                     }
                 }
                 Inst::CounterReset(counter) => {
-                    self.stack.push(Frame::RestoreCounter { counter: *counter, value: self.counters[*counter] });
+                    self.push(Frame::RestoreCounter { counter: *counter as u32, value: self.counters[*counter] })?;
                     self.counters[*counter] = 0;
                     pc += 1;
                     true
@@ -530,27 +554,27 @@ impl Machine<'_, '_> {
                     } else if done >= *max {
                         pc = *exit;
                     } else if *greedy {
-                        self.stack.push(Frame::Retry { pc: *exit, pos });
+                        self.push(Frame::Retry { pc: *exit as u32, pos: pos as u32 })?;
                         pc = *body;
                     } else {
-                        self.stack.push(Frame::Retry { pc: *body, pos });
+                        self.push(Frame::Retry { pc: *body as u32, pos: pos as u32 })?;
                         pc = *exit;
                     }
                     true
                 }
                 Inst::IterationStart { mark } => {
-                    self.stack.push(Frame::RestoreMark { mark: *mark, value: self.marks[*mark] });
-                    self.marks[*mark] = pos;
+                    self.push(Frame::RestoreMark { mark: *mark as u32, value: self.marks[*mark] })?;
+                    self.marks[*mark] = pos as u32;
                     pc += 1;
                     true
                 }
                 Inst::IterationEnd { counter, mark, min, head } => {
                     let done = self.counters[*counter];
                     // An optional iteration that consumed nothing fails (ECMAScript RepeatMatcher).
-                    if done >= *min && self.marks[*mark] == pos {
+                    if done >= *min && self.marks[*mark] as usize == pos {
                         false
                     } else {
-                        self.stack.push(Frame::RestoreCounter { counter: *counter, value: done });
+                        self.push(Frame::RestoreCounter { counter: *counter as u32, value: done })?;
                         self.counters[*counter] = done.saturating_add(1);
                         pc = *head;
                         true
@@ -571,9 +595,9 @@ impl Machine<'_, '_> {
 
     fn undo_top(&mut self) {
         match self.stack.pop() {
-            Some(Frame::RestoreSlot { slot, value }) => self.slots[slot] = value,
-            Some(Frame::RestoreCounter { counter, value }) => self.counters[counter] = value,
-            Some(Frame::RestoreMark { mark, value }) => self.marks[mark] = value,
+            Some(Frame::RestoreSlot { slot, value }) => self.slots[slot as usize] = value,
+            Some(Frame::RestoreCounter { counter, value }) => self.counters[counter as usize] = value,
+            Some(Frame::RestoreMark { mark, value }) => self.marks[mark as usize] = value,
             Some(Frame::Look { .. }) => {
                 self.looks.pop();
             }
@@ -582,42 +606,52 @@ impl Machine<'_, '_> {
     }
 
     /// Pops to the next pending choice: Some((pc, pos)) to resume, None if none is left.
-    fn backtrack(&mut self) -> Result<Option<(usize, usize)>, BudgetExceeded> {
+    fn backtrack(&mut self) -> Result<Option<(usize, usize)>, Exhausted> {
         loop {
             self.charge()?;
             let Some(frame) = self.stack.pop() else {
                 return Ok(None);
             };
             match frame {
-                Frame::Retry { pc, pos } => return Ok(Some((pc, pos))),
-                Frame::GreedyRun { pc, next, last, backward } => {
+                Frame::Retry { pc, pos } => return Ok(Some((pc as usize, pos as usize))),
+                Frame::GreedyRun { pc, next, last } => {
+                    let (_, _, backward) = self.repeat_set_before(pc);
                     if next != last {
                         let following = if backward { next + 1 } else { next - 1 };
-                        self.stack.push(Frame::GreedyRun { pc, next: following, last, backward });
+                        self.push(Frame::GreedyRun { pc, next: following, last })?;
                     }
-                    return Ok(Some((pc, next)));
+                    return Ok(Some((pc as usize, next as usize)));
                 }
-                Frame::LazyRun { pc, pos, taken, max, set, backward } => {
-                    if let Some((unit, next)) = self.step(pos, backward) {
+                Frame::LazyRun { pc, pos, taken } => {
+                    let (set, max, backward) = self.repeat_set_before(pc);
+                    if let Some((unit, next)) = self.step(pos as usize, backward) {
                         if self.program.sets[set].contains(unit) {
                             if taken + 1 < max {
-                                self.stack.push(Frame::LazyRun { pc, pos: next, taken: taken + 1, max, set, backward });
+                                self.push(Frame::LazyRun { pc, pos: next as u32, taken: taken + 1 })?;
                             }
-                            return Ok(Some((pc, next)));
+                            return Ok(Some((pc as usize, next)));
                         }
                     }
                 }
-                Frame::RestoreSlot { slot, value } => self.slots[slot] = value,
-                Frame::RestoreCounter { counter, value } => self.counters[counter] = value,
-                Frame::RestoreMark { mark, value } => self.marks[mark] = value,
+                Frame::RestoreSlot { slot, value } => self.slots[slot as usize] = value,
+                Frame::RestoreCounter { counter, value } => self.counters[counter as usize] = value,
+                Frame::RestoreMark { mark, value } => self.marks[mark as usize] = value,
                 Frame::Look { negative, pos, resume } => {
                     self.looks.pop();
                     if negative {
                         // The body failed everywhere: the negative lookaround holds.
-                        return Ok(Some((resume, pos)));
+                        return Ok(Some((resume as usize, pos as usize)));
                     }
                 }
             }
+        }
+    }
+
+    /// (set, max, backward) of the RepeatSet whose choices a frame resuming at `pc` holds.
+    fn repeat_set_before(&self, pc: u32) -> (usize, u32, bool) {
+        match self.program.insts[pc as usize - 1] {
+            Inst::RepeatSet { set, max, backward, .. } => (set, max, backward),
+            _ => unreachable!("a repetition frame always resumes right after its RepeatSet"),
         }
     }
 }

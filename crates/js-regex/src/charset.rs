@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, HirKind};
+use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
 
 use super::property_names::{BINARY, GENERAL_CATEGORY, SCRIPT};
+use super::unicode_tables::PROPERTY_RANGES;
 
 pub const MAX_CODE_POINT: u32 = 0x10FFFF;
 pub const MAX_CODE_UNIT: u32 = 0xFFFF;
@@ -223,7 +224,7 @@ fn unicode_fold_groups() -> &'static [Vec<u32>] {
     GROUPS.get_or_init(|| {
         let mut candidates = CodeSet::empty();
         for property in ["Changes_When_Casemapped", "Changes_When_Casefolded", "Cased"] {
-            if let Some(set) = regex_syntax_class(&format!("\\p{{{property}}}")) {
+            if let Some(set) = property_table(property) {
                 candidates = candidates.union(&set);
             }
         }
@@ -265,34 +266,14 @@ pub fn canonicalize_unicode(code_point: u32) -> u32 {
     smallest.get(&code_point).copied().unwrap_or(code_point)
 }
 
-fn regex_syntax_class(query: &str) -> Option<CodeSet> {
-    let hir = regex_syntax::ParserBuilder::new().build().parse(query).ok()?;
-    match hir.kind() {
-        HirKind::Class(Class::Unicode(class)) => Some(from_class_unicode(class)),
-        // A one-member property (Zl, Zp) comes back as a literal.
-        HirKind::Literal(literal) => {
-            let ch = std::str::from_utf8(&literal.0).ok()?.chars().next()?;
-            Some(CodeSet::single(ch as u32))
-        }
-        _ => None,
-    }
+/// The generated table for `key` (see unicode_tables.rs).
+fn property_table(key: &str) -> Option<CodeSet> {
+    let index = PROPERTY_RANGES.binary_search_by(|(name, _)| name.cmp(&key)).ok()?;
+    Some(CodeSet { ranges: PROPERTY_RANGES[index].1.to_vec() })
 }
 
 fn lookup<'a>(table: &'a [(&'a str, &'a str)], name: &str) -> Option<&'a str> {
     table.iter().find(|(js, _)| *js == name).map(|(_, canonical)| *canonical)
-}
-
-/// Script=Unknown (Zzzz): every code point no other script claims.
-fn unknown_script_set() -> CodeSet {
-    let mut known = CodeSet::empty();
-    for (_, canonical) in SCRIPT {
-        if *canonical != "Unknown" {
-            if let Some(set) = regex_syntax_class(&format!("\\p{{sc={canonical}}}")) {
-                known = known.union(&set);
-            }
-        }
-    }
-    known.complement(MAX_CODE_POINT)
 }
 
 /// `\p{..}` names JavaScript accepts that gate-check has no data for: rejected rather than
@@ -312,34 +293,19 @@ pub const UNSUPPORTED_PROPERTIES: &[&str] = &[
 
 /// The set named by the body of `\p{..}`, or None if JavaScript rejects the name.
 pub fn property_set(body: &str) -> Option<CodeSet> {
-    let query = match body.split_once('=') {
+    let key = match body.split_once('=') {
         Some((name, value)) => match name {
-            "General_Category" | "gc" => match lookup(GENERAL_CATEGORY, value)? {
-                "Surrogate" => return Some(CodeSet::from_ranges(vec![SURROGATES])),
-                canonical => format!("gc={canonical}"),
-            },
-            "Script" | "sc" | "Script_Extensions" | "scx" => {
-                let canonical = lookup(SCRIPT, value)?;
-                if canonical == "Unknown" {
-                    return Some(unknown_script_set());
-                }
-                let short = if name.starts_with("Script_") || name == "scx" { "scx" } else { "sc" };
-                format!("{short}={canonical}")
-            }
+            "General_Category" | "gc" => format!("gc={}", lookup(GENERAL_CATEGORY, value)?),
+            "Script" | "sc" => format!("sc={}", lookup(SCRIPT, value)?),
+            "Script_Extensions" | "scx" => format!("scx={}", lookup(SCRIPT, value)?),
             _ => return None,
         },
-        None => {
-            if let Some(canonical) = lookup(GENERAL_CATEGORY, body) {
-                if canonical == "Surrogate" {
-                    return Some(CodeSet::from_ranges(vec![SURROGATES]));
-                }
-                format!("gc={canonical}")
-            } else {
-                lookup(BINARY, body)?.to_string()
-            }
-        }
+        None => match lookup(GENERAL_CATEGORY, body) {
+            Some(canonical) => format!("gc={canonical}"),
+            None => lookup(BINARY, body)?.to_string(),
+        },
     };
-    regex_syntax_class(&format!("\\p{{{query}}}"))
+    property_table(&key)
 }
 
 #[cfg(test)]

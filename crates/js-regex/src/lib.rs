@@ -1,6 +1,6 @@
 //! EXPECT matching: a plain substring, or a `/pattern/flags` JavaScript regular
 //! expression with the yes/no answer of `new RegExp(pattern, flags).test(output)`.
-//! Compiled once at parse time, matched at check time.
+//! Validated when a ledger is parsed; compiled on the first match, once per `Pattern`.
 //!
 //! Patterns are parsed with ECMAScript rules (see `parser`). Whatever the `regex` crate can
 //! express identically runs there, in linear time (`translate`); backreferences, lookaround
@@ -12,10 +12,15 @@ mod charset;
 mod parser;
 mod property_names;
 mod translate;
+mod unicode_tables;
+
+pub use unicode_tables::UNICODE_VERSION;
+
+use std::sync::{Arc, OnceLock};
 
 use thiserror::Error;
 
-pub use backtrack::STEP_BUDGET;
+pub use backtrack::{STACK_BYTES_LIMIT, STEP_BUDGET};
 
 /// Longest regex source the Node tool accepts, in UTF-16 code units (JavaScript `length`).
 pub const MAX_PATTERN_CHARS: usize = 1000;
@@ -32,6 +37,11 @@ pub enum PatternError {
 pub enum MatchError {
     #[error("EXPECT regex exceeded its matching budget")]
     BudgetExceeded,
+    #[error("EXPECT regex exceeded its memory budget ({} MiB of backtracking state)", STACK_BYTES_LIMIT >> 20)]
+    MemoryExceeded,
+    /// Only a failure to start the deep-pattern helper thread: a validated pattern compiles.
+    #[error("EXPECT regex could not be compiled: {0}")]
+    Unavailable(String),
 }
 
 #[derive(Debug, Clone)]
@@ -44,22 +54,62 @@ pub enum Expectation {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
     Linear,
+    /// The top-level alternatives the linear engine can answer are tried there first; only
+    /// if none matches do the others run on the backtracker.
+    LinearThenBacktracking,
     Backtracking,
 }
 
+/// A validated `/source/flags`. Validating only parses; the engines are built on the
+/// first match and kept (a ledger is parsed far more often than its checks run).
 #[derive(Debug, Clone)]
 pub struct Pattern {
-    source: String,
-    flags: String,
+    source: Box<str>,
+    flags: Box<str>,
+    /// Text every match contains (empty if none is known).
+    required: Box<str>,
+    compiled: OnceLock<Result<Arc<Compiled>, String>>,
+}
+
+#[derive(Debug)]
+struct Compiled {
     full_unicode: bool,
+    /// The whole pattern on the linear engine, when it can express it.
     linear: Option<LinearPattern>,
+    /// Otherwise, the top-level alternatives it can express, and the rest.
+    split: Option<SplitPattern>,
     backtracking: backtrack::Program,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct LinearPattern {
     regex: regex::Regex,
     conditions: translate::InputConditions,
+}
+
+impl LinearPattern {
+    fn build(translation: translate::Translation) -> Option<LinearPattern> {
+        // A pattern too large for the regex crate's limits stays on the backtracker.
+        let regex = regex::RegexBuilder::new(&translation.pattern).size_limit(1 << 24).build().ok()?;
+        Some(LinearPattern { regex, conditions: translation.conditions })
+    }
+
+    /// True if this output is one the translation answers exactly (see `InputConditions`).
+    fn answers(&self, output: &str) -> bool {
+        let c = self.conditions;
+        !((c.astral && output.chars().any(|ch| ch as u32 > 0xFFFF))
+            || (c.other_line_terminators && output.contains(['\r', '\u{2028}', '\u{2029}']))
+            || (c.folded_word_characters && output.contains(['\u{017F}', '\u{212A}'])))
+    }
+}
+
+/// `A|B|C` matches where any alternative does, so alternatives the linear engine answers
+/// can be decided there, and a backtracker budget is spent only on the others.
+#[derive(Debug)]
+struct SplitPattern {
+    linear: Vec<LinearPattern>,
+    /// None when every alternative is linear (only their union was too large).
+    rest: Option<backtrack::Program>,
 }
 
 impl Pattern {
@@ -73,7 +123,7 @@ impl Pattern {
 
     /// True if no output ever needs the backtracker.
     pub fn is_always_linear(&self) -> bool {
-        self.linear.as_ref().is_some_and(|linear| {
+        self.compiled().ok().and_then(|c| c.linear.as_ref()).is_some_and(|linear| {
             let c = linear.conditions;
             !c.astral && !c.other_line_terminators && !c.folded_word_characters
         })
@@ -81,82 +131,137 @@ impl Pattern {
 
     /// The engine that `matches` uses for `output`.
     pub fn engine_for(&self, output: &str) -> Engine {
-        let Some(linear) = &self.linear else {
+        let Ok(compiled) = self.compiled() else {
             return Engine::Backtracking;
         };
-        let c = linear.conditions;
-        let needs_backtracking = (c.astral && output.chars().any(|ch| ch as u32 > 0xFFFF))
-            || (c.other_line_terminators && output.contains(['\r', '\u{2028}', '\u{2029}']))
-            || (c.folded_word_characters && output.contains(['\u{017F}', '\u{212A}']));
-        if needs_backtracking {
-            Engine::Backtracking
-        } else {
-            Engine::Linear
-        }
+        compiled.engine_for(output)
     }
 
-    /// Parsing and compiling recurse once per nesting level. JavaScript allows ~500 levels
-    /// in 1000 characters, more than a small thread stack holds, so deep patterns are
-    /// compiled on a helper thread with a generous stack.
-    fn compile(source: &str, flags: &str) -> Result<Pattern, PatternError> {
-        if nesting_depth(source) <= SHALLOW_NESTING {
-            return Self::compile_here(source, flags);
-        }
-        std::thread::scope(|scope| {
-            let worker = std::thread::Builder::new()
-                .name("expect-regex-compile".into())
-                .stack_size(DEEP_COMPILE_STACK)
-                .spawn_scoped(scope, || Self::compile_here(source, flags))
-                .map_err(|e| PatternError::Invalid(format!("cannot start the regex compiler: {e}")))?;
-            worker.join().unwrap_or_else(|_| Err(PatternError::Invalid("regex compiler failed".into())))
-        })
-    }
-
-    fn compile_here(source: &str, flags: &str) -> Result<Pattern, PatternError> {
-        let parsed_flags = parser::Flags::parse(flags).map_err(PatternError::Invalid)?;
-        let parsed = parser::parse(source, parsed_flags)
-            .map_err(|message| PatternError::Invalid(format!("/{source}/{flags}: {message}")))?;
-        let backtracking = backtrack::Program::compile(&parsed.root, parsed.capture_count, parsed_flags);
-        let linear = translate::translate(&parsed.root, parsed_flags).and_then(|translation| {
-            // A pattern too large for the regex crate's limits stays on the backtracker.
-            let regex = regex::RegexBuilder::new(&translation.pattern).size_limit(1 << 24).build().ok()?;
-            Some(LinearPattern { regex, conditions: translation.conditions })
-        });
-        Ok(Pattern {
-            source: source.to_string(),
-            flags: flags.to_string(),
-            full_unicode: parsed_flags.full_unicode(),
-            linear,
-            backtracking,
-        })
+    /// The engines, built on first use by whichever thread needs them first.
+    fn compiled(&self) -> Result<&Compiled, MatchError> {
+        self.compiled
+            .get_or_init(|| on_deep_stack(&self.source, || Compiled::build(&self.source, &self.flags)).map(Arc::new))
+            .as_deref()
+            .map_err(|message| MatchError::Unavailable(message.clone()))
     }
 
     /// The backtracker's answer under `step_budget`, even where the linear engine would
     /// answer: for cross-checking the engines and for the benchmark.
     #[doc(hidden)]
     pub fn matches_with_backtracker(&self, output: &str, step_budget: u64) -> Result<bool, MatchError> {
-        self.backtrack_match(output, step_budget)
+        let compiled = self.compiled()?;
+        compiled.backtrack_match(&compiled.backtracking, output, step_budget)
     }
 
     fn is_match(&self, output: &str) -> Result<bool, MatchError> {
-        if let (Engine::Linear, Some(linear)) = (self.engine_for(output), &self.linear) {
-            return Ok(linear.regex.is_match(output));
+        // Output without the required text cannot match: no engine needs to be built.
+        if !output.contains(&*self.required) {
+            return Ok(false);
         }
-        self.backtrack_match(output, STEP_BUDGET)
+        let compiled = self.compiled()?;
+        match compiled.engine_for(output) {
+            Engine::Linear => Ok(compiled.linear.as_ref().is_some_and(|linear| linear.regex.is_match(output))),
+            Engine::LinearThenBacktracking => {
+                let Some(split) = &compiled.split else {
+                    return compiled.backtrack_match(&compiled.backtracking, output, STEP_BUDGET);
+                };
+                if split.linear.iter().any(|linear| linear.regex.is_match(output)) {
+                    return Ok(true);
+                }
+                match &split.rest {
+                    Some(rest) => compiled.backtrack_match(rest, output, STEP_BUDGET),
+                    None => Ok(false),
+                }
+            }
+            Engine::Backtracking => compiled.backtrack_match(&compiled.backtracking, output, STEP_BUDGET),
+        }
     }
 
-    fn backtrack_match(&self, output: &str, step_budget: u64) -> Result<bool, MatchError> {
+    /// Checks the pattern as `new RegExp` would, without building any engine; returns the
+    /// longest text every match must contain (empty if none is known).
+    fn validate(source: &str, flags: &str) -> Result<String, PatternError> {
+        let parsed_flags = parser::Flags::parse(flags).map_err(PatternError::Invalid)?;
+        on_deep_stack(source, || {
+            parser::parse(source, parsed_flags).map(|parsed| required_text(&parsed.root, parsed_flags))
+        })
+        .map_err(|message| PatternError::Invalid(format!("/{source}/{flags}: {message}")))
+    }
+}
+
+impl Compiled {
+    fn build(source: &str, flags: &str) -> Result<Compiled, String> {
+        let flags = parser::Flags::parse(flags)?;
+        let parsed = parser::parse(source, flags)?;
+        let backtracking = backtrack::Program::compile(&parsed.root, parsed.capture_count, flags);
+        let linear = translate::translate(&parsed.root, flags).and_then(LinearPattern::build);
+        let split = match (&linear, &parsed.root) {
+            (None, parser::Node::Alternation(alternatives)) => {
+                let mut linear = Vec::new();
+                let mut rest = Vec::new();
+                for alternative in alternatives {
+                    match translate::translate(alternative, flags).and_then(LinearPattern::build) {
+                        Some(pattern) => linear.push(pattern),
+                        None => rest.push(alternative.clone()),
+                    }
+                }
+                let rest = (!rest.is_empty()).then(|| {
+                    backtrack::Program::compile(&parser::Node::Alternation(rest), parsed.capture_count, flags)
+                });
+                (!linear.is_empty()).then_some(SplitPattern { linear, rest })
+            }
+            _ => None,
+        };
+        Ok(Compiled { full_unicode: flags.full_unicode(), linear, split, backtracking })
+    }
+
+    fn engine_for(&self, output: &str) -> Engine {
+        if let Some(linear) = &self.linear {
+            return if linear.answers(output) { Engine::Linear } else { Engine::Backtracking };
+        }
+        match &self.split {
+            Some(split) if split.linear.iter().all(|linear| linear.answers(output)) => Engine::LinearThenBacktracking,
+            _ => Engine::Backtracking,
+        }
+    }
+
+    fn backtrack_match(
+        &self,
+        program: &backtrack::Program,
+        output: &str,
+        step_budget: u64,
+    ) -> Result<bool, MatchError> {
         let units: Vec<u32> = if self.full_unicode {
             output.chars().map(|c| c as u32).collect()
         } else {
             output.encode_utf16().map(u32::from).collect()
         };
-        self.backtracking.is_match(&units, step_budget).map_err(|_| MatchError::BudgetExceeded)
+        program.is_match(&units, step_budget).map_err(|exhausted| match exhausted {
+            backtrack::Exhausted::Steps => MatchError::BudgetExceeded,
+            backtrack::Exhausted::Memory => MatchError::MemoryExceeded,
+        })
     }
 }
 
+/// Parsing and compiling recurse once per nesting level. JavaScript allows ~500 levels in
+/// 1000 characters, more than a small thread stack holds, so deep patterns are handled on a
+/// helper thread with a generous stack.
+fn on_deep_stack<T: Send>(source: &str, work: impl FnOnce() -> Result<T, String> + Send) -> Result<T, String> {
+    if nesting_depth(source) <= SHALLOW_NESTING {
+        return work();
+    }
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("expect-regex-compile".into())
+            .stack_size(DEEP_COMPILE_STACK)
+            .spawn_scoped(scope, work)
+            .map_err(|e| format!("cannot start the regex compiler: {e}"))?;
+        worker.join().unwrap_or_else(|_| Err("regex compiler failed".into()))
+    })
+}
+
 impl Expectation {
-    /// Reads an EXPECT value. Wrapping slashes always mean a regex.
+    /// Reads an EXPECT value. Wrapping slashes always mean a regex, which is validated
+    /// here and compiled on its first match.
     pub fn parse(expect: &str) -> Result<Self, PatternError> {
         let Some((source, flags)) = split_regex_literal(expect) else {
             return Ok(Expectation::Substring(expect.to_string()));
@@ -164,7 +269,13 @@ impl Expectation {
         if source.encode_utf16().count() > MAX_PATTERN_CHARS {
             return Err(PatternError::TooLong);
         }
-        Ok(Expectation::Pattern(Pattern::compile(source, flags)?))
+        let required = Pattern::validate(source, flags)?.into();
+        Ok(Expectation::Pattern(Pattern {
+            source: source.into(),
+            flags: flags.into(),
+            required,
+            compiled: OnceLock::new(),
+        }))
     }
 
     pub fn matches(&self, output: &str) -> Result<bool, MatchError> {
@@ -181,6 +292,41 @@ impl Expectation {
             Expectation::Substring(_) => false,
             Expectation::Pattern(pattern) => has_unescaped_slash(&pattern.source),
         }
+    }
+}
+
+/// The longest run of single characters at the top level of the pattern: every match
+/// contains it (assertions between them are zero-width; anything else ends a run).
+fn required_text(root: &parser::Node, flags: parser::Flags) -> String {
+    let items = match root {
+        parser::Node::Concat(items) => items.as_slice(),
+        single => std::slice::from_ref(single),
+    };
+    let mut best: Vec<u32> = Vec::new();
+    let mut run: Vec<u32> = Vec::new();
+    for item in items.iter().chain([&parser::Node::Empty]) {
+        match item {
+            parser::Node::Set(set) if set.single_unit().is_some() => run.extend(set.single_unit()),
+            parser::Node::Assert(_) => {}
+            _ => {
+                if run.len() > best.len() && as_text(&run, flags).is_some() {
+                    best = std::mem::take(&mut run);
+                }
+                run.clear();
+            }
+        }
+    }
+    as_text(&best, flags).unwrap_or_default()
+}
+
+/// Units as text: UTF-16 code units without `u`/`v`, code points with them. None for a
+/// lone surrogate, which no Rust string holds.
+fn as_text(units: &[u32], flags: parser::Flags) -> Option<String> {
+    if flags.full_unicode() {
+        units.iter().map(|&u| char::from_u32(u)).collect()
+    } else {
+        let units: Vec<u16> = units.iter().map(|&u| u16::try_from(u).ok()).collect::<Option<_>>()?;
+        String::from_utf16(&units).ok()
     }
 }
 
@@ -210,4 +356,59 @@ fn split_regex_literal(expect: &str) -> Option<(&str, &str)> {
 fn has_unescaped_slash(source: &str) -> bool {
     let bytes = source.as_bytes();
     bytes.iter().enumerate().any(|(i, &b)| b == b'/' && (i == 0 || bytes[i - 1] != b'\\'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parsed_expectation_is_small_and_uncompiled() {
+        // Ledgers hold one per gate; the engines (kilobytes each) wait for the first match.
+        assert!(std::mem::size_of::<Expectation>() <= 80, "{}", std::mem::size_of::<Expectation>());
+        let Ok(Expectation::Pattern(pattern)) = Expectation::parse(r"/^v1\b/") else {
+            panic!("a valid pattern");
+        };
+        assert!(pattern.compiled.get().is_none());
+        assert_eq!(Expectation::Pattern(pattern.clone()).matches("v1 ok"), Ok(true));
+        assert_eq!(pattern.engine_for("v1"), Engine::Linear);
+        assert!(pattern.compiled.get().is_some());
+    }
+
+    fn required(expect: &str) -> String {
+        let Ok(Expectation::Pattern(pattern)) = Expectation::parse(expect) else {
+            panic!("{expect} is a valid pattern");
+        };
+        pattern.required.into()
+    }
+
+    #[test]
+    fn the_required_text_is_one_every_match_contains() {
+        assert_eq!(required(r"/^v12\b/"), "v12");
+        assert_eq!(required(r"/ab+cde/"), "cde");
+        assert_eq!(required(r"/ok/i"), "");
+        assert_eq!(required(r"/v1/i"), "1");
+        assert_eq!(required(r"/a|b/"), "");
+        assert_eq!(required(r"/(?:x)y/"), "xy");
+        assert_eq!(required(r"/(x)yz/"), "yz");
+        assert_eq!(required("/\u{1F600}!/u"), "\u{1F600}!");
+        assert_eq!(required(r"/\uD83D\uDE00/"), "\u{1F600}");
+        // A lone surrogate matches half of an astral character: no text stands for it.
+        assert_eq!(required(r"/a\uD83D/"), "");
+    }
+
+    #[test]
+    fn output_without_the_required_text_is_answered_without_compiling() {
+        let Ok(Expectation::Pattern(pattern)) = Expectation::parse(r"/^v1\b/") else {
+            panic!("a valid pattern");
+        };
+        let expectation = Expectation::Pattern(pattern);
+        assert_eq!(expectation.matches("error: 3 tests failed"), Ok(false));
+        let Expectation::Pattern(pattern) = &expectation else {
+            panic!("a pattern");
+        };
+        assert!(pattern.compiled.get().is_none());
+        assert_eq!(expectation.matches("xv1 y"), Ok(false));
+        assert_eq!(expectation.matches("v1 y"), Ok(true));
+    }
 }

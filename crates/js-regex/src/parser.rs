@@ -5,6 +5,9 @@
 
 use super::charset::{self, CodeSet, MAX_CODE_POINT, MAX_CODE_UNIT};
 
+/// Largest quantifier count V8 keeps; larger written counts clamp to it.
+const MAX_QUANTIFIER_COUNT: u64 = (1 << 31) - 1;
+
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Flags {
     pub ignore_case: bool,
@@ -308,7 +311,8 @@ impl Parser {
             let begin = *i;
             let mut value: u64 = 0;
             while let Some(d) = self.units.get(*i).and_then(|&u| char::from_u32(u)).and_then(|c| c.to_digit(10)) {
-                value = (value * 10 + u64::from(d)).min(u64::from(u32::MAX));
+                // V8 clamps counts to 2^31-1, so `{2147483648,2147483647}` is in order.
+                value = (value * 10 + u64::from(d)).min(MAX_QUANTIFIER_COUNT);
                 *i += 1;
             }
             (*i > begin).then_some(value as u32)
@@ -839,6 +843,8 @@ impl Parser {
             '0' if self.unicode() && self.peek_at(1).and_then(char::from_u32).is_some_and(|c| c.is_ascii_digit()) => {
                 Err("Invalid class escape".into())
             }
+            // With named groups, `\k` is a reference everywhere, and none is allowed in a class.
+            'k' if !self.unicode() && !self.group_names.is_empty() => Err("Invalid escape".into()),
             'k' if !self.unicode() => {
                 self.pos += 1;
                 Ok(ClassAtom::Unit('k' as u32))
@@ -850,7 +856,7 @@ impl Parser {
 
     /// `[...]` with `v` (set notation); the `[` already consumed.
     fn class_v(&mut self) -> Result<Node, String> {
-        let (set, strings) = self.class_v_contents()?;
+        let (set, strings, _) = self.class_v_contents()?;
         // Matching is case-insensitive throughout: close the final set under folding.
         let set = Node::Set(self.fold(set));
         if strings.is_empty() {
@@ -874,10 +880,11 @@ impl Parser {
         }
     }
 
-    /// Contents up to and including the closing `]`: (single code points, multi-unit strings).
+    /// Contents up to and including the closing `]`: (single code points, multi-unit strings,
+    /// whether the class may contain strings by the grammar's static MayContainStrings rule).
     /// Under `i`, union members, ranges, escapes and nested classes are case-closed as they
     /// are read; a lone character operand of `&&` or `--` is taken as written, as V8 does.
-    fn class_v_contents(&mut self) -> Result<(CodeSet, Vec<Vec<u32>>), String> {
+    fn class_v_contents(&mut self) -> Result<(CodeSet, Vec<Vec<u32>>, bool), String> {
         #[derive(PartialEq, Clone, Copy)]
         enum Mode {
             Union,
@@ -921,6 +928,15 @@ impl Parser {
             let operand = self.class_v_operand(true)?;
             operands.push(operand);
         }
+        // Static, not the computed strings: `[^\q{ab}--\q{ab}]` is an error though empty.
+        let may_contain_strings = match mode {
+            Mode::Union => operands.iter().any(|o| o.may_contain_strings),
+            Mode::Intersection => operands.iter().all(|o| o.may_contain_strings),
+            Mode::Subtraction => operands.first().is_some_and(|o| o.may_contain_strings),
+        };
+        if negated && may_contain_strings {
+            return Err("Negated character class may contain strings".into());
+        }
         let fold_bare = mode == Mode::Union;
         let mut folded = operands.into_iter().map(|o| {
             let set = if o.bare && !fold_bare { o.set } else { self.fold(o.set) };
@@ -947,12 +963,9 @@ impl Parser {
         strings.sort();
         strings.dedup();
         if negated {
-            if !strings.is_empty() {
-                return Err("Negated character class may contain strings".into());
-            }
             set = self.fold(set).complement(MAX_CODE_POINT);
         }
-        Ok((set, strings))
+        Ok((set, strings, may_contain_strings && !negated))
     }
 
     /// One operand of a `v` class; `allow_range` for union members (`a-z`).
@@ -960,17 +973,21 @@ impl Parser {
         let unit = self.peek().ok_or("Unterminated character class")?;
         if unit == '[' as u32 {
             self.pos += 1;
-            let (set, strings) = self.class_v_contents()?;
-            return Ok(VOperand { set: self.fold(set), strings, bare: false, range: false });
+            let (set, strings, may_contain_strings) = self.class_v_contents()?;
+            return Ok(VOperand { set: self.fold(set), strings, bare: false, range: false, may_contain_strings });
         }
         if unit == '\\' as u32 && self.peek_at(1) == Some('q' as u32) {
             self.pos += 2;
             let (set, strings) = self.class_string_disjunction()?;
-            return Ok(VOperand { set, strings, bare: true, range: false });
+            // An empty or multi-character alternative is a string.
+            let may_contain_strings = !strings.is_empty();
+            return Ok(VOperand { set, strings, bare: true, range: false, may_contain_strings });
         }
         let first = self.class_v_character()?;
         let low = match first {
-            ClassAtom::Set(set) => return Ok(VOperand { set, strings: Vec::new(), bare: false, range: false }),
+            ClassAtom::Set(set) => {
+                return Ok(VOperand { set, strings: Vec::new(), bare: false, range: false, may_contain_strings: false })
+            }
             ClassAtom::Unit(low) => low,
         };
         if allow_range && self.peek_is('-') && self.peek_at(1) != Some('-' as u32) {
@@ -982,9 +999,15 @@ impl Parser {
                 return Err("Range out of order in character class".into());
             }
             let set = CodeSet::from_ranges(vec![(low, high)]);
-            return Ok(VOperand { set, strings: Vec::new(), bare: false, range: true });
+            return Ok(VOperand { set, strings: Vec::new(), bare: false, range: true, may_contain_strings: false });
         }
-        Ok(VOperand { set: CodeSet::single(low), strings: Vec::new(), bare: true, range: false })
+        Ok(VOperand {
+            set: CodeSet::single(low),
+            strings: Vec::new(),
+            bare: true,
+            range: false,
+            may_contain_strings: false,
+        })
     }
 
     fn class_v_character(&mut self) -> Result<ClassAtom, String> {
@@ -1051,6 +1074,7 @@ struct VOperand {
     /// A lone character (or `\q{..}`), which V8 does not case-close inside `&&`/`--`.
     bare: bool,
     range: bool,
+    may_contain_strings: bool,
 }
 
 fn atom_set(atom: ClassAtom) -> CodeSet {

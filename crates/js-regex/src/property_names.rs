@@ -1,6 +1,7 @@
-//! Unicode property names and values that node v20 accepts in `\p{..}`, each mapped to the
-//! canonical name regex-syntax knows. Generated once by probing node; JavaScript matches these
-//! names exactly (no loose matching), so anything absent here is a syntax error.
+//! Unicode property names and values that node v20 (Unicode 17.0) accepts in `\p{..}`, each
+//! mapped to its canonical name, the key of its table in `unicode_tables`. JavaScript
+//! matches these names exactly (no loose matching), so anything absent here is a syntax
+//! error. tools/generate-unicode-tables.mjs checks every name against node.
 
 pub const BINARY: &[(&str, &str)] = &[
     ("AHex", "ASCII_Hex_Digit"),
@@ -110,6 +111,7 @@ pub const GENERAL_CATEGORY: &[(&str, &str)] = &[
     ("Cc", "Control"),
     ("Cf", "Format"),
     ("Close_Punctuation", "Close_Punctuation"),
+    ("Combining_Mark", "Mark"),
     ("Cn", "Unassigned"),
     ("Co", "Private_Use"),
     ("Connector_Punctuation", "Connector_Punctuation"),
@@ -209,6 +211,8 @@ pub const SCRIPT: &[(&str, &str)] = &[
     ("Batk", "Batak"),
     ("Beng", "Bengali"),
     ("Bengali", "Bengali"),
+    ("Berf", "Beria_Erfe"),
+    ("Beria_Erfe", "Beria_Erfe"),
     ("Bhaiksuki", "Bhaiksuki"),
     ("Bhks", "Bhaiksuki"),
     ("Bopo", "Bopomofo"),
@@ -448,6 +452,8 @@ pub const SCRIPT: &[(&str, &str)] = &[
     ("Shrd", "Sharada"),
     ("Sidd", "Siddham"),
     ("Siddham", "Siddham"),
+    ("Sidetic", "Sidetic"),
+    ("Sidt", "Sidetic"),
     ("SignWriting", "SignWriting"),
     ("Sind", "Khudawadi"),
     ("Sinh", "Sinhala"),
@@ -473,6 +479,7 @@ pub const SCRIPT: &[(&str, &str)] = &[
     ("Tai_Le", "Tai_Le"),
     ("Tai_Tham", "Tai_Tham"),
     ("Tai_Viet", "Tai_Viet"),
+    ("Tai_Yo", "Tai_Yo"),
     ("Takr", "Takri"),
     ("Takri", "Takri"),
     ("Tale", "Tai_Le"),
@@ -483,6 +490,7 @@ pub const SCRIPT: &[(&str, &str)] = &[
     ("Tangsa", "Tangsa"),
     ("Tangut", "Tangut"),
     ("Tavt", "Tai_Viet"),
+    ("Tayo", "Tai_Yo"),
     ("Telu", "Telugu"),
     ("Telugu", "Telugu"),
     ("Tfng", "Tifinagh"),
@@ -498,6 +506,8 @@ pub const SCRIPT: &[(&str, &str)] = &[
     ("Tnsa", "Tangsa"),
     ("Todhri", "Todhri"),
     ("Todr", "Todhri"),
+    ("Tolong_Siki", "Tolong_Siki"),
+    ("Tols", "Tolong_Siki"),
     ("Toto", "Toto"),
     ("Tulu_Tigalari", "Tulu_Tigalari"),
     ("Tutg", "Tulu_Tigalari"),

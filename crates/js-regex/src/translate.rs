@@ -24,8 +24,32 @@ pub struct Translation {
     pub conditions: InputConditions,
 }
 
-/// None when the pattern needs backtracking (backreferences, lookaround).
+/// Beyond this many copies of sets, the regex crate would refuse the pattern anyway (its
+/// size limit is 16 MiB); trying takes seconds for a count like `b{2147483647}`.
+const MAX_LINEAR_SIZE: u64 = 1 << 24;
+
+/// A lower bound on the compiled size: each set once per copy a repetition makes.
+fn unrolled_size(node: &Node) -> u64 {
+    match node {
+        Node::Empty | Node::Assert(_) | Node::BackReference(_) => 0,
+        Node::Set(set) => set.ranges().len().max(1) as u64,
+        Node::Concat(items) | Node::Alternation(items) => {
+            items.iter().fold(0, |total: u64, item| total.saturating_add(unrolled_size(item)))
+        }
+        Node::Capture(_, body) | Node::Look { body, .. } => unrolled_size(body),
+        Node::Repeat { body, min, max, .. } => {
+            let copies = u64::from(max.unwrap_or(min.saturating_add(1)).max(1));
+            unrolled_size(body).saturating_mul(copies)
+        }
+    }
+}
+
+/// None when the pattern needs backtracking (backreferences, lookaround) or is too large
+/// for the linear engine.
 pub fn translate(root: &Node, flags: Flags) -> Option<Translation> {
+    if unrolled_size(root) > MAX_LINEAR_SIZE {
+        return None;
+    }
     let mut translator = Translator { flags, conditions: InputConditions::default(), out: String::new() };
     if flags.sticky {
         translator.out.push_str("\\A");

@@ -95,3 +95,10 @@ fn catastrophic_backtracking_ends_with_the_budget_error() {
     let error = expectation.matches(&output).expect_err("bound is hit");
     assert_eq!(error.to_string(), "EXPECT regex exceeded its matching budget");
 }
+
+#[test]
+fn property_tables_follow_the_unicode_version_of_the_corpus_node() {
+    // Regenerate both with the same node: tools/generate-unicode-tables.mjs and
+    // tests/conformance/generate-regex-cases.mjs.
+    assert_eq!(corpus()["unicode"].as_str(), Some(js_regex::UNICODE_VERSION));
+}

@@ -1,0 +1,98 @@
+//! EXPECT regular expressions through the real binary: which ledgers the validator accepts,
+//! that matching gives JavaScript's answer where a step budget used to get in the way, and
+//! that one check's regex memory stays bounded.
+
+use crate::common::{gate, outcome, Sandbox};
+
+/// `--status` on a ledger of one gate per EXPECT: (exit code, stderr).
+fn status_of_expects(expects: &[&str]) -> (i32, String) {
+    let sandbox = Sandbox::new();
+    let ledger: String = expects.iter().enumerate().map(|(i, expect)| gate(&format!("G{i}"), "true", expect)).collect();
+    sandbox.write("GATES.md", &ledger);
+    let (code, _, err) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
+    (code, err)
+}
+
+#[test]
+fn patterns_javascript_accepts_do_not_refuse_the_ledger() {
+    for expect in [
+        r"/\p{Combining_Mark}/u",
+        r"/\p{gc=Combining_Mark}/v",
+        r"/\p{General_Category=Combining_Mark}/u",
+        r"/a{2147483648,2147483647}/",
+        r"/[\k]/",
+    ] {
+        let (code, err) = status_of_expects(&[expect]);
+        assert_eq!(code, 1, "{expect} was refused: {err}");
+    }
+}
+
+#[test]
+fn patterns_javascript_rejects_refuse_the_ledger_with_file_and_line() {
+    for expect in [r"/[^\q{ab}--\q{ab}]/v", r"/[^[\q{ab}--\q{ab}]]/v", r"/(?<a>)[\k]/"] {
+        // The bad pattern is the second gate's, whose line is 5.
+        let (code, err) = status_of_expects(&["plain", expect]);
+        assert_eq!(code, 2, "{expect} was accepted");
+        assert!(err.contains("GATES.md: line 5: gate G1: invalid EXPECT regex"), "{expect}: {err}");
+    }
+}
+
+/// A check that prints 1 MiB of `a` (the output limit), no newline.
+const ONE_MIB_OF_A: &str = r"head -c 1048576 /dev/zero | tr '\0' a";
+
+#[cfg(target_os = "linux")]
+#[test]
+fn backtracking_memory_is_bounded_whatever_the_pattern() {
+    // Without a bound the first pattern keeps hundreds of megabytes of backtracking state
+    // on 1 MiB of output, and the second 1.5 GB on two characters (a huge count of empty
+    // iterations); under a 128 MiB address-space cap either aborted the process. Their
+    // endings are alternations so that no required literal lets the output be ruled out
+    // before the backtracker runs.
+    let sandbox = Sandbox::new();
+    let ledger =
+        gate("G1", ONE_MIB_OF_A, r"/^(a|aa)*\1(?:b|c)$/") + &gate("G2", "echo hi", r"/(?:()){2147483647}\1(?:x|y)/");
+    sandbox.write("GATES.md", &ledger);
+    let binary = assert_cmd::cargo::cargo_bin("gate-check");
+    let script = format!("ulimit -v 131072 && exec '{}' --approve", binary.display());
+    // The shell applies the cap, then becomes gate-check with the sandbox's environment.
+    let mut shell = std::process::Command::new("/bin/sh");
+    shell.arg("-c").arg(script).current_dir(&sandbox.root);
+    for (key, value) in sandbox.std_cmd().get_envs() {
+        match value {
+            Some(value) => shell.env(key, value),
+            None => shell.env_remove(key),
+        };
+    }
+    let (code, out, err) = outcome(&shell.output().unwrap());
+    assert_eq!(code, 1, "stdout: {out}\nstderr: {err}");
+    assert_eq!(out.matches("EXPECT regex exceeded its memory budget").count(), 2, "{out}");
+    assert!(!sandbox.read("GATES.md").contains("[x]"), "a bound hit never passes");
+}
+
+#[test]
+fn alternatives_the_linear_engine_answers_do_not_wait_on_the_step_budget() {
+    // JavaScript says true for both. The first alternatives need the backtracker (a
+    // backreference; a count too large for the linear engine) and exhaust its budget on
+    // this output, but the last alternative, `c`, is there to be found.
+    let sandbox = Sandbox::new();
+    let ledger = gate("G1", r"head -c 12000 /dev/zero | tr '\0' a; echo c", r"/^(a+)\1*b$|c/")
+        + &gate("G2", r"head -c 30 /dev/zero | tr '\0' a; echo c", r"/(a|a)*b{2147483647}|c/");
+    sandbox.write("GATES.md", &ledger);
+    let (code, out, err) = outcome(&sandbox.cmd().arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("ALL MET"), "{out}");
+}
+
+#[test]
+fn status_validates_patterns_without_compiling_them() {
+    // Each of these takes the regex crate about a second to compile (release build), but
+    // parsing one is cheap; --status only needs to know that they are valid.
+    let sandbox = Sandbox::new();
+    let ledger: String = (0..10).map(|i| gate(&format!("G{i}"), "true", &format!(r"/x{i}\p{{L}}{{2000}}/u"))).collect();
+    sandbox.write("GATES.md", &ledger);
+    let started = std::time::Instant::now();
+    let (code, out, err) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
+    let elapsed = started.elapsed();
+    assert_eq!(code, 1, "stdout: {out}\nstderr: {err}");
+    assert!(elapsed < std::time::Duration::from_secs(3), "--status took {elapsed:?}");
+}

@@ -1,0 +1,159 @@
+//! Finding the ledger from a subdirectory: without `--root`, gate-check
+//! searches upward from the current directory for the nearest directory
+//! holding ledgers, `.unlazy/` or `.git`; an explicit `--root` is never
+//! searched; "no gate files found" says where it looked.
+
+use std::fs;
+use std::path::Path;
+
+use crate::common::{gate, outcome, Sandbox};
+
+/// A repository (`.git`) with one runnable gate at its root and an empty
+/// `src/deep/` to run from.
+fn repository() -> Sandbox {
+    let sandbox = Sandbox::new();
+    fs::create_dir(sandbox.path(".git")).unwrap();
+    fs::create_dir_all(sandbox.path("src/deep")).unwrap();
+    sandbox.write("GATES.md", &gate("G1", "pwd", "/"));
+    sandbox
+}
+
+fn run_in(sandbox: &Sandbox, directory: &Path, args: &[&str]) -> (i32, String, String) {
+    outcome(&sandbox.cmd().current_dir(directory).args(args).output().unwrap())
+}
+
+#[test]
+fn a_run_from_a_subdirectory_checks_the_repository_ledger_from_the_repository_root() {
+    let sandbox = repository();
+    let deep = sandbox.path("src/deep");
+    let (code, out, err) = run_in(&sandbox, &deep, &["--status"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("GATES:G1") && out.contains("UNMET: 1"), "{out}");
+
+    let (code, out, err) = run_in(&sandbox, &deep, &["--approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ALL MET"), "{out}");
+    // The check ran where a run from the root runs it.
+    assert!(sandbox.read("GATES.md").contains("- [x] G1"), "{}", sandbox.read("GATES.md"));
+    assert!(
+        sandbox.read("GATES.md").contains(&format!("cwd={};", sandbox.root.display())),
+        "{}",
+        sandbox.read("GATES.md")
+    );
+    // ... so the approval given from the subdirectory is the one a run from the root finds.
+    let (code, out, err) = outcome(&sandbox.cmd().arg("--reverify").output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("APPROVAL REQUIRED"), "{out}");
+    assert_eq!(sandbox.approval_count(), 1);
+}
+
+#[test]
+fn the_nearest_ledger_wins_so_a_directory_with_its_own_ledger_behaves_as_before() {
+    let sandbox = repository();
+    sandbox.write("packages/app/GATES.md", "- [x] APP: the package ledger\n  EVIDENCE: read by hand\n");
+    let (code, out, err) = run_in(&sandbox, &sandbox.path("packages/app"), &["--status"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ALL MET (1 met)") && !out.contains("G1"), "{out}");
+}
+
+#[test]
+fn an_explicit_root_is_never_searched_and_the_message_stays_the_node_line() {
+    let sandbox = repository();
+    let src = sandbox.path("src");
+    let (code, out, err) = run_in(&sandbox, &src, &["--status", "--root", "."]);
+    assert_eq!(code, 2, "{out}{err}");
+    let expected = format!(
+        "gate-check: no gate files found (looked for .unlazy/<scope>/, then GATES.md and gates/*.md under {})\n",
+        src.display()
+    );
+    assert!(err.starts_with(&expected), "{err}");
+}
+
+#[test]
+fn no_gate_files_found_says_where_the_search_went() {
+    let sandbox = Sandbox::new();
+    let base = sandbox.root.parent().unwrap().to_path_buf();
+    fs::create_dir_all(sandbox.path("src")).unwrap();
+    // The home directory and its ancestors are never examined: ~/.unlazy
+    // holds approvals, and a ledger there belongs to no repository.
+    fs::create_dir_all(base.join(".unlazy/approved")).unwrap();
+    fs::write(base.join("GATES.md"), "- [x] HOME: not this one\n  EVIDENCE: x\n").unwrap();
+    let src = sandbox.path("src");
+    let output = sandbox.cmd().current_dir(&src).env("HOME", &base).arg("--status").output().unwrap();
+    let (code, out, err) = outcome(&output);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains(&format!("under {} and each parent up to {})", src.display(), sandbox.root.display())),
+        "{err}"
+    );
+    assert!(!out.contains("HOME"), "{out}");
+
+    // A repository root without ledgers ends the search and is named.
+    fs::create_dir(sandbox.path(".git")).unwrap();
+    let (code, out, err) = run_in(&sandbox, &src, &["--status"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains(&format!("under {}, found searching upward from {})", sandbox.root.display(), src.display())),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_named_scope_is_looked_for_past_a_nearer_plain_ledger() {
+    let sandbox = repository();
+    sandbox.write(".unlazy/api/GATES.md", "- [x] API: the api pipeline\n  EVIDENCE: read by hand\n");
+    sandbox.write("packages/app/GATES.md", "- [ ] APP: the package ledger\n");
+    let app = sandbox.path("packages/app");
+    let (code, out, err) = run_in(&sandbox, &app, &["--status", "--scope", "api"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ALL MET (1 met)"), "{out}");
+    let output = sandbox.cmd().current_dir(&app).env("UNLAZY_SCOPE", "api").arg("--status").output().unwrap();
+    let (code, out, err) = outcome(&output);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ALL MET (1 met)"), "{out}");
+    // Without a scope the nearer ledger is the target, as in the Node tool.
+    let (code, out, _) = run_in(&sandbox, &app, &["--status"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("GATES:APP"), "{out}");
+}
+
+#[test]
+fn pipeline_actions_and_dispatch_find_the_pipelines_from_a_subdirectory() {
+    let sandbox = repository();
+    sandbox.write(".unlazy/api/GATES.md", "OWNS: src/**\n\n- [ ] API: the api pipeline\n");
+    let deep = sandbox.path("src/deep");
+    let (code, out, err) = run_in(&sandbox, &deep, &["--list-scopes"]);
+    assert_eq!((code, out.as_str()), (0, "api\n"), "{err}");
+    let (code, out, err) = run_in(&sandbox, &deep, &["--log", "from below", "--scope", "api"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(sandbox.read(".unlazy/api/status.log").contains("from below"));
+    let (code, out, err) = run_in(&sandbox, &deep, &["--claim", "--scope", "api"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("CLAIMED 1 path(s) for api/GATES"), "{out}");
+    let (code, out, err) =
+        run_in(&sandbox, &deep, &["dispatch", "open", "--scope", "api", "--wave", "w1", "--leaf", "a"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(fs::symlink_metadata(sandbox.path(".unlazy/api/dispatch.json")).is_ok());
+    assert!(fs::symlink_metadata(deep.join(".unlazy")).is_err(), "state was written below the root");
+}
+
+#[test]
+fn the_stop_hook_holds_an_agent_that_moved_into_a_subdirectory() {
+    let sandbox = repository();
+    let payload = serde_json::json!({ "session_id": "s1", "cwd": sandbox.path("src/deep") }).to_string();
+    let (code, out, err) = outcome(&sandbox.cmd().args(["hook", "stop"]).write_stdin(payload).output().unwrap());
+    assert_eq!(code, 0, "{err}");
+    let decision: serde_json::Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(decision["decision"], "block", "{out}");
+    assert!(decision["reason"].as_str().unwrap().contains("GATES:G1"), "{out}");
+}
+
+#[test]
+fn cwd_from_a_subdirectory_is_taken_from_where_the_user_is() {
+    let sandbox = repository();
+    sandbox.write("GATES.md", &gate("G1", "pwd", "src/deep"));
+    let deep = sandbox.path("src/deep");
+    let (code, out, err) = run_in(&sandbox, &deep, &["--approve", "--cwd", "."]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(sandbox.read("GATES.md").contains(&format!("cwd={};", deep.display())), "{}", sandbox.read("GATES.md"));
+}

@@ -63,9 +63,8 @@ pub struct Cli {
     /// Use the pipeline .unlazy/ID (or UNLAZY_SCOPE)
     #[arg(long, allow_hyphen_values = true, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
     pub scope: Option<String>,
-    /// Only these gates (repeatable; `G3`, or `leaf-1:G3` for one ledger's).
-    /// The verdict then counts only them: unselected gates and dispatch waves
-    /// are reported as not selected and left untouched
+    /// Run and judge only this gate (repeatable; `G3` in every ledger, `leaf-1:G3` in one).
+    /// The verdict counts only selected gates; others (and dispatch waves) are left untouched
     #[arg(long = "gate", value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
     pub gates: Vec<String>,
     /// After a failed check, print its sanitized output (last 200 lines, at most 64 KiB)

@@ -362,4 +362,34 @@ mod tests {
         assert_eq!(out, "");
         assert_eq!(err, "gate-check: x.md: warning: w\ngate-check: infrastructure failure prevented 2 approval(s)\n");
     }
+
+    #[test]
+    fn reapproval_reasons_the_next_command_and_shown_output_are_lines_of_their_own() {
+        let reasons = vec!["approved with CWD /r/\u{202e}x, now /r".to_string()];
+        let failed = CheckResult {
+            output: "first\nAssertionError: 1 != 2\u{1b}[2J\n".into(),
+            exit_code: Some(1),
+            matched: false,
+            ..passed()
+        };
+        let style = Style { show_output: true, ..PLAIN };
+        let (out, _) = render(
+            style,
+            &[
+                Event::ApprovalChanged { reasons: &reasons },
+                Event::ApprovalChanged { reasons: &[] },
+                Event::CheckFinished { qualified: "GATES:G1", title: "t", result: &failed },
+                Event::NextCommand("gate-check --approve GATES.md"),
+            ],
+        );
+        assert_eq!(
+            out,
+            "    CHANGED SINCE APPROVAL: approved with CWD /r/\\u{202E}x, now /r\n    \
+             CHANGED SINCE APPROVAL: an approval for this gate exists with a different signature\n  \
+             FAIL GATES:G1: t\n       exit=1; EXPECT=not matched; output=first | AssertionError: 1 != 2 [2J\n       \
+             output (2 lines):\n       | first\n       | AssertionError: 1 != 2 [2J\nnext: gate-check --approve GATES.md\n"
+        );
+        let (plain, _) = render(PLAIN, &[Event::CheckFinished { qualified: "GATES:G1", title: "t", result: &failed }]);
+        assert!(!plain.contains("output ("), "output is shown only with --show-output: {plain}");
+    }
 }

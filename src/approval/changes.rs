@@ -66,6 +66,12 @@ pub fn differences(recorded: &RecordedOracle, current: &Oracle) -> Vec<String> {
     if limits.iter().zip(current.limits()).any(|(old, new)| old.is_some_and(|old| old != new)) {
         found.push("approved with other output or regex limits".to_string());
     }
+    // Node checkers before the regex worker pool signed oracles without
+    // these two keys, so none of their approvals can match today's oracle.
+    let holds_oracle = recorded.check.is_some() && recorded.timeout_ms.is_some();
+    if holds_oracle && (recorded.regex_startup_timeout_ms.is_none() || recorded.max_regex_workers.is_none()) {
+        found.push("approved by an older checker whose oracle had no regex worker limits".to_string());
+    }
     if let Some(old) = recorded.path.as_deref().filter(|old| *old != current.path) {
         found.push(format!("PATH differs: {}", path_change(old, &current.path)));
     }
@@ -154,6 +160,18 @@ mod tests {
         let old = Oracle::new("make test", "ok", "/r", "/bin/sh", 120, "/usr/bin:/bin");
         let new = Oracle::new("make test", "ok", "/r", "/bin/sh", 120, "/venv/bin:/usr/bin:/bin");
         assert_eq!(differences(&recorded(&old), &new), ["PATH differs: +/venv/bin at the front"]);
+    }
+
+    #[test]
+    fn an_oracle_from_before_the_regex_worker_limits_is_named() {
+        let mut value: serde_json::Value = serde_json::from_str(&current().to_json()).unwrap();
+        let fields = value.as_object_mut().unwrap();
+        fields.remove("regexStartupTimeoutMs");
+        fields.remove("maxRegexWorkers");
+        assert_eq!(
+            differences(&RecordedOracle::from_value(Some(&value)), &current()),
+            ["approved by an older checker whose oracle had no regex worker limits"]
+        );
     }
 
     #[test]

@@ -306,10 +306,53 @@ fn canonical_target(target: &Path) -> PathBuf {
     target.to_path_buf()
 }
 
-/// An exclusive advisory lock (`flock`), released when dropped or when the
-/// holding process dies, so a crash never leaves a stale lock behind.
+/// How long a lock held by a process that is not a gate-check (the Node
+/// tool, or a file whose metadata cannot be read) is waited for before
+/// failing closed: the Node tool's own lock timeout.
+const FOREIGN_LOCK_WAIT: Duration = Duration::from_secs(30);
+
+/// The `tool` field that marks a lock file written by this program.
+const TOOL: &str = "gate-check";
+
+/// Lock metadata is a few hundred bytes; more is not a lock file.
+const LOCK_METADATA_MAX_BYTES: u64 = 64 * 1024;
+
+/// Prefix of the staging file a lock is prepared in before it is linked
+/// into place.
+const STAGING_PREFIX: &str = ".gate-check-lock.";
+
+/// The metadata inside a lock file. `token`, `pid`, `target` and `at` are
+/// the Node tool's fields (it releases only a lock whose token is its own);
+/// `tool` tells gate-check that the holder keeps an `flock` on the file.
+#[derive(serde::Serialize)]
+struct LockRecord {
+    token: String,
+    pid: u32,
+    target: String,
+    at: u128,
+    tool: &'static str,
+}
+
+/// An exclusive lock shared with the Node tool: the lock file
+/// `.unlazy/locks/<24 hex>.filelock` exists only while it is held (created
+/// exclusively, unlinked on release, as Node does), and this program also
+/// keeps an `flock` on it, so a lock left by a crashed gate-check is
+/// recognised (its `flock` is free) and removed by the next gate-check
+/// that meets it. See references/parallel.md.
 pub struct FileLock {
-    _file: File,
+    path: PathBuf,
+    file: File,
+}
+
+/// What is at a lock path that could not be created.
+enum Holder {
+    /// Nothing any more: try again at once.
+    Gone,
+    /// A live gate-check holds it.
+    GateCheck,
+    /// Another program's lock (or unreadable metadata), identified by
+    /// device and inode, with the pid it names.
+    Foreign { identity: (u64, u64), pid: Option<u32> },
 }
 
 impl FileLock {
@@ -319,48 +362,190 @@ impl FileLock {
         Ok(lock_directory(root)?.join(format!("{}.filelock", &key[..24])))
     }
 
-    fn open(path: &Path) -> io::Result<File> {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
-            .open(path)
-            .map_err(with_path(path))?;
-        if !file.metadata().map_err(with_path(path))?.is_file() {
-            return Err(io::Error::other(format!("lock {} must be a regular file", path.display())));
-        }
-        Ok(file)
-    }
-
-    /// Waits as long as it takes for the lock file at `path`.
+    /// Waits for the lock at `path` as long as a gate-check holds it; a
+    /// lock of another program is waited for as long as the Node tool
+    /// would wait (30 s), then refused with `TimedOut`.
     pub fn acquire(path: &Path) -> io::Result<FileLock> {
-        let file = Self::open(path)?;
-        file.lock().map_err(with_path(path))?;
-        Ok(FileLock { _file: file })
+        Self::acquire_until(path, None)
     }
 
     /// Like `acquire`, but gives up with `TimedOut` after `wait`.
     pub fn acquire_within(path: &Path, wait: Duration) -> io::Result<FileLock> {
-        let file = Self::open(path)?;
-        let deadline = Instant::now() + wait;
+        Self::acquire_until(path, Some(Instant::now() + wait))
+    }
+
+    fn acquire_until(path: &Path, deadline: Option<Instant>) -> io::Result<FileLock> {
+        let directory = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        remove_crashed_locks(directory, path);
+        let mut foreign_since: Option<((u64, u64), Instant)> = None;
         loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(FileLock { _file: file }),
-                Err(fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(2));
+            let staged = stage(directory, path)?;
+            match fs::hard_link(staged.path(), path) {
+                Ok(()) => {
+                    // Unlinks the staging name; the open file keeps its flock.
+                    let file = staged.into_file();
+                    return Ok(FileLock { path: path.to_path_buf(), file });
                 }
-                Err(fs::TryLockError::WouldBlock) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        format!("timed out waiting for {}", path.display()),
-                    ))
+                // A sweep by another gate-check removed the staging file.
+                Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(error) => return Err(with_path(path)(error)),
+            }
+            drop(staged);
+            let now = Instant::now();
+            match inspect(path)? {
+                Holder::Gone => continue,
+                Holder::GateCheck => foreign_since = None,
+                Holder::Foreign { identity, pid } => {
+                    let since = match foreign_since {
+                        Some((seen, since)) if seen == identity => since,
+                        _ => now,
+                    };
+                    foreign_since = Some((identity, since));
+                    if now >= since + FOREIGN_LOCK_WAIT {
+                        return Err(foreign_timeout(path, pid));
+                    }
                 }
-                Err(fs::TryLockError::Error(error)) => return Err(with_path(path)(error)),
+            }
+            if deadline.is_some_and(|deadline| now >= deadline) {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("timed out waiting for lock {}", path.display()),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for FileLock {
+    /// Unlinks the lock file while still holding its flock, so a gate-check
+    /// that gets the flock afterwards sees an unlinked file, not a crash.
+    fn drop(&mut self) {
+        if let (Ok(named), Ok(held)) = (fs::symlink_metadata(&self.path), self.file.metadata()) {
+            if (named.dev(), named.ino()) == (held.dev(), held.ino()) {
+                let _ = fs::remove_file(&self.path);
             }
         }
     }
+}
+
+/// A private staging file next to `path`, already flocked and holding the
+/// lock metadata, so the lock file is complete the instant it is linked in.
+fn stage(directory: &Path, path: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let staged = tempfile::Builder::new()
+        .prefix(STAGING_PREFIX)
+        .suffix(".tmp")
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(directory)
+        .map_err(with_path(directory))?;
+    staged.as_file().lock().map_err(with_path(staged.path()))?;
+    let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+    let seed = format!("{}:{at}:{}:{}", std::process::id(), staged.path().display(), path.display());
+    let record = LockRecord {
+        token: sha256_hex(seed)[..32].to_string(),
+        pid: std::process::id(),
+        target: path.display().to_string(),
+        at,
+        tool: TOOL,
+    };
+    let json = serde_json::to_vec(&record).map_err(io::Error::other)?;
+    staged.as_file().write_all(&json).map_err(with_path(staged.path()))?;
+    Ok(staged)
+}
+
+/// Classifies the lock file at `path`; a gate-check lock whose flock is
+/// free belongs to a crashed process and is removed here.
+fn inspect(path: &Path) -> io::Result<Holder> {
+    let opened = OpenOptions::new().read(true).custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits()).open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Holder::Gone),
+        Err(error) => return Err(with_path(path)(error)),
+    };
+    let metadata = file.metadata().map_err(with_path(path))?;
+    if !metadata.is_file() {
+        return Err(io::Error::other(format!("lock {} must be a regular file", path.display())));
+    }
+    let mut bytes = Vec::new();
+    (&file).take(LOCK_METADATA_MAX_BYTES).read_to_end(&mut bytes).map_err(with_path(path))?;
+    // Only `tool` and `pid` matter here; Node's record has no `tool`.
+    let record: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+    let field = |name: &str| record.as_ref().and_then(|record| record.get(name));
+    let identity = (metadata.dev(), metadata.ino());
+    match field("tool").and_then(|tool| tool.as_str()) {
+        Some(TOOL) => {
+            if remove_if_crashed(path, &file, identity) {
+                Ok(Holder::Gone)
+            } else {
+                Ok(Holder::GateCheck)
+            }
+        }
+        _ => {
+            let pid = field("pid").and_then(|pid| pid.as_u64()).and_then(|pid| u32::try_from(pid).ok());
+            Ok(Holder::Foreign { identity, pid })
+        }
+    }
+}
+
+/// Removes the gate-check lock open as `file` when its holder is gone: its
+/// flock is free and the name still refers to it. Holders unlink before they
+/// unlock and the Node tool never unlinks another's lock, so nobody can
+/// replace the name between this check and the unlink. True when the lock
+/// is no longer held (removed here or released meanwhile).
+fn remove_if_crashed(path: &Path, file: &File, identity: (u64, u64)) -> bool {
+    if file.try_lock().is_err() {
+        return false;
+    }
+    match fs::symlink_metadata(path) {
+        Ok(named) if (named.dev(), named.ino()) == identity => fs::remove_file(path).is_ok(),
+        _ => true,
+    }
+}
+
+/// Removes every lock and staging file in the lock directory left by a
+/// crashed gate-check (flock free), so one crash cannot wedge the Node tool
+/// on a lock gate-check never asks for again. `wanted` is handled by the
+/// acquire loop itself.
+fn remove_crashed_locks(directory: &Path, wanted: &Path) {
+    let Ok(entries) = fs::read_dir(directory) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if path == wanted {
+            continue;
+        }
+        if name.ends_with(".filelock") {
+            let _ = inspect(&path);
+        } else if name.starts_with(STAGING_PREFIX) && name.ends_with(".tmp") {
+            let Ok(file) = OpenOptions::new().read(true).custom_flags(OFlag::O_NOFOLLOW.bits()).open(&path) else {
+                continue;
+            };
+            if let Ok(metadata) = file.metadata() {
+                remove_if_crashed(&path, &file, (metadata.dev(), metadata.ino()));
+            }
+        }
+    }
+}
+
+fn foreign_timeout(path: &Path, pid: Option<u32>) -> io::Error {
+    let holder = match pid {
+        Some(pid) if process_is_running(pid) => format!("held by running pid {pid}"),
+        Some(pid) => format!("held by pid {pid}, which is not running: remove the file if no unlazy process uses it"),
+        None => "without readable metadata: remove the file if no unlazy process uses it".to_string(),
+    };
+    io::Error::new(io::ErrorKind::TimedOut, format!("timed out waiting for lock {} ({holder})", path.display()))
+}
+
+fn process_is_running(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    // EPERM means the process exists but belongs to someone else.
+    !matches!(nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None), Err(nix::errno::Errno::ESRCH))
 }
 
 /// What a locked update decided: keep the file, or replace it.

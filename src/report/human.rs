@@ -191,6 +191,19 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                     }
                 }
             }
+            Event::CheckInterrupted { qualified, title } => {
+                self.marked(YELLOW, "  INTERRUPTED", &format!(" {qualified}: {title}"));
+            }
+            Event::Interrupted { signal, stopped } => {
+                self.marked(
+                    BOLD_YELLOW,
+                    "INTERRUPTED",
+                    &format!(" by {signal}: {} running check(s) stopped; their gates were not updated", stopped.len()),
+                );
+                if !stopped.is_empty() {
+                    self.plain(&format!("  {}", capped_list(stopped)));
+                }
+            }
             Event::ResultStale { qualified } => self.marked(
                 YELLOW,
                 "  STALE",
@@ -259,6 +272,7 @@ mod tests {
             matched: true,
             error: None,
             duration: Duration::from_millis(5),
+            interrupted: None,
         }
     }
 
@@ -280,6 +294,21 @@ mod tests {
     }
 
     const PLAIN: Style = Style { color: false, live: false, workflow_commands_live: false, show_output: false };
+
+    #[test]
+    fn an_interrupted_run_lists_the_checks_it_stopped() {
+        let stopped = ["GATES:A".to_string()];
+        let events = [
+            Event::CheckInterrupted { qualified: "GATES:A", title: "t" },
+            Event::Interrupted { signal: "SIGINT", stopped: &stopped },
+        ];
+        let (out, err) = render(PLAIN, &events);
+        assert_eq!(
+            out,
+            "  INTERRUPTED GATES:A: t\nINTERRUPTED by SIGINT: 1 running check(s) stopped; their gates were not updated\n  GATES:A\n"
+        );
+        assert_eq!(err, "");
+    }
 
     #[test]
     fn result_and_verdict_lines_are_the_node_tools() {

@@ -5,6 +5,7 @@
 use crate::approval::changes::{self, RecordedOracle};
 use crate::approval::store::EarlierRecords;
 use crate::approval::Oracle;
+use crate::error::error_line;
 use crate::report::{Event, Reporter};
 
 use super::plan::{Ledger, Runtime, Task};
@@ -49,7 +50,7 @@ pub fn seek_approvals(
                         approvals.runnable.push(task);
                     }
                     Err(error) => {
-                        let line = format!("gate-check: could not record approval for {}: {error}", task.qualified);
+                        let line = error_line(&format!("could not record approval for {}: {error}", task.qualified));
                         reporter.event(&Event::Warning(&line));
                         approvals.failures += 1;
                         approvals.not_run.push(task);
@@ -57,7 +58,7 @@ pub fn seek_approvals(
                 }
             }
             Err(error) => {
-                let line = format!("gate-check: could not validate approval for {}: {error}", task.qualified);
+                let line = error_line(&format!("could not validate approval for {}: {error}", task.qualified));
                 reporter.event(&Event::Warning(&line));
                 approvals.failures += 1;
                 approvals.not_run.push(task);
@@ -87,7 +88,7 @@ fn explain_reapproval(
             }
         }
         Err(error) => {
-            let line = format!("gate-check: could not read earlier approvals for {}: {error}", task.qualified);
+            let line = error_line(&format!("could not read earlier approvals for {}: {error}", task.qualified));
             reporter.event(&Event::Warning(&line));
         }
     }

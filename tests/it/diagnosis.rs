@@ -141,7 +141,7 @@ fn an_unknown_gate_is_a_usage_error_that_changes_nothing() {
     sandbox
         .run(&["--approve", "--gate", "PASSES", "--gate", "leaf-9:PASSES"])
         .code(2)
-        .stderr_is("gate-check: unknown --gate \"leaf-9:PASSES\": no targeted ledger has that gate\nrun gate-check --help for usage\n");
+        .stderr_is("gate-check: error: unknown --gate \"leaf-9:PASSES\": no targeted ledger has that gate\nrun gate-check --help for usage\n");
     assert_eq!(sandbox.read("GATES.md"), text);
     assert_eq!(sandbox.approval_count(), 0);
     sandbox

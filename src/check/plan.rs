@@ -73,7 +73,7 @@ fn path_text(path: &Path) -> Result<String, Error> {
 /// Reads and strictly parses one ledger; warnings are reported as events.
 pub fn load_ledger(path: &Path, reporter: &mut dyn Reporter) -> Result<Ledger, Error> {
     let text = ledger::file::read(path)?;
-    let outcome = ledger::parse(&text);
+    let outcome = ledger::parse(text);
     let shown = path.display();
     for warning in &outcome.warnings {
         reporter.event(&Event::Warning(&format!("gate-check: {shown}: warning: {warning}")));

@@ -99,7 +99,7 @@ pub fn update<T>(root: &Path, path: &Path, decide: impl FnOnce(&Document) -> (T,
     let lock = FileLock::acquire(&FileLock::for_target(root, path)?)?;
     durable::update_locked(lock, path, || {
         let text = read(path)?;
-        let outcome = parse(&text);
+        let outcome = parse(text);
         if !outcome.errors.is_empty() {
             let joined: Vec<String> = outcome.errors.iter().map(ToString::to_string).collect();
             return Err(UpdateError::Invalid(joined.join("; ")));

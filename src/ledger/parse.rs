@@ -1,12 +1,13 @@
 //! The strict ledger parser. Every diagnostic is collected, so an author sees
 //! all problems of a ledger in one pass; any error makes the ledger unusable.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::fence::{self, Fence};
 use super::text::{is_js_space, is_single_js_line, js_trim, strip_one_space};
-use super::{Abandonment, Document, Gate, Line};
+use super::{Abandonment, Document, Ending, Gate, LineSpan};
 use js_regex::Expectation;
 
 /// One diagnostic. `line` is one-based; `None` for whole-ledger problems.
@@ -34,24 +35,26 @@ pub struct ParseOutcome {
 
 const ATTRIBUTES: [&str; 4] = ["CHECK", "EXPECT", "EVIDENCE", "CWD"];
 
-/// Splits text into lines, keeping each terminator (`\n` or `\r\n`).
-fn split_lines(text: &str) -> Vec<Line> {
-    let mut lines = Vec::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        match rest.find('\n') {
-            Some(at) => {
-                let (body, ending) = if at > 0 && rest.as_bytes()[at - 1] == b'\r' {
-                    (&rest[..at - 1], "\r\n")
+/// Splits text into line spans, recording each terminator (`\n` or `\r\n`).
+fn split_lines(text: &str) -> Vec<LineSpan> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::with_capacity(bytes.iter().filter(|&&b| b == b'\n').count() + 1);
+    let mut start = 0;
+    while start < bytes.len() {
+        match bytes[start..].iter().position(|&b| b == b'\n') {
+            Some(offset) => {
+                let at = start + offset;
+                let (len, ending) = if at > start && bytes[at - 1] == b'\r' {
+                    (at - 1 - start, Ending::CrLf)
                 } else {
-                    (&rest[..at], "\n")
+                    (offset, Ending::Lf)
                 };
-                lines.push(Line { text: body.to_string(), ending });
-                rest = &rest[at + 1..];
+                lines.push(LineSpan::new(start, len, ending));
+                start = at + 1;
             }
             None => {
-                lines.push(Line { text: rest.to_string(), ending: "" });
-                rest = "";
+                lines.push(LineSpan::new(start, bytes.len() - start, Ending::None));
+                start = bytes.len();
             }
         }
     }
@@ -140,10 +143,10 @@ pub fn normalize_owns_glob(value: &str) -> Result<String, String> {
     Ok(normalized.join("/"))
 }
 
-struct Builder {
+struct Builder<'t> {
     gates: Vec<Gate>,
     /// Gate id → one-based line of its first declaration.
-    gate_lines: HashMap<String, usize>,
+    gate_lines: HashMap<Cow<'t, str>, usize>,
     seen_attributes: Vec<Vec<&'static str>>,
     abandoned: Vec<Abandonment>,
     abandoned_ids: HashSet<String>,
@@ -152,7 +155,7 @@ struct Builder {
     warnings: Vec<String>,
 }
 
-impl Builder {
+impl Builder<'_> {
     fn error(&mut self, index: usize, message: impl Into<String>) {
         self.errors.push(ParseError { line: Some(index + 1), message: message.into() });
     }
@@ -161,8 +164,16 @@ impl Builder {
 /// Parses ledger text. The document is returned even with errors so callers
 /// can report every diagnostic; it must not be acted on when `errors` is
 /// non-empty.
-pub fn parse(text: &str) -> ParseOutcome {
-    let lines = split_lines(text);
+pub fn parse(text: impl Into<String>) -> ParseOutcome {
+    let text: String = text.into();
+    let lines = split_lines(&text);
+    let (gates, abandoned, abandoned_ids, owns, errors, warnings) = parse_lines(&text, &lines);
+    ParseOutcome { document: Document::new(text, lines, gates, abandoned, abandoned_ids, owns), errors, warnings }
+}
+
+type Parsed = (Vec<Gate>, Vec<Abandonment>, HashSet<String>, Vec<String>, Vec<ParseError>, Vec<String>);
+
+fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
     let mut b = Builder {
         gates: Vec::new(),
         gate_lines: HashMap::new(),
@@ -178,7 +189,7 @@ pub fn parse(text: &str) -> ParseOutcome {
     let mut open_fence: Option<(Fence, usize)> = None;
 
     for (index, line) in lines.iter().enumerate() {
-        let text = line.text.as_str();
+        let text = &source[line.range()];
         if let Some((fence, _)) = open_fence {
             if fence.is_closed_by(text) {
                 open_fence = None;
@@ -197,26 +208,27 @@ pub fn parse(text: &str) -> ParseOutcome {
                     if !is_valid_gate_id(id) {
                         b.error(index, format!("invalid gate id {id}"));
                     }
-                    (id.to_string(), title.to_string())
+                    (Cow::Borrowed(id), title)
                 }
                 None => {
                     b.error(index, "gate needs an explicit ID followed by a colon");
-                    (format!("L{}", index + 1), raw_title.to_string())
+                    (Cow::Owned(format!("L{}", index + 1)), raw_title)
                 }
             };
             if title.is_empty() {
                 b.error(index, "gate outcome is blank");
             }
-            if let Some(&first) = b.gate_lines.get(&id) {
+            if let Some(&first) = b.gate_lines.get(id.as_ref()) {
                 b.error(index, format!("duplicate gate id {id} (first declared on line {first})"));
             } else {
                 b.gate_lines.insert(id.clone(), index + 1);
             }
+            let id = id.into_owned();
             b.gates.push(Gate {
                 line: index,
                 checked,
                 id,
-                title,
+                title: title.to_string(),
                 check: None,
                 expect: None,
                 cwd: None,
@@ -311,7 +323,7 @@ pub fn parse(text: &str) -> ParseOutcome {
     let unknown: Vec<(usize, String)> = b
         .abandoned
         .iter()
-        .filter(|entry| !b.gate_lines.contains_key(&entry.id))
+        .filter(|entry| !b.gate_lines.contains_key(entry.id.as_str()))
         .map(|entry| (entry.line, entry.id.clone()))
         .collect();
     for (line, id) in unknown {
@@ -322,17 +334,7 @@ pub fn parse(text: &str) -> ParseOutcome {
     }
     b.errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
 
-    ParseOutcome {
-        document: Document {
-            lines,
-            gates: b.gates,
-            abandoned: b.abandoned,
-            abandoned_ids: b.abandoned_ids,
-            owns: b.owns,
-        },
-        errors: b.errors,
-        warnings: b.warnings,
-    }
+    (b.gates, b.abandoned, b.abandoned_ids, b.owns, b.errors, b.warnings)
 }
 
 /// Applies an `ABANDON:` line; false when the line does not have the
@@ -362,15 +364,16 @@ fn parse_abandon(b: &mut Builder, index: usize, rest: &str) -> bool {
 
 /// Whole-gate rules: runnable gates need both CHECK and EXPECT, and EXPECT
 /// must compile.
-fn finish_gates(b: &mut Builder) {
+fn finish_gates(b: &mut Builder<'_>) {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     // Ledgers repeat EXPECT patterns; compiling each distinct one once keeps
     // a 10,000-gate ledger from paying for 10,000 regex compilations.
-    let mut compiled: HashMap<String, Result<Arc<Expectation>, js_regex::PatternError>> = HashMap::new();
-    for gate in &mut b.gates {
+    let mut compiled: HashMap<&str, Result<Arc<Expectation>, js_regex::PatternError>> = HashMap::new();
+    let mut expectations = Vec::with_capacity(b.gates.len());
+    for gate in &b.gates {
         let line = Some(gate.line + 1);
-        let id = gate.id.clone();
+        let id = &gate.id;
         let has_check = gate.check.as_deref().is_some_and(|c| !c.is_empty());
         let has_expect = gate.expect.as_deref().is_some_and(|e| !e.is_empty());
         if gate.check.as_deref() == Some("") || gate.expect.as_deref() == Some("") {
@@ -381,12 +384,12 @@ fn finish_gates(b: &mut Builder) {
                 message: format!("gate {id}: runnable gates require both non-blank CHECK and EXPECT"),
             });
         }
+        let mut expectation = None;
         if let Some(expect) = gate.expect.as_deref().filter(|e| !e.is_empty()) {
-            let parsed =
-                compiled.entry(expect.to_string()).or_insert_with(|| Expectation::parse(expect).map(Arc::new)).clone();
+            let parsed = compiled.entry(expect).or_insert_with(|| Expectation::parse(expect).map(Arc::new));
             match parsed {
-                Ok(expectation) => {
-                    if expectation.is_path_like() {
+                Ok(parsed) => {
+                    if parsed.is_path_like() {
                         warnings.push(format!(
                             "gate {id}: EXPECT {} is read as a regular expression, so its dots and other \
                              metacharacters are wildcards. Escape the inner slashes to keep the pattern, \
@@ -394,11 +397,16 @@ fn finish_gates(b: &mut Builder) {
                             serde_json::Value::from(expect)
                         ));
                     }
-                    gate.expectation = Some(expectation);
+                    expectation = Some(Arc::clone(parsed));
                 }
                 Err(error) => errors.push(ParseError { line, message: format!("gate {id}: {error}") }),
             }
         }
+        expectations.push(expectation);
+    }
+    drop(compiled);
+    for (gate, expectation) in b.gates.iter_mut().zip(expectations) {
+        gate.expectation = expectation;
     }
     b.errors.extend(errors);
     b.warnings.extend(warnings);

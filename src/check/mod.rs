@@ -203,14 +203,27 @@ fn summarize(
     reporter: &mut dyn Reporter,
 ) -> Result<Exit, Error> {
     let (finals, target) = (&setup.ledgers, &setup.target);
+    // Machine records carry every runnable gate's digest; hashing each
+    // definition here serves both them and the gate's state.
+    let digests: Option<Vec<Vec<Option<String>>>> = reporter.needs_records().then(|| {
+        finals.iter().map(|ledger| ledger.document.gates.iter().map(evidence::gate_digest).collect()).collect()
+    });
     let mut states = Vec::with_capacity(finals.len());
-    for ledger in finals {
+    for (index, ledger) in finals.iter().enumerate() {
         let prefix = crate::ledger::qualify(&ledger.path, "");
+        let ledger_digests = digests.as_ref().map(|digests| &digests[index]);
         let ledger_states: Vec<GateState> = ledger
             .document
             .gates
             .iter()
-            .map(|gate| evidence::gate_state(gate, ledger.document.is_abandoned(&gate.id)))
+            .enumerate()
+            .map(|(at, gate)| {
+                let abandoned = ledger.document.is_abandoned(&gate.id);
+                match ledger_digests {
+                    Some(digests) => evidence::gate_state_with_digest(gate, abandoned, digests[at].as_deref()),
+                    None => evidence::gate_state(gate, abandoned),
+                }
+            })
             .collect();
         if options.status {
             for (gate, state) in ledger.document.gates.iter().zip(&ledger_states) {
@@ -259,8 +272,8 @@ fn summarize(
     };
     let verdict = verdict::verdict(finals, &states, &facts, &waves, target.scope.as_deref());
     reporter.event(&Event::Verdict(&verdict));
-    if reporter.needs_records() {
-        let report = run_report(options, setup, &states, executed.checks, &verdict, &waves);
+    if let Some(digests) = digests {
+        let report = run_report(options, setup, &states, digests, executed.checks, &verdict, &waves);
         reporter.event(&Event::Report(&report));
     }
     reporter.flush();
@@ -273,14 +286,15 @@ fn run_report(
     options: &RunOptions,
     setup: &Setup,
     states: &[Vec<GateState>],
+    digests: Vec<Vec<Option<String>>>,
     mut checks: HashMap<(usize, String), CheckRecord>,
     verdict: &Verdict,
     waves: &crate::dispatch::DispatchSummary,
 ) -> RunReport {
     let mut gates = Vec::new();
-    for (index, (ledger, states)) in setup.ledgers.iter().zip(states).enumerate() {
+    for (index, ((ledger, states), digests)) in setup.ledgers.iter().zip(states).zip(digests).enumerate() {
         let prefix = crate::ledger::qualify(&ledger.path, "");
-        for (gate, state) in ledger.document.gates.iter().zip(states) {
+        for ((gate, state), digest) in ledger.document.gates.iter().zip(states).zip(digests) {
             gates.push(GateRecord {
                 ledger: ledger.text_path.clone(),
                 line: gate.line + 1,
@@ -290,7 +304,7 @@ fn run_report(
                 state: state.name(),
                 checked: gate.checked,
                 runnable: gate.is_runnable(),
-                definition_digest: evidence::gate_digest(gate),
+                definition_digest: digest,
                 check: checks.remove(&(index, gate.id.clone())),
             });
         }

@@ -171,7 +171,8 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
             if ledger.document.is_abandoned(&gate.id) || !gate.is_runnable() {
                 continue;
             }
-            let state = evidence::gate_state(gate, false);
+            let digest = evidence::gate_digest(gate);
+            let state = evidence::gate_state_with_digest(gate, false, digest.as_deref());
             if !options.reverify && state == GateState::Met {
                 continue;
             }
@@ -181,7 +182,7 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
             let oracle = oracle_for(runtime, gate, &path_text(&cwd)?);
             tasks.push(Task {
                 ledger: index,
-                digest: evidence::gate_digest(gate).unwrap_or_default(),
+                digest: digest.unwrap_or_default(),
                 gate: gate.clone(),
                 qualified,
                 cwd,

@@ -38,28 +38,27 @@ const ATTRIBUTES: [&str; 4] = ["CHECK", "EXPECT", "EVIDENCE", "CWD"];
 /// Splits text into line spans, recording each terminator (`\n` or `\r\n`).
 fn split_lines(text: &str) -> Vec<LineSpan> {
     let bytes = text.as_bytes();
-    let mut lines = Vec::with_capacity(bytes.iter().filter(|&&b| b == b'\n').count() + 1);
+    let mut lines = Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1);
     let mut start = 0;
-    while start < bytes.len() {
-        match bytes[start..].iter().position(|&b| b == b'\n') {
-            Some(offset) => {
-                let at = start + offset;
-                let (len, ending) = if at > start && bytes[at - 1] == b'\r' {
-                    (at - 1 - start, Ending::CrLf)
-                } else {
-                    (offset, Ending::Lf)
-                };
-                lines.push(LineSpan::new(start, len, ending));
-                start = at + 1;
-            }
-            None => {
-                lines.push(LineSpan::new(start, bytes.len() - start, Ending::None));
-                start = bytes.len();
-            }
-        }
+    for at in memchr::memchr_iter(b'\n', bytes) {
+        let (len, ending) = if at > start && bytes[at - 1] == b'\r' {
+            (at - 1 - start, Ending::CrLf)
+        } else {
+            (at - start, Ending::Lf)
+        };
+        lines.push(LineSpan::new(start, len, ending));
+        start = at + 1;
+    }
+    if start < bytes.len() {
+        lines.push(LineSpan::new(start, bytes.len() - start, Ending::None));
     }
     lines
 }
+
+/// The parser's lookup tables. Keys are the ledger's own text and the
+/// tables live for one parse, so foldhash's seeded hash is ample and far
+/// cheaper than SipHash on 100,000 gate ids.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// `KEY:` followed by an optional space and single-line text, for one of the
 /// attribute keywords. Returns (keyword, value before trimming).
@@ -143,11 +142,41 @@ pub fn normalize_owns_glob(value: &str) -> Result<String, String> {
     Ok(normalized.join("/"))
 }
 
+/// Gate id → one-based line of its first declaration. Ids written in the
+/// ledger are borrowed from it; only the `L<line>` stand-ins of gates
+/// without an id are owned.
+struct DeclaredIds<'t> {
+    written: FastMap<&'t str, u32>,
+    stand_ins: FastMap<String, u32>,
+}
+
+impl<'t> DeclaredIds<'t> {
+    fn with_capacity(capacity: usize) -> DeclaredIds<'t> {
+        DeclaredIds {
+            written: FastMap::with_capacity_and_hasher(capacity, Default::default()),
+            stand_ins: FastMap::default(),
+        }
+    }
+
+    fn first_line(&self, id: &str) -> Option<usize> {
+        self.written.get(id).or_else(|| self.stand_ins.get(id)).map(|&line| line as usize)
+    }
+
+    /// Lines fit in `u32`: a ledger is at most 8 MiB.
+    fn declare(&mut self, id: Cow<'t, str>, line: usize) {
+        let line = line as u32;
+        match id {
+            Cow::Borrowed(id) => self.written.insert(id, line),
+            Cow::Owned(id) => self.stand_ins.insert(id, line),
+        };
+    }
+}
+
 struct Builder<'t> {
     gates: Vec<Gate>,
-    /// Gate id → one-based line of its first declaration.
-    gate_lines: HashMap<Cow<'t, str>, usize>,
-    seen_attributes: Vec<Vec<&'static str>>,
+    gate_lines: DeclaredIds<'t>,
+    /// Per gate, one bit per `ATTRIBUTES` keyword already given.
+    seen_attributes: Vec<u8>,
     abandoned: Vec<Abandonment>,
     abandoned_ids: HashSet<String>,
     owns: Vec<String>,
@@ -174,10 +203,13 @@ pub fn parse(text: impl Into<String>) -> ParseOutcome {
 type Parsed = (Vec<Gate>, Vec<Abandonment>, HashSet<String>, Vec<String>, Vec<ParseError>, Vec<String>);
 
 fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
+    // Sized up front (gate lines outside fences can only be fewer), so a
+    // 100,000-gate ledger never holds two copies of a growing table.
+    let gate_lines = lines.iter().filter(|line| source[line.range()].starts_with("- [")).count();
     let mut b = Builder {
-        gates: Vec::new(),
-        gate_lines: HashMap::new(),
-        seen_attributes: Vec::new(),
+        gates: Vec::with_capacity(gate_lines),
+        gate_lines: DeclaredIds::with_capacity(gate_lines),
+        seen_attributes: Vec::with_capacity(gate_lines),
         abandoned: Vec::new(),
         abandoned_ids: HashSet::new(),
         owns: Vec::new(),
@@ -218,10 +250,10 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
             if title.is_empty() {
                 b.error(index, "gate outcome is blank");
             }
-            if let Some(&first) = b.gate_lines.get(id.as_ref()) {
+            if let Some(first) = b.gate_lines.first_line(&id) {
                 b.error(index, format!("duplicate gate id {id} (first declared on line {first})"));
             } else {
-                b.gate_lines.insert(id.clone(), index + 1);
+                b.gate_lines.declare(id.clone(), index + 1);
             }
             let id = id.into_owned();
             b.gates.push(Gate {
@@ -236,7 +268,7 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
                 evidence_line: None,
                 expectation: None,
             });
-            b.seen_attributes.push(Vec::new());
+            b.seen_attributes.push(0);
             current = Some(b.gates.len() - 1);
             continue;
         }
@@ -265,11 +297,12 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
                     continue;
                 };
                 let value = js_trim(value).to_string();
-                if b.seen_attributes[gate_index].contains(&key) {
+                let bit = 1 << ATTRIBUTES.iter().position(|known| *known == key).unwrap_or_default();
+                if b.seen_attributes[gate_index] & bit != 0 {
                     let id = b.gates[gate_index].id.clone();
                     b.error(index, format!("duplicate {key} for gate {id}"));
                 }
-                b.seen_attributes[gate_index].push(key);
+                b.seen_attributes[gate_index] |= bit;
                 let gate = &mut b.gates[gate_index];
                 match key {
                     "CHECK" => gate.check = Some(value),
@@ -323,7 +356,7 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
     let unknown: Vec<(usize, String)> = b
         .abandoned
         .iter()
-        .filter(|entry| !b.gate_lines.contains_key(entry.id.as_str()))
+        .filter(|entry| b.gate_lines.first_line(&entry.id).is_none())
         .map(|entry| (entry.line, entry.id.clone()))
         .collect();
     for (line, id) in unknown {
@@ -369,7 +402,7 @@ fn finish_gates(b: &mut Builder<'_>) {
     let mut warnings = Vec::new();
     // Ledgers repeat EXPECT patterns; compiling each distinct one once keeps
     // a 10,000-gate ledger from paying for 10,000 regex compilations.
-    let mut compiled: HashMap<&str, Result<Arc<Expectation>, js_regex::PatternError>> = HashMap::new();
+    let mut compiled: FastMap<&str, Result<Arc<Expectation>, js_regex::PatternError>> = FastMap::default();
     let mut expectations = Vec::with_capacity(b.gates.len());
     for gate in &b.gates {
         let line = Some(gate.line + 1);
@@ -386,7 +419,21 @@ fn finish_gates(b: &mut Builder<'_>) {
         }
         let mut expectation = None;
         if let Some(expect) = gate.expect.as_deref().filter(|e| !e.is_empty()) {
-            let parsed = compiled.entry(expect).or_insert_with(|| Expectation::parse(expect).map(Arc::new));
+            let fresh;
+            let parsed = match compiled.get(expect) {
+                Some(parsed) => parsed,
+                None => {
+                    fresh = Expectation::parse(expect).map(Arc::new);
+                    // Only patterns are worth sharing (their engines are
+                    // built once, on first match); a substring costs more to
+                    // remember than to parse again.
+                    if matches!(fresh.as_deref(), Ok(Expectation::Pattern(_))) {
+                        compiled.entry(expect).or_insert(fresh)
+                    } else {
+                        &fresh
+                    }
+                }
+            };
             match parsed {
                 Ok(parsed) => {
                     if parsed.is_path_like() {

@@ -2,10 +2,11 @@
 //! chosen by event kind (never by re-reading a line's text) and the live
 //! progress line. Writes to any `Write`, so it is tested in memory.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use crate::check::verdict::{Outcome, Verdict};
-use crate::terminal::safe;
+use crate::terminal::{safe, sanitize};
 
 use super::{Event, Reporter};
 
@@ -27,6 +28,9 @@ pub struct Human<O: Write, E: Write> {
     err: E,
     style: Style,
     progress_shown: bool,
+    /// The line being written, reused so a long report allocates once and
+    /// reaches `out` in one write per line.
+    line: String,
 }
 
 const GREEN: &str = "32";
@@ -38,7 +42,7 @@ const BOLD_YELLOW: &str = "1;33";
 
 impl<O: Write, E: Write> Human<O, E> {
     pub fn new(out: O, err: E, style: Style) -> Human<O, E> {
-        Human { out, err, style, progress_shown: false }
+        Human { out, err, style, progress_shown: false, line: String::new() }
     }
 
     /// The writers back, for tests that read what was written.
@@ -54,25 +58,38 @@ impl<O: Write, E: Write> Human<O, E> {
     }
 
     /// A line of untrusted text, made safe for a terminal and a CI log.
-    fn clean(&self, text: &str) -> String {
-        let text = safe(text);
+    fn clean<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let text = sanitize(text);
         let indent = text.len() - text.trim_start().len();
         if self.style.workflow_commands_live && text[indent..].starts_with("::") {
             // The runner trims leading blanks before looking for `::`.
-            return format!("{}%3A{}", &text[..indent], &text[indent + 1..]);
+            return Cow::Owned(format!("{}%3A{}", &text[..indent], &text[indent + 1..]));
         }
         text
     }
 
     /// `marker` (trusted, coloured when colour is on) followed by `rest`.
     fn marked(&mut self, color: &str, marker: &str, rest: &str) {
+        self.marked_parts(color, marker, &[rest]);
+    }
+
+    /// `marker` followed by the concatenation of `parts`, sanitized piece
+    /// by piece. Every marker starts with a non-blank other than `:`, so
+    /// the line can never open a workflow command.
+    fn marked_parts(&mut self, color: &str, marker: &str, parts: &[&str]) {
         self.clear_progress();
-        let line = self.clean(&format!("{marker}{rest}"));
-        let _ = if self.style.color {
-            writeln!(self.out, "\x1b[{color}m{marker}\x1b[0m{}", &line[marker.len()..])
+        let line = &mut self.line;
+        line.clear();
+        if self.style.color {
+            line.extend(["\x1b[", color, "m", marker, "\x1b[0m"]);
         } else {
-            writeln!(self.out, "{line}")
-        };
+            line.push_str(marker);
+        }
+        for part in parts {
+            line.push_str(&sanitize(part));
+        }
+        line.push('\n');
+        let _ = self.out.write_all(line.as_bytes());
     }
 
     fn plain(&mut self, text: &str) {
@@ -176,7 +193,7 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                 let _ = self.out.flush();
             }
             Event::GateUnmet { qualified, reason, title } => {
-                self.marked(YELLOW, "  UNMET", &format!(" {qualified} ({reason}): {title}"));
+                self.marked_parts(YELLOW, "  UNMET", &[" ", qualified, " (", reason, "): ", title]);
             }
             Event::WaveUnmet { wave } => self.marked(YELLOW, "  UNMET", &format!(" {wave}")),
             Event::LedgerSummary { file_name, gates } => self.plain(&format!("{file_name}: {gates} gates")),

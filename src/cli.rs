@@ -110,8 +110,11 @@ pub enum Command {
         /// Print one JSON document instead of text
         #[arg(long)]
         json: bool,
-        /// Ledger files to lint
-        #[arg(value_name = "FILE", required = true)]
+        /// The pipeline whose ledgers to lint when no file is named
+        #[arg(long, value_name = "ID")]
+        scope: Option<String>,
+        /// Ledger files to lint (default: the ledgers the checker targets)
+        #[arg(value_name = "FILE")]
         files: Vec<PathBuf>,
     },
     /// Agent hooks (Claude Code); they never execute a check
@@ -331,7 +334,9 @@ pub fn main() -> Exit {
         Some(Command::Completions { shell }) => return print_completions(shell),
         Some(Command::Man(args)) => return Exit::from_code(crate::manual::run(&args, Cli::command())),
         Some(Command::Dispatch(args)) => return Exit::from_code(crate::dispatch::cli::run(args)),
-        Some(Command::Lint { strict, json, files }) => return Exit::from_code(lint_files::run(strict, json, &files)),
+        Some(Command::Lint { strict, json, scope, files }) => {
+            return Exit::from_code(lint_files::run(strict, json, &files, scope.as_deref()))
+        }
         Some(Command::Hook { event: HookEvent::Stop { scope } }) => {
             return Exit::from_code(hook::stop(scope.as_deref()))
         }

@@ -24,18 +24,69 @@ fn with_path(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_ {
 /// the directory. A reader, or a crash at any instant, sees the old file or
 /// the new one, never a mix.
 pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let directory = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    replace_with(path, bytes, |temp| set_mode(temp, mode))
+}
+
+/// Like `replace_file`, but the new file keeps what the replaced one had:
+/// its owner and group (when this process may give them: a run as root on a
+/// user's ledger must not leave it root's), its mode, and its extended
+/// attributes (ACLs, labels, user attributes) where they can be set.
+pub fn replace_file_keeping(path: &Path, bytes: &[u8], original: &fs::Metadata) -> io::Result<()> {
+    replace_with(path, bytes, |temp| {
+        let (uid, gid) = (original.uid(), original.gid());
+        if std::os::unix::fs::fchown(temp, Some(uid), Some(gid)).is_err() {
+            // Not privileged: keep at least the group when it is one of ours.
+            let _ = std::os::unix::fs::fchown(temp, None, Some(gid));
+        }
+        // After the chown, which clears set-id bits.
+        set_mode(temp, original.mode() & 0o7777)?;
+        copy_extended_attributes(path, temp);
+        Ok(())
+    })
+}
+
+fn set_mode(file: &File, mode: u32) -> io::Result<()> {
+    if mode == 0o600 {
+        return Ok(());
+    }
+    file.set_permissions(fs::Permissions::from_mode(mode))
+}
+
+/// Copies every extended attribute `from` has that the new file accepts;
+/// one the file system or this user cannot set is left behind rather than
+/// blocking the write.
+fn copy_extended_attributes(from: &Path, to: &File) {
+    use xattr::FileExt;
+    let Ok(names) = xattr::list(from) else {
+        return;
+    };
+    for name in names {
+        if let Ok(Some(value)) = xattr::get(from, &name) {
+            let _ = to.set_xattr(&name, &value);
+        }
+    }
+}
+
+/// The temp-file name prefix `replace_file` uses for `name`; the rest is
+/// `TEMP_RANDOM_CHARS` ASCII letters and digits and `TEMP_SUFFIX`.
+fn temp_prefix(name: &str) -> String {
+    format!(".{name}.")
+}
+const TEMP_RANDOM_CHARS: usize = 6;
+const TEMP_SUFFIX: &str = ".tmp";
+
+fn replace_with(path: &Path, bytes: &[u8], prepare: impl FnOnce(&File) -> io::Result<()>) -> io::Result<()> {
+    let directory = parent_directory(path);
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
+        .prefix(&temp_prefix(&name))
+        .rand_bytes(TEMP_RANDOM_CHARS)
+        .suffix(TEMP_SUFFIX)
         .permissions(fs::Permissions::from_mode(0o600))
         .tempfile_in(directory)
         .map_err(with_path(directory))?;
     temp.write_all(bytes).map_err(with_path(path))?;
-    if mode != 0o600 {
-        temp.as_file().set_permissions(fs::Permissions::from_mode(mode)).map_err(with_path(path))?;
-    }
+    prepare(temp.as_file()).map_err(with_path(path))?;
     temp.as_file().sync_all().map_err(with_path(path))?;
     temp.persist(path).map_err(|e| with_path(path)(e.error))?;
     // Makes the rename itself durable. Some file systems refuse to sync a
@@ -44,6 +95,52 @@ pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
         let _ = dir.sync_all();
     }
     Ok(())
+}
+
+fn parent_directory(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// True for a name `replace_file` gives its temp files for `name`.
+fn is_temp_name_for(candidate: &str, name: &str) -> bool {
+    candidate
+        .strip_prefix(&temp_prefix(name))
+        .and_then(|rest| rest.strip_suffix(TEMP_SUFFIX))
+        .is_some_and(|random| random.len() == TEMP_RANDOM_CHARS && random.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// Removes the temp files a killed `replace_file` of `path` left behind.
+/// The caller must hold the lock that serializes every replacement of
+/// `path`: then no live writer owns such a file, and one is removed only
+/// when it is provably gate-check's: the exact temp-name pattern, a regular
+/// single-link file, owned by this user or by the owner of `path`.
+pub fn remove_stale_temp_files(path: &Path) -> io::Result<usize> {
+    let directory = parent_directory(path);
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return Ok(0);
+    };
+    let target_owner = fs::symlink_metadata(path).ok().map(|meta| meta.uid());
+    let me = nix::unistd::geteuid().as_raw();
+    let mut removed = 0;
+    for entry in fs::read_dir(directory).map_err(with_path(directory))? {
+        let entry = entry.map_err(with_path(directory))?;
+        let candidate = entry.file_name();
+        if !candidate.to_str().is_some_and(|c| is_temp_name_for(c, name)) {
+            continue;
+        }
+        let Ok(meta) = fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        let owner_ok = meta.uid() == me || Some(meta.uid()) == target_owner;
+        if meta.file_type().is_file() && meta.nlink() == 1 && owner_ok {
+            match fs::remove_file(entry.path()) {
+                Ok(()) => removed += 1,
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+                Err(error) => return Err(with_path(&entry.path())(error)),
+            }
+        }
+    }
+    Ok(removed)
 }
 
 /// Why `read_stable` refused a file.
@@ -105,25 +202,92 @@ pub fn read_stable(path: &Path, max_bytes: u64) -> Result<Option<StableRead>, Re
     }
 }
 
-/// `<canonical root>/.unlazy/locks`, created private when missing. Both
-/// levels must be real directories, so a planted link cannot redirect
-/// where locks live.
+/// `<canonical root>/.unlazy/locks`, created private when missing. Each
+/// level must already be, or is created as, a real directory: a planted
+/// link is refused before anything is created through it. A level this
+/// process creates belongs to the owner of the directory it lives in, so a
+/// run as root leaves no state the repository's owner cannot use.
 pub fn lock_directory(root: &Path) -> io::Result<PathBuf> {
     let root = fs::canonicalize(root).map_err(with_path(root))?;
     let state = root.join(STATE_DIR);
     let directory = state.join("locks");
-    crate::state_root::ensure(&root)?;
-    fs::DirBuilder::new().recursive(true).mode(0o700).create(&directory).map_err(with_path(&directory))?;
-    for level in [&state, &directory] {
-        let meta = fs::symlink_metadata(level).map_err(with_path(level))?;
-        if meta.file_type().is_symlink() || !meta.is_dir() {
-            return Err(io::Error::other(format!(
-                "{} must be a real directory inside the repository",
-                level.display()
-            )));
+    match fs::symlink_metadata(&state) {
+        Ok(_) => {}
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            // Created with its ignore file; both given to the repository's owner.
+            crate::state_root::ensure(&root)?;
+            give_to_owner_of(&state, &root)?;
+            let ignore = state.join(crate::state_root::IGNORE_FILE);
+            if fs::symlink_metadata(&ignore).is_ok_and(|meta| meta.is_file()) {
+                give_to_owner_of(&ignore, &root)?;
+            }
+        }
+        Err(error) => return Err(with_path(&state)(error)),
+    }
+    real_directory_in(&state, &root)?;
+    real_directory_in(&directory, &state)?;
+    Ok(directory)
+}
+
+/// Checks, without creating anything, that `lock_directory(root)` can
+/// succeed: each existing level is a real directory and the first missing
+/// one can be created in its writable parent.
+pub fn check_lock_directory(root: &Path) -> io::Result<()> {
+    let root = fs::canonicalize(root).map_err(with_path(root))?;
+    let state = root.join(STATE_DIR);
+    let directory = state.join("locks");
+    for (level, parent) in [(&state, &root), (&directory, &state)] {
+        match fs::symlink_metadata(level) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(io::Error::other(format!(
+                    "{} must be a real directory inside the repository",
+                    level.display()
+                )))
+            }
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                return nix::unistd::access(parent.as_path(), nix::unistd::AccessFlags::W_OK)
+                    .map_err(|errno| with_path(parent)(io::Error::from(errno)));
+            }
+            Err(error) => return Err(with_path(level)(error)),
         }
     }
-    Ok(directory)
+    Ok(())
+}
+
+/// Makes sure `directory` (a child of `parent`) is a real directory,
+/// creating it when missing with `parent`'s owner.
+fn real_directory_in(directory: &Path, parent: &Path) -> io::Result<()> {
+    let refuse = || io::Error::other(format!("{} must be a real directory inside the repository", directory.display()));
+    match fs::symlink_metadata(directory) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => return Err(refuse()),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        Err(error) => return Err(with_path(directory)(error)),
+    }
+    match fs::DirBuilder::new().mode(0o700).create(directory) {
+        Ok(()) => give_to_owner_of(directory, parent)?,
+        // Created by a concurrent run: checked below like any other.
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(with_path(directory)(error)),
+    }
+    match fs::symlink_metadata(directory) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(refuse()),
+        Err(error) => Err(with_path(directory)(error)),
+    }
+}
+
+/// Gives `path`, just created by this process, the owner and group of
+/// `directory` when they differ from ours. Only a privileged process can;
+/// for anyone else the path already has the only owner it can have.
+pub fn give_to_owner_of(path: &Path, directory: &Path) -> io::Result<()> {
+    let owner = fs::metadata(directory).map_err(with_path(directory))?;
+    let created = fs::symlink_metadata(path).map_err(with_path(path))?;
+    if (created.uid(), created.gid()) == (owner.uid(), owner.gid()) || !nix::unistd::geteuid().is_root() {
+        return Ok(());
+    }
+    std::os::unix::fs::lchown(path, Some(owner.uid()), Some(owner.gid())).map_err(with_path(path))
 }
 
 /// The target with its nearest existing ancestor canonicalized and the
@@ -142,10 +306,53 @@ fn canonical_target(target: &Path) -> PathBuf {
     target.to_path_buf()
 }
 
-/// An exclusive advisory lock (`flock`), released when dropped or when the
-/// holding process dies, so a crash never leaves a stale lock behind.
+/// How long a lock held by a process that is not a gate-check (the Node
+/// tool, or a file whose metadata cannot be read) is waited for before
+/// failing closed: the Node tool's own lock timeout.
+const FOREIGN_LOCK_WAIT: Duration = Duration::from_secs(30);
+
+/// The `tool` field that marks a lock file written by this program.
+const TOOL: &str = "gate-check";
+
+/// Lock metadata is a few hundred bytes; more is not a lock file.
+const LOCK_METADATA_MAX_BYTES: u64 = 64 * 1024;
+
+/// Prefix of the staging file a lock is prepared in before it is linked
+/// into place.
+const STAGING_PREFIX: &str = ".gate-check-lock.";
+
+/// The metadata inside a lock file. `token`, `pid`, `target` and `at` are
+/// the Node tool's fields (it releases only a lock whose token is its own);
+/// `tool` tells gate-check that the holder keeps an `flock` on the file.
+#[derive(serde::Serialize)]
+struct LockRecord {
+    token: String,
+    pid: u32,
+    target: String,
+    at: u128,
+    tool: &'static str,
+}
+
+/// An exclusive lock shared with the Node tool: the lock file
+/// `.unlazy/locks/<24 hex>.filelock` exists only while it is held (created
+/// exclusively, unlinked on release, as Node does), and this program also
+/// keeps an `flock` on it, so a lock left by a crashed gate-check is
+/// recognised (its `flock` is free) and removed by the next gate-check
+/// that meets it. See references/parallel.md.
 pub struct FileLock {
-    _file: File,
+    path: PathBuf,
+    file: File,
+}
+
+/// What is at a lock path that could not be created.
+enum Holder {
+    /// Nothing any more: try again at once.
+    Gone,
+    /// A live gate-check holds it.
+    GateCheck,
+    /// Another program's lock (or unreadable metadata), identified by
+    /// device and inode, with the pid it names.
+    Foreign { identity: (u64, u64), pid: Option<u32> },
 }
 
 impl FileLock {
@@ -155,54 +362,206 @@ impl FileLock {
         Ok(lock_directory(root)?.join(format!("{}.filelock", &key[..24])))
     }
 
-    fn open(path: &Path) -> io::Result<File> {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
-            .open(path)
-            .map_err(with_path(path))?;
-        if !file.metadata().map_err(with_path(path))?.is_file() {
-            return Err(io::Error::other(format!("lock {} must be a regular file", path.display())));
-        }
-        Ok(file)
-    }
-
-    /// Waits as long as it takes for the lock file at `path`.
+    /// Waits for the lock at `path` as long as a gate-check holds it; a
+    /// lock of another program is waited for as long as the Node tool
+    /// would wait (30 s), then refused with `TimedOut`.
     pub fn acquire(path: &Path) -> io::Result<FileLock> {
-        let file = Self::open(path)?;
-        file.lock().map_err(with_path(path))?;
-        Ok(FileLock { _file: file })
+        Self::acquire_until(path, None)
     }
 
     /// Like `acquire`, but gives up with `TimedOut` after `wait`.
     pub fn acquire_within(path: &Path, wait: Duration) -> io::Result<FileLock> {
-        let file = Self::open(path)?;
-        let deadline = Instant::now() + wait;
+        Self::acquire_until(path, Some(Instant::now() + wait))
+    }
+
+    fn acquire_until(path: &Path, deadline: Option<Instant>) -> io::Result<FileLock> {
+        let directory = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        remove_crashed_locks(directory, path);
+        let mut foreign_since: Option<((u64, u64), Instant)> = None;
         loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(FileLock { _file: file }),
-                Err(fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(2));
+            let staged = stage(directory, path)?;
+            match fs::hard_link(staged.path(), path) {
+                Ok(()) => {
+                    // Unlinks the staging name; the open file keeps its flock.
+                    let file = staged.into_file();
+                    return Ok(FileLock { path: path.to_path_buf(), file });
                 }
-                Err(fs::TryLockError::WouldBlock) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        format!("timed out waiting for {}", path.display()),
-                    ))
+                // A sweep by another gate-check removed the staging file.
+                Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(error) => return Err(with_path(path)(error)),
+            }
+            drop(staged);
+            let now = Instant::now();
+            match inspect(path)? {
+                Holder::Gone => continue,
+                Holder::GateCheck => foreign_since = None,
+                Holder::Foreign { identity, pid } => {
+                    let since = match foreign_since {
+                        Some((seen, since)) if seen == identity => since,
+                        _ => now,
+                    };
+                    foreign_since = Some((identity, since));
+                    if now >= since + FOREIGN_LOCK_WAIT {
+                        return Err(foreign_timeout(path, pid));
+                    }
                 }
-                Err(fs::TryLockError::Error(error)) => return Err(with_path(path)(error)),
+            }
+            if deadline.is_some_and(|deadline| now >= deadline) {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("timed out waiting for lock {}", path.display()),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for FileLock {
+    /// Unlinks the lock file while still holding its flock, so a gate-check
+    /// that gets the flock afterwards sees an unlinked file, not a crash.
+    fn drop(&mut self) {
+        if let (Ok(named), Ok(held)) = (fs::symlink_metadata(&self.path), self.file.metadata()) {
+            if (named.dev(), named.ino()) == (held.dev(), held.ino()) {
+                let _ = fs::remove_file(&self.path);
             }
         }
     }
 }
 
+/// A private staging file next to `path`, already flocked and holding the
+/// lock metadata, so the lock file is complete the instant it is linked in.
+fn stage(directory: &Path, path: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let staged = tempfile::Builder::new()
+        .prefix(STAGING_PREFIX)
+        .suffix(".tmp")
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(directory)
+        .map_err(with_path(directory))?;
+    staged.as_file().lock().map_err(with_path(staged.path()))?;
+    let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+    let seed = format!("{}:{at}:{}:{}", std::process::id(), staged.path().display(), path.display());
+    let record = LockRecord {
+        token: sha256_hex(seed)[..32].to_string(),
+        pid: std::process::id(),
+        target: path.display().to_string(),
+        at,
+        tool: TOOL,
+    };
+    let json = serde_json::to_vec(&record).map_err(io::Error::other)?;
+    staged.as_file().write_all(&json).map_err(with_path(staged.path()))?;
+    Ok(staged)
+}
+
+/// Classifies the lock file at `path`; a gate-check lock whose flock is
+/// free belongs to a crashed process and is removed here.
+fn inspect(path: &Path) -> io::Result<Holder> {
+    let opened = OpenOptions::new().read(true).custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits()).open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Holder::Gone),
+        Err(error) => return Err(with_path(path)(error)),
+    };
+    let metadata = file.metadata().map_err(with_path(path))?;
+    if !metadata.is_file() {
+        return Err(io::Error::other(format!("lock {} must be a regular file", path.display())));
+    }
+    let mut bytes = Vec::new();
+    (&file).take(LOCK_METADATA_MAX_BYTES).read_to_end(&mut bytes).map_err(with_path(path))?;
+    // Only `tool` and `pid` matter here; Node's record has no `tool`.
+    let record: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+    let field = |name: &str| record.as_ref().and_then(|record| record.get(name));
+    let identity = (metadata.dev(), metadata.ino());
+    match field("tool").and_then(|tool| tool.as_str()) {
+        Some(TOOL) => {
+            if remove_if_crashed(path, &file, identity) {
+                Ok(Holder::Gone)
+            } else {
+                Ok(Holder::GateCheck)
+            }
+        }
+        _ => {
+            let pid = field("pid").and_then(|pid| pid.as_u64()).and_then(|pid| u32::try_from(pid).ok());
+            Ok(Holder::Foreign { identity, pid })
+        }
+    }
+}
+
+/// Removes the gate-check lock open as `file` when its holder is gone: its
+/// flock is free and the name still refers to it. Holders unlink before they
+/// unlock and the Node tool never unlinks another's lock, so nobody can
+/// replace the name between this check and the unlink. True when the lock
+/// is no longer held (removed here or released meanwhile).
+fn remove_if_crashed(path: &Path, file: &File, identity: (u64, u64)) -> bool {
+    if file.try_lock().is_err() {
+        return false;
+    }
+    match fs::symlink_metadata(path) {
+        Ok(named) if (named.dev(), named.ino()) == identity => fs::remove_file(path).is_ok(),
+        _ => true,
+    }
+}
+
+/// Removes every lock and staging file in the lock directory left by a
+/// crashed gate-check (flock free), so one crash cannot wedge the Node tool
+/// on a lock gate-check never asks for again. `wanted` is handled by the
+/// acquire loop itself.
+fn remove_crashed_locks(directory: &Path, wanted: &Path) {
+    let Ok(entries) = fs::read_dir(directory) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if path == wanted {
+            continue;
+        }
+        if name.ends_with(".filelock") {
+            let _ = inspect(&path);
+        } else if name.starts_with(STAGING_PREFIX) && name.ends_with(".tmp") {
+            let Ok(file) = OpenOptions::new().read(true).custom_flags(OFlag::O_NOFOLLOW.bits()).open(&path) else {
+                continue;
+            };
+            if let Ok(metadata) = file.metadata() {
+                remove_if_crashed(&path, &file, (metadata.dev(), metadata.ino()));
+            }
+        }
+    }
+}
+
+fn foreign_timeout(path: &Path, pid: Option<u32>) -> io::Error {
+    let holder = match pid {
+        Some(pid) if process_is_running(pid) => format!("held by running pid {pid}"),
+        Some(pid) => format!("held by pid {pid}, which is not running: remove the file if no unlazy process uses it"),
+        None => "without readable metadata: remove the file if no unlazy process uses it".to_string(),
+    };
+    io::Error::new(io::ErrorKind::TimedOut, format!("timed out waiting for lock {} ({holder})", path.display()))
+}
+
+fn process_is_running(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    // EPERM means the process exists but belongs to someone else.
+    !matches!(nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None), Err(nix::errno::Errno::ESRCH))
+}
+
 /// What a locked update decided: keep the file, or replace it.
 pub enum Change<T> {
     Keep(T),
-    Replace { value: T, bytes: Vec<u8>, mode: u32 },
+    Replace {
+        value: T,
+        bytes: Vec<u8>,
+        mode: u32,
+    },
+    /// Replace, keeping what the replaced file had (`replace_file_keeping`).
+    ReplaceKeeping {
+        value: T,
+        bytes: Vec<u8>,
+        original: fs::Metadata,
+    },
 }
 
 /// The one read-modify-write of a state file: while `lock` (acquired by
@@ -233,6 +592,10 @@ pub fn update_locked_then<T, R, E: From<io::Error>>(
             replace_file(target, &bytes, mode)?;
             value
         }
+        Change::ReplaceKeeping { value, bytes, original } => {
+            replace_file_keeping(target, &bytes, &original)?;
+            value
+        }
     };
     Ok(after(value))
 }
@@ -257,6 +620,16 @@ impl From<io::Error> for UpdateFailure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn temp_names_are_recognized_exactly() {
+        assert!(is_temp_name_for(".GATES.md.aB3xYz.tmp", "GATES.md"));
+        for other in [".GATES.md.aB3xY.tmp", ".GATES.md.aB3xYz.tmp.bak", ".GATES.md.aB-xYz.tmp", "GATES.md.aB3xYz.tmp"]
+        {
+            assert!(!is_temp_name_for(other, "GATES.md"), "{other}");
+        }
+        assert!(!is_temp_name_for(".OTHER.md.aB3xYz.tmp", "GATES.md"));
+    }
 
     #[test]
     fn canonical_target_rebuilds_missing_parts() {

@@ -21,6 +21,9 @@ pub enum Exit {
     Error,
     /// 3: an ownership lease conflict refused a claim.
     LeaseConflict,
+    /// 128 + N: the run was interrupted by signal N (130 for SIGINT, 143
+    /// for SIGTERM, 129 for SIGHUP), as a shell reports a command it killed.
+    Interrupted(u8),
 }
 
 impl Exit {
@@ -30,6 +33,7 @@ impl Exit {
             Exit::Unmet => 1,
             Exit::Error => 2,
             Exit::LeaseConflict => 3,
+            Exit::Interrupted(signal) => 128u8.saturating_add(signal),
         }
     }
 
@@ -94,7 +98,7 @@ impl Error {
             Error::Usage(_) | Error::LedgerFile(LedgerFileError::Missing(_)) => true,
             // The store refusing to live inside the repository is a choice
             // of UNLAZY_APPROVAL_DIR the user can correct, as in the Node tool.
-            Error::Store(StoreError::InsideRoot) => true,
+            Error::Store(StoreError::InsideRoot(_)) => true,
             _ => false,
         }
     }
@@ -126,6 +130,7 @@ mod tests {
     fn exit_codes_are_the_node_tools() {
         let codes: Vec<u8> = [Exit::Met, Exit::Unmet, Exit::Error, Exit::LeaseConflict].map(Exit::code).to_vec();
         assert_eq!(codes, [0, 1, 2, 3]);
+        assert_eq!([2, 15, 1].map(|signal| Exit::Interrupted(signal).code()), [130, 143, 129]);
         assert_eq!(Exit::from_code(3), Exit::LeaseConflict);
         assert_eq!(Exit::from_code(-1), Exit::Error);
         assert_eq!(Error::Invalid(vec!["a".into(), "b".into()]).lines(), ["a", "b"]);

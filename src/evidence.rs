@@ -183,7 +183,23 @@ pub fn success_evidence(digest: &str, output: &Fingerprint, transcript: &Transcr
         terminal::safe(transcript.cwd),
         transcript.path,
     );
-    utf16_prefix(&full, MAX_EVIDENCE_CHARS).to_string()
+    js_prefix(&full, MAX_EVIDENCE_CHARS)
+}
+
+/// `text.slice(0, max)` as the Node tool writes it: JavaScript cuts at
+/// `max` UTF-16 units even inside a surrogate pair, and the lone high
+/// surrogate left at the end is written to UTF-8 as U+FFFD. So a cut inside
+/// a pair ends in U+FFFD and is still `max` units long, byte for byte what
+/// the Node tool puts in the ledger.
+fn js_prefix(text: &str, max: usize) -> String {
+    let prefix = utf16_prefix(text, max);
+    let mut cut = prefix.to_string();
+    if utf16_len(prefix) < max && text.len() > prefix.len() {
+        // The next character did not fit whole: it is a surrogate pair with
+        // exactly one unit of room left.
+        cut.push(char::REPLACEMENT_CHARACTER);
+    }
+    cut
 }
 
 /// `<12 hex>/<N> entries` for a PATH value, never the PATH itself.
@@ -268,6 +284,25 @@ mod tests {
         let cwd = "/very/long".repeat(200);
         let line = success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &Transcript { shell: "/bin/sh", cwd: &cwd, path: "p" });
         assert_eq!(utf16_len(&line), MAX_EVIDENCE_CHARS);
+        assert_eq!(classify(Some(&line), Some(DIGEST_OF_KNOWN_GATE)), EvidenceKind::AutomaticCurrent);
+    }
+
+    #[test]
+    fn a_cut_inside_a_surrogate_pair_ends_in_a_replacement_character_like_node() {
+        let fp = Fingerprint::of("x");
+        let head = success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &Transcript { shell: "/bin/sh", cwd: "", path: "p" });
+        let before_cwd = head.find("cwd=").unwrap() + 4;
+        // Pad the CWD so that the 900-unit cut falls between the two halves of an emoji.
+        let pad = "a".repeat(MAX_EVIDENCE_CHARS - 1 - utf16_len(&head[..before_cwd]));
+        let cwd = format!("{pad}\u{1F600}tail");
+        let line = success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &Transcript { shell: "/bin/sh", cwd: &cwd, path: "p" });
+        assert!(line.ends_with(&format!("{pad}\u{FFFD}")), "{line}");
+        assert_eq!(utf16_len(&line), MAX_EVIDENCE_CHARS);
+        // A cut between whole characters is unchanged.
+        assert_eq!(js_prefix("ab\u{1F600}", 4), "ab\u{1F600}");
+        assert_eq!(js_prefix("ab\u{1F600}", 2), "ab");
+        assert_eq!(js_prefix("ab\u{1F600}", 3), "ab\u{FFFD}");
+        assert_eq!(js_prefix("abc", 9), "abc");
         assert_eq!(classify(Some(&line), Some(DIGEST_OF_KNOWN_GATE)), EvidenceKind::AutomaticCurrent);
     }
 

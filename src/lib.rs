@@ -3,7 +3,8 @@
 //! definition-bound evidence back atomically.
 //!
 //! Pure modules: `ledger` (model, parser, edits), `evidence`, the `js_regex` crate (EXPECT matching),
-//! `approval` identity, `paths`, `lint` (gate-quality rules), `check::verdict`,
+//! `approval` identity, `paths`, `visible` (display escaping), `lint`
+//! (gate-quality rules), `check::verdict`,
 //! `report` records and renderers, `hook::assess` (Stop-hook decisions),
 //! `install::settings` (the Claude Code settings transform), `shell_words`.
 //!
@@ -51,3 +52,4 @@ pub mod shell_words;
 pub mod state_root;
 pub mod target;
 pub mod terminal;
+pub mod visible;

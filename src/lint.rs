@@ -13,27 +13,42 @@ use crate::shell_words::{tokenize, Token};
 use crate::terminal;
 use js_regex::Expectation;
 
+/// As in the Node linter, only a ledger that cannot be parsed is an error;
+/// every rule is advisory (a warning, a failure only under `--strict`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
 pub enum Severity {
+    #[serde(rename = "error")]
     Error,
+    #[serde(rename = "warn")]
     Warning,
 }
 
-/// One finding about one ledger. `line` is one-based; `None` for findings
-/// about the ledger as a whole.
+/// One finding about one ledger, serialized in the Node linter's shape
+/// (`file`, `level`, `gate`, `rule`, `message`) plus the one-based `line`
+/// (`None` for findings about the ledger as a whole).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     pub file: String,
-    pub line: Option<usize>,
-    pub gate: Option<String>,
+    #[serde(rename = "level")]
     pub severity: Severity,
+    pub gate: Option<String>,
+    #[serde(rename = "rule")]
     pub code: &'static str,
     pub message: String,
+    pub line: Option<usize>,
 }
+
+/// Findings a report lists, as in the Node linter; the rest are counted.
+pub const MAX_REPORTED_FINDINGS: usize = 64;
+/// Largest `--json` document; findings are dropped from the end to fit.
+const MAX_JSON_REPORT_BYTES: usize = 256 * 1024;
 
 /// Commands whose output and exit status are fixed by their own text.
 const FIXED_OUTPUT_COMMANDS: [&str; 4] = ["echo", "printf", "true", ":"];
+
+/// Commands that print only what they find, so a pattern in their arguments
+/// is not output they print on their own.
+const SEARCH_COMMANDS: [&str; 7] = ["grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack"];
 
 /// Whole EXPECT values that success and failure output print alike.
 const WEAK_EXPECT: [&str; 17] = [
@@ -128,7 +143,7 @@ fn quoted(text: &str) -> String {
     if text.chars().count() > QUOTE_CHARS {
         shown.push_str("...");
     }
-    format!("\"{shown}\"")
+    format!("\"{}\"", crate::visible::visible(&shown))
 }
 
 /// Lints one parsed, error-free ledger. `file` is how findings name it.
@@ -218,7 +233,7 @@ fn gate_findings(gate: &Gate) -> Vec<GateFinding> {
     if ACTIVITY_TITLE.is_match(title) {
         found.push((
             Severity::Warning,
-            "activity-title",
+            "activity-not-outcome",
             format!("names an activity, not an outcome a stranger could judge: {}", quoted(title)),
         ));
     }
@@ -228,10 +243,10 @@ fn gate_findings(gate: &Gate) -> Vec<GateFinding> {
 fn runnable_findings(check: &str, expect: &str, expectation: &Expectation, title: &str, found: &mut Vec<GateFinding>) {
     if let Some(command) = fixed_output_command(check) {
         found.push((
-            Severity::Error,
-            "fixed-output-check",
+            Severity::Warning,
+            "tautological-check",
             format!(
-                "CHECK cannot fail: it starts with {}, whose output and exit status do not depend on the system: {}",
+                "CHECK cannot fail: it runs only {} and similar commands, whose output and exit status do not depend on the system: {}",
                 quoted(&command),
                 quoted(check)
             ),
@@ -241,9 +256,9 @@ fn runnable_findings(check: &str, expect: &str, expectation: &Expectation, title
         Expectation::Substring(text) => text.as_str(),
         Expectation::Pattern(pattern) => pattern.source(),
     };
-    if literal.chars().count() >= 2 && check.contains(literal) {
+    if literal.chars().count() >= 2 && check.contains(literal) && !only_searched_for(check, literal) {
         found.push((
-            Severity::Error,
+            Severity::Warning,
             "expect-in-check",
             format!(
                 "EXPECT {} appears verbatim in its own CHECK, so the command can print its own pass",
@@ -333,36 +348,84 @@ fn contains_number(text: &str, number: &str) -> bool {
     })
 }
 
-/// The fixed-output command a CHECK starts with, if any: `echo`, `printf`,
-/// `true`, `:` or `exit 0` (or bare `exit`), also by path, after `command`
-/// or `builtin`, and after leading `cd DIR &&` / `cd DIR;` steps.
-fn fixed_output_command(check: &str) -> Option<String> {
-    let words = tokenize(check);
-    let mut at = 0;
-    while words.get(at).is_some_and(|w| w.is_word("cd")) {
-        match (words.get(at + 1), words.get(at + 2)) {
-            (Some(Token::Word(_)), Some(Token::Operator(op))) if op == "&&" || op == ";" => at += 3,
-            _ => return None,
+/// The CHECK's simple commands, as words: split at every operator, with
+/// the target of a redirection and a leading `command` / `builtin` dropped.
+fn simple_commands(check: &str) -> Vec<Vec<String>> {
+    let mut commands = vec![Vec::new()];
+    let mut redirect_target = false;
+    for token in tokenize(check) {
+        match token {
+            Token::Operator(op) => {
+                redirect_target = op.contains(['<', '>']);
+                if !redirect_target {
+                    commands.push(Vec::new());
+                }
+            }
+            Token::Word(_) if redirect_target => redirect_target = false,
+            Token::Word(word) => {
+                let current = commands.last_mut().expect("never empty");
+                if !(current.is_empty() && (word == "command" || word == "builtin")) {
+                    current.push(word);
+                }
+            }
         }
     }
-    while words.get(at).is_some_and(|w| w.is_word("command") || w.is_word("builtin")) {
-        at += 1;
-    }
-    let Token::Word(first) = words.get(at)? else {
-        return None;
-    };
-    let name = first.rsplit('/').next().unwrap_or(first);
-    if FIXED_OUTPUT_COMMANDS.contains(&name) {
-        return Some(name.to_string());
-    }
-    if name == "exit" {
-        return match words.get(at + 1) {
-            None | Some(Token::Operator(_)) => Some("exit".into()),
-            Some(Token::Word(code)) if code == "0" => Some("exit 0".into()),
-            Some(Token::Word(_)) => None,
+    commands.retain(|words| !words.is_empty());
+    commands
+}
+
+/// The command name without its directory (`/bin/echo` is `echo`).
+fn command_name(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// The first fixed-output command when the whole CHECK is made of them:
+/// `echo`, `printf` (with no expansion in their words), `true`, `:`,
+/// `exit 0` or bare `exit`, joined by any operators, with `cd DIR` steps
+/// allowed. One command that can observe anything clears it, so
+/// `echo starting && node verify.mjs` can fail.
+fn fixed_output_command(check: &str) -> Option<String> {
+    let mut first_fixed = None;
+    for words in simple_commands(check) {
+        let name = command_name(&words[0]);
+        let fixed = if FIXED_OUTPUT_COMMANDS.contains(&name) {
+            // `$` or a backquote expands to something the system decides.
+            !words[1..].iter().any(|word| word.contains(['$', '`']))
+        } else if name == "exit" {
+            words.len() == 1 || (words.len() == 2 && words[1] == "0")
+        } else if name == "cd" {
+            continue;
+        } else {
+            false
         };
+        if !fixed {
+            return None;
+        }
+        if first_fixed.is_none() {
+            first_fixed = Some(if name == "exit" { words.join(" ") } else { name.to_string() });
+        }
     }
-    None
+    first_fixed
+}
+
+/// True when every word of the CHECK that holds `literal` is an argument of
+/// a search command (`grep '^## Usage' README.md`): such a command prints
+/// the text only when it finds it. A literal that no single word holds
+/// (spanning words or operators) is never cleared.
+fn only_searched_for(check: &str, literal: &str) -> bool {
+    let mut held = false;
+    for words in simple_commands(check) {
+        if !words.iter().any(|word| word.contains(literal)) {
+            continue;
+        }
+        held = true;
+        let name = command_name(&words[0]);
+        let searching = SEARCH_COMMANDS.contains(&name) || (name == "git" && words.get(1).is_some_and(|w| w == "grep"));
+        if !searching {
+            return false;
+        }
+    }
+    held
 }
 
 fn is_weak_abandon_reason(reason: &str) -> bool {
@@ -383,7 +446,7 @@ pub fn totals(findings: &[Finding]) -> Totals {
     Totals { errors, warnings: findings.len() - errors }
 }
 
-/// One finding as a text line: `file:line: ERROR G1: message [code]`.
+/// One finding as a text line: `file:line: WARN G1: message [rule]`.
 pub fn format_finding(finding: &Finding) -> String {
     let place = match finding.line {
         Some(line) => format!("{}:{line}", finding.file),
@@ -401,25 +464,37 @@ pub fn format_finding(finding: &Finding) -> String {
 pub fn summary(totals: Totals, failed: bool) -> String {
     if failed {
         format!("LINT FINDINGS: {} error(s), {} warning(s)", totals.errors, totals.warnings)
-    } else {
+    } else if totals.warnings > 0 {
         format!("LINT OK ({} warning(s))", totals.warnings)
+    } else {
+        "LINT OK".to_string()
     }
 }
 
+/// The line closing a list of findings cut at `MAX_REPORTED_FINDINGS`.
+pub fn truncation_line(total: usize) -> Option<String> {
+    let omitted = total.saturating_sub(MAX_REPORTED_FINDINGS);
+    (omitted > 0).then(|| format!("... [report truncated: {omitted} finding(s) omitted]"))
+}
+
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct JsonReport<'a> {
     ok: bool,
     errors: usize,
     warnings: usize,
     findings: &'a [Finding],
+    truncated: bool,
+    omitted_findings: usize,
 }
 
 /// The `--json` document, pretty-printed. Strings are sanitized like
 /// every other printed line, so the document is safe to show raw.
 pub fn json_report(findings: &[Finding], failed: bool) -> String {
     let totals = totals(findings);
-    let safe: Vec<Finding> = findings
+    let mut safe: Vec<Finding> = findings
         .iter()
+        .take(MAX_REPORTED_FINDINGS)
         .map(|f| Finding {
             file: terminal::safe(&f.file),
             gate: f.gate.as_deref().map(terminal::safe),
@@ -427,9 +502,22 @@ pub fn json_report(findings: &[Finding], failed: bool) -> String {
             ..f.clone()
         })
         .collect();
-    let report = JsonReport { ok: !failed, errors: totals.errors, warnings: totals.warnings, findings: &safe };
-    // Plain strings, integers and options cannot fail to serialize.
-    serde_json::to_string_pretty(&report).unwrap_or_default()
+    loop {
+        let report = JsonReport {
+            ok: !failed,
+            errors: totals.errors,
+            warnings: totals.warnings,
+            findings: &safe,
+            truncated: safe.len() < findings.len(),
+            omitted_findings: findings.len() - safe.len(),
+        };
+        // Plain strings, integers and options cannot fail to serialize.
+        let document = serde_json::to_string_pretty(&report).unwrap_or_default();
+        if document.len() <= MAX_JSON_REPORT_BYTES || safe.is_empty() {
+            return document;
+        }
+        safe.pop();
+    }
 }
 
 #[cfg(test)]
@@ -465,11 +553,24 @@ mod tests {
             "/bin/echo x",
             "command echo x",
             "\"echo\" x",
+            "echo a && echo b > out.txt; true",
+            "(echo x) || exit 0",
         ] {
-            assert!(has(&runnable(check, "MARKER-XYZ"), "A", "fixed-output-check"), "{check}");
+            assert!(has(&runnable(check, "MARKER-XYZ"), "A", "tautological-check"), "{check}");
         }
-        for check in ["echo.sh run", "make test", "exit 1", "cd web && make", "trueish", "cd", "npm test; echo done"] {
-            assert!(!has(&runnable(check, "MARKER-XYZ"), "A", "fixed-output-check"), "{check}");
+        for check in [
+            "echo.sh run",
+            "make test",
+            "exit 1",
+            "cd web && make",
+            "trueish",
+            "cd",
+            "npm test; echo done",
+            "echo starting && node scripts/verify.mjs",
+            "echo $(node scripts/verify.mjs)",
+            "echo x | grep y",
+        ] {
+            assert!(!has(&runnable(check, "MARKER-XYZ"), "A", "tautological-check"), "{check}");
         }
     }
 
@@ -478,6 +579,10 @@ mod tests {
         assert!(has(&runnable("node build.mjs --banner DONE-7", "DONE-7"), "A", "expect-in-check"));
         assert!(has(&runnable("node build.mjs --banner BUILT", "/BUILT/"), "A", "expect-in-check"));
         assert!(!has(&runnable("node build.mjs", "BUILT"), "A", "expect-in-check"));
+        // A search prints the text only when it finds it.
+        assert!(!has(&runnable("grep -n '^## Usage' README.md", "## Usage"), "A", "expect-in-check"));
+        assert!(!has(&runnable("git grep -c 'fn main' && make", "fn main"), "A", "expect-in-check"));
+        assert!(has(&runnable("grep -q x f && echo 'fn main'", "fn main"), "A", "expect-in-check"));
     }
 
     #[test]
@@ -497,11 +602,11 @@ mod tests {
         assert!(has(&runnable("show", "/etc/app/conf/"), "A", "path-read-as-regex"));
         assert!(!has(&runnable("show", "/Found 0 errors/"), "A", "path-read-as-regex"));
         let activity = "- [ ] A: Refactor the parser\n  CHECK: make\n  EXPECT: PARSER-OK\n";
-        assert!(has(activity, "A", "activity-title"));
+        assert!(has(activity, "A", "activity-not-outcome"));
         assert!(!has(
             "- [ ] A: the parser refactoring is invisible\n  CHECK: make\n  EXPECT: PARSER-OK\n",
             "A",
-            "activity-title"
+            "activity-not-outcome"
         ));
         let copied = "- [ ] A: renders 34 stat rows\n  CHECK: node rows.mjs\n  EXPECT: 34 rows\n";
         assert!(has(copied, "A", "copied-number"));
@@ -535,15 +640,23 @@ mod tests {
             file: "g.md".into(),
             line: Some(3),
             gate: Some("G1".into()),
-            severity: Severity::Error,
-            code: "fixed-output-check",
+            severity: Severity::Warning,
+            code: "tautological-check",
             message: "m".into(),
         };
-        assert_eq!(format_finding(&finding), "g.md:3: ERROR G1: m [fixed-output-check]");
+        assert_eq!(format_finding(&finding), "g.md:3: WARN G1: m [tautological-check]");
         assert_eq!(summary(Totals { errors: 0, warnings: 2 }, false), "LINT OK (2 warning(s))");
+        assert_eq!(summary(Totals { errors: 0, warnings: 0 }, false), "LINT OK");
         assert_eq!(summary(Totals { errors: 1, warnings: 2 }, true), "LINT FINDINGS: 1 error(s), 2 warning(s)");
-        let json: serde_json::Value = serde_json::from_str(&json_report(&[finding], true)).unwrap();
-        assert_eq!(json["findings"][0]["severity"], "error");
-        assert_eq!(json["ok"], false);
+        assert_eq!(truncation_line(64), None);
+        assert_eq!(truncation_line(70).as_deref(), Some("... [report truncated: 6 finding(s) omitted]"));
+        let many = vec![finding; 70];
+        let json: serde_json::Value = serde_json::from_str(&json_report(&many, true)).unwrap();
+        let keys: Vec<&str> = json["findings"][0].as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["file", "level", "gate", "rule", "message", "line"]);
+        assert_eq!(json["findings"][0]["level"], "warn");
+        assert_eq!(json["findings"].as_array().unwrap().len(), 64);
+        assert_eq!((json["truncated"].as_bool(), json["omittedFindings"].as_u64()), (Some(true), Some(6)));
+        assert_eq!((json["warnings"].as_u64(), json["ok"].as_bool()), (Some(70), Some(false)));
     }
 }

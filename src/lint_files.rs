@@ -3,15 +3,41 @@
 
 use std::path::PathBuf;
 
-use crate::{lint, terminal};
+use crate::{lint, target, terminal};
+
+/// The ledgers to lint: the named files, or with none the ledgers the
+/// checker itself would target from the current directory.
+fn ledgers(files: &[PathBuf], scope: Option<&str>) -> Result<Vec<PathBuf>, String> {
+    if !files.is_empty() {
+        return Ok(files.to_vec());
+    }
+    let root = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let found = target::resolve(&root, &[], scope)?.files;
+    if found.is_empty() {
+        return Err(format!(
+            "no gate files found (looked for {}/<scope>/, then GATES.md and gates/*.md under {})",
+            target::STATE_DIR,
+            root.display()
+        ));
+    }
+    Ok(found)
+}
 
 /// Lints each file; prints findings and the `LINT OK` / `LINT FINDINGS`
-/// marker (or one JSON document). Exit 2 when a ledger cannot be read or
-/// parsed, 1 on errors (or warnings with `--strict`), else 0.
-pub fn run(strict: bool, json: bool, files: &[PathBuf]) -> i32 {
+/// marker (or one JSON document). Exit 2 when a ledger cannot be found,
+/// read or parsed, 1 with `--strict` when there are warnings, else 0: the
+/// rules are advisory, as in the Node linter.
+pub fn run(strict: bool, json: bool, files: &[PathBuf], scope: Option<&str>) -> i32 {
+    let files = match ledgers(files, scope) {
+        Ok(files) => files,
+        Err(message) => {
+            terminal::warn(&format!("gate-check: {message}"));
+            return 2;
+        }
+    };
     let mut findings = Vec::new();
     let mut unusable = false;
-    for file in files {
+    for file in &files {
         let shown = file.display().to_string();
         // (line, message, the stderr line naming the file)
         let problems: Vec<(Option<usize>, String, String)> = match crate::ledger::file::read(file) {
@@ -48,8 +74,11 @@ pub fn run(strict: bool, json: bool, files: &[PathBuf]) -> i32 {
         terminal::emit(document.as_bytes());
     } else {
         let audited: Vec<lint::Finding> = findings.iter().filter(|f| f.code != "parse").cloned().collect();
-        for finding in &audited {
+        for finding in audited.iter().take(lint::MAX_REPORTED_FINDINGS) {
             terminal::say(&lint::format_finding(finding));
+        }
+        if let Some(line) = lint::truncation_line(audited.len()) {
+            terminal::say(&line);
         }
         if unusable {
             // Reported on stderr already: no verdict on what could not be read.

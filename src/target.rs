@@ -25,6 +25,53 @@ pub struct Target {
     pub files: Vec<PathBuf>,
 }
 
+impl Target {
+    /// The repository whose `.unlazy/` holds `ledger`'s locks, and which the
+    /// approval store must lie outside. Discovered ledgers belong to `root`.
+    /// An explicit ledger belongs to its repository: the nearest directory
+    /// from its own up to `root` holding `.git` or `.unlazy`, else `root`
+    /// when it lies inside `root`; outside `root`, the nearest ancestor
+    /// holding `.git` or `.unlazy`, else its own directory. Inside `root`
+    /// the search stops there, so the lock guarding a ledger is the same
+    /// whether it was discovered or named.
+    pub fn state_root(&self, root: &Path, ledger: &Path) -> PathBuf {
+        if self.mode != Mode::Explicit {
+            return root.to_path_buf();
+        }
+        let directory = ledger.parent().unwrap_or(root);
+        let inside = paths::is_inside(root, directory);
+        let marked = |dir: &Path| [".git", STATE_DIR].iter().any(|m| fs::symlink_metadata(dir.join(m)).is_ok());
+        for candidate in directory.ancestors() {
+            if inside && !paths::is_inside(root, candidate) {
+                break;
+            }
+            if marked(candidate) {
+                return candidate.to_path_buf();
+            }
+        }
+        if inside {
+            root.to_path_buf()
+        } else {
+            directory.to_path_buf()
+        }
+    }
+
+    /// Every ledger's `state_root`, without repeats.
+    pub fn state_roots(&self, root: &Path) -> Vec<PathBuf> {
+        let mut roots: Vec<PathBuf> = Vec::new();
+        for ledger in &self.files {
+            let state_root = self.state_root(root, ledger);
+            if !roots.contains(&state_root) {
+                roots.push(state_root);
+            }
+        }
+        if roots.is_empty() {
+            roots.push(root.to_path_buf());
+        }
+        roots
+    }
+}
+
 /// The repository root a command works in, and the directories examined to
 /// find it, so "no gate files found" can say where it looked.
 #[derive(Debug, Clone)]

@@ -14,12 +14,18 @@ use super::Oracle;
 use crate::durable::{self, ReadRefusal};
 use crate::paths;
 
-const MAX_RECORD_BYTES: u64 = 256 * 1024;
+/// Largest approval record, for the writer and the reader alike.
+pub const MAX_RECORD_BYTES: u64 = 256 * 1024;
 
 #[derive(Debug, Error)]
 pub enum StoreError {
-    #[error("UNLAZY_APPROVAL_DIR must be outside the repository root")]
-    InsideRoot,
+    #[error("UNLAZY_APPROVAL_DIR must be outside the repository root {0}")]
+    InsideRoot(String),
+    #[error(
+        "the default approval store {store} lies inside the repository root {root}; set UNLAZY_APPROVAL_DIR to a \
+         private directory outside it"
+    )]
+    DefaultInsideRoot { store: String, root: String },
     #[error("approval directory resolves inside the repository root: {0}")]
     CanonicalInsideRoot(String),
     #[error("cannot find the home directory for the default approval store; set UNLAZY_APPROVAL_DIR")]
@@ -34,6 +40,11 @@ pub enum StoreError {
     Linked(String),
     #[error("approval record exceeds {MAX_RECORD_BYTES} bytes: {0}")]
     TooLarge(String),
+    #[error(
+        "gate {gate} cannot be approved: its approval record would be {bytes} bytes, over the \
+         {MAX_RECORD_BYTES}-byte limit; shorten its CHECK, EXPECT or CWD (or PATH)"
+    )]
+    DefinitionTooLarge { gate: String, bytes: usize },
     #[error("approval record changed while it was read: {0}")]
     ChangedWhileRead(String),
     #[error("approval directory changed during use: {0}")]
@@ -86,27 +97,36 @@ struct Record<'a> {
 #[derive(Debug, Clone)]
 pub struct Store {
     dir: PathBuf,
-    canonical_root: PathBuf,
+    canonical_roots: Vec<PathBuf>,
 }
 
 impl Store {
     /// The store named by `UNLAZY_APPROVAL_DIR`, else `~/.unlazy/approved`.
-    /// `root` is the repository root as given; the store must lie outside
-    /// it both lexically (checked here) and canonically (checked on use).
-    pub fn locate(root: &Path) -> Result<Store, StoreError> {
+    /// `roots` are the repository roots of the run's ledgers as given; the
+    /// store must lie outside each both lexically (checked here) and
+    /// canonically (checked on use).
+    pub fn locate(roots: &[PathBuf]) -> Result<Store, StoreError> {
         let cwd = std::env::current_dir().map_err(io_error(Path::new(".")))?;
-        let dir = match std::env::var_os("UNLAZY_APPROVAL_DIR").filter(|v| !v.is_empty()) {
-            Some(dir) => paths::resolve(&cwd, Path::new(&dir)),
+        let named = std::env::var_os("UNLAZY_APPROVAL_DIR").filter(|v| !v.is_empty());
+        let dir = match &named {
+            Some(dir) => paths::resolve(&cwd, Path::new(dir)),
             None => {
                 let home = directories::BaseDirs::new().ok_or(StoreError::NoHome)?;
                 home.home_dir().join(".unlazy").join("approved")
             }
         };
-        if paths::is_inside(root, &dir) {
-            return Err(StoreError::InsideRoot);
+        let mut canonical_roots = Vec::with_capacity(roots.len());
+        for root in roots {
+            if paths::is_inside(root, &dir) {
+                let root = root.display().to_string();
+                return Err(match named {
+                    Some(_) => StoreError::InsideRoot(root),
+                    None => StoreError::DefaultInsideRoot { store: dir.display().to_string(), root },
+                });
+            }
+            canonical_roots.push(fs::canonicalize(root).map_err(io_error(root))?);
         }
-        let canonical_root = fs::canonicalize(root).map_err(io_error(root))?;
-        Ok(Store { dir, canonical_root })
+        Ok(Store { dir, canonical_roots })
     }
 
     pub fn dir(&self) -> &Path {
@@ -124,7 +144,7 @@ impl Store {
         };
         assert_private(&self.dir, &meta, true)?;
         let canonical = fs::canonicalize(&self.dir).map_err(io_error(&self.dir))?;
-        if canonical.starts_with(&self.canonical_root) {
+        if self.canonical_roots.iter().any(|root| canonical.starts_with(root)) {
             return Err(StoreError::CanonicalInsideRoot(canonical.display().to_string()));
         }
         let meta = fs::symlink_metadata(&canonical).map_err(io_error(&canonical))?;
@@ -177,21 +197,43 @@ impl Store {
         if Self::holds_record(&store, ledger, gate, oracle)? {
             return Ok(path);
         }
-        let signature = oracle.signature();
-        let record = Record {
-            schema: 1,
-            file: ledger,
-            gate,
-            signature: &signature,
-            oracle,
-            approved_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
-        };
-        let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
-        text.push('\n');
+        let text = record_text(ledger, gate, oracle, std::time::SystemTime::now());
+        check_record_size(gate, &text)?;
         crate::durable::replace_file(&path, text.as_bytes(), 0o600).map_err(io_error(&path))?;
         Self::assert_unchanged(&store)?;
         Ok(path)
     }
+}
+
+/// The record approving `oracle` for `gate` of `ledger` at `approved_at`.
+fn record_text(ledger: &str, gate: &str, oracle: &Oracle, approved_at: std::time::SystemTime) -> String {
+    let signature = oracle.signature();
+    let record = Record {
+        schema: 1,
+        file: ledger,
+        gate,
+        signature: &signature,
+        oracle,
+        approved_at: humantime::format_rfc3339_millis(approved_at).to_string(),
+    };
+    let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn check_record_size(gate: &str, text: &str) -> Result<(), StoreError> {
+    if text.len() as u64 > MAX_RECORD_BYTES {
+        return Err(StoreError::DefinitionTooLarge { gate: gate.to_string(), bytes: text.len() });
+    }
+    Ok(())
+}
+
+/// Refuses, before anything runs, a gate whose approval record would exceed
+/// what the reader accepts: such a record could be written but never
+/// honoured. Pure: the record's size does not depend on when it is written
+/// (the timestamp has a fixed width).
+pub fn check_recordable(ledger: &str, gate: &str, oracle: &Oracle) -> Result<(), StoreError> {
+    check_record_size(gate, &record_text(ledger, gate, oracle, std::time::SystemTime::UNIX_EPOCH))
 }
 
 /// Reads a record without following links, blocking on FIFOs, or trusting
@@ -211,4 +253,35 @@ fn read_record(path: &Path) -> Result<Option<String>, StoreError> {
     assert_private(path, &read.metadata, false)?;
     // A record that is not text is simply not an approval.
     Ok(Some(String::from_utf8_lossy(&read.bytes).into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn oracle(expect: &str) -> Oracle {
+        Oracle::new("make check", expect, "/repo", "/bin/sh", 120, "/usr/bin:/bin")
+    }
+
+    #[test]
+    fn the_record_size_limit_is_checked_before_writing() {
+        assert!(check_recordable("/repo/GATES.md", "G1", &oracle("READY")).is_ok());
+        let fits = MAX_RECORD_BYTES as usize - 2_000;
+        assert!(check_recordable("/repo/GATES.md", "G1", &oracle(&"a".repeat(fits))).is_ok());
+        match check_recordable("/repo/GATES.md", "G1", &oracle(&"a".repeat(300_000))) {
+            Err(StoreError::DefinitionTooLarge { gate, bytes }) => {
+                assert_eq!(gate, "G1");
+                assert!(bytes > 300_000, "{bytes}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_record_size_does_not_depend_on_when_it_is_written() {
+        let now = std::time::SystemTime::now();
+        let epoch = std::time::SystemTime::UNIX_EPOCH;
+        let o = oracle("READY");
+        assert_eq!(record_text("/r", "G1", &o, now).len(), record_text("/r", "G1", &o, epoch).len());
+    }
 }

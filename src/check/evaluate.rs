@@ -11,6 +11,15 @@ use crate::runner::{self, CheckRequest, RunFailure};
 
 use super::plan::{Runtime, Task};
 
+/// Why a check has no result to write back: the run was interrupted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interrupted {
+    /// The check was running and was terminated.
+    WhileRunning,
+    /// The check never started.
+    BeforeStart,
+}
+
 /// What one check produced, as judged.
 pub struct CheckResult {
     pub output: String,
@@ -20,6 +29,9 @@ pub struct CheckResult {
     pub matched: bool,
     pub error: Option<String>,
     pub duration: Duration,
+    /// Set when an interrupt stopped (or prevented) the check: such a
+    /// result is never written back.
+    pub interrupted: Option<Interrupted>,
 }
 
 impl CheckResult {
@@ -80,6 +92,16 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResul
     let combined_overflow = fingerprint.bytes > MAX_OUTPUT_BYTES;
     let mut error = match &outcome.failure {
         Some(RunFailure::TimedOut) => Some(format!("timed out after {timeout_secs}s")),
+        Some(RunFailure::OutputHeldOpen) => {
+            let ended = match (&outcome.exit_code, &outcome.signal) {
+                (Some(code), _) => format!("exited {code}"),
+                (None, Some(signal)) => format!("was ended by {signal}"),
+                (None, None) => "ended".to_string(),
+            };
+            Some(format!("the check {ended} but a background process kept its output open"))
+        }
+        Some(RunFailure::Interrupted(signal)) => Some(format!("interrupted by {}", signal.as_str())),
+        Some(RunFailure::NotStarted(signal)) => Some(format!("not started: interrupted by {}", signal.as_str())),
         Some(RunFailure::Overflow) => Some(format!("output exceeded {MAX_OUTPUT_BYTES} bytes")),
         Some(RunFailure::Spawn(message)) => Some(message.clone()),
         None if combined_overflow => {
@@ -95,6 +117,11 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResul
             None => error = Some("gate has no EXPECT".into()),
         }
     }
+    let interrupted = match outcome.failure {
+        Some(RunFailure::Interrupted(_)) => Some(Interrupted::WhileRunning),
+        Some(RunFailure::NotStarted(_)) => Some(Interrupted::BeforeStart),
+        _ => None,
+    };
     CheckResult {
         output,
         fingerprint,
@@ -103,5 +130,6 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResul
         matched,
         error,
         duration: outcome.duration,
+        interrupted,
     }
 }

@@ -23,7 +23,7 @@ use crate::report::{
 };
 
 use approve::Approvals;
-use evaluate::CheckResult;
+use evaluate::{CheckResult, Interrupted};
 use plan::{Runtime, Setup, Task};
 use pool::Progress;
 use verdict::{RunFacts, Verdict};
@@ -68,6 +68,8 @@ struct Executed {
     /// Indexes into the runnable tasks of results discarded as stale.
     stale: Vec<usize>,
     reverified: usize,
+    /// Qualified ids of the checks an interrupt stopped while they ran.
+    interrupted: Vec<String>,
 }
 
 /// Runs the whole checker: the exit status, or the error that stopped it.
@@ -76,10 +78,23 @@ pub fn execute(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
     let mut approvals = Approvals::default();
     let mut executed = Executed::default();
     if !options.status {
-        let runtime = plan::build_runtime(options, env, &setup.root)?;
+        let runtime = plan::build_runtime(options, env, &setup.target.state_roots(&setup.root))?;
         let tasks = plan::plan_tasks(options, &setup, &runtime)?;
+        // Every ledger a result may be written to must be writable before
+        // anything is approved or run.
+        for (index, ledger) in setup.ledgers.iter().enumerate() {
+            if tasks.iter().any(|task| task.ledger == index) {
+                let state_root = setup.target.state_root(&setup.root, &ledger.path);
+                crate::ledger::file::check_write_back(&state_root, &ledger.path).map_err(|error| {
+                    Error::infrastructure(format!("cannot write back to {}: {error}", ledger.path.display()))
+                })?;
+            }
+        }
         approvals = approve::seek_approvals(options.approve, &runtime, &setup.ledgers, tasks, reporter);
         executed = run_checks(options, &runtime, &setup, &approvals, reporter)?;
+        if let Some(signal) = crate::runner::interruption() {
+            return Ok(report_interruption(options, signal, &executed.interrupted, reporter));
+        }
         // Final states come from the ledgers as they are on disk now; a
         // status run wrote nothing, so what it loaded is current.
         setup.ledgers = plan::load_ledgers(&setup.target, reporter)?;
@@ -114,6 +129,9 @@ fn run_checks(
     reporter.flush();
     let mut pending: Vec<(usize, CheckResult)> = Vec::new();
     let mut oldest_pending: Option<Instant> = None;
+    // Interrupted checks have no result: nothing about them is written back.
+    let mut interrupted = Vec::new();
+    let mut interrupted_records = Vec::new();
     let mut persist = |pending: &mut Vec<(usize, CheckResult)>, reporter: &mut dyn Reporter| {
         for (ledger_index, ledger) in ledgers.iter().enumerate() {
             let indexes: Vec<usize> = pending
@@ -129,7 +147,8 @@ fn run_checks(
                 .filter(|(index, _)| runnable[*index].ledger == ledger_index)
                 .map(|(index, result)| (&runnable[*index], result))
                 .collect();
-            match write_back::write_back(options.reverify, runtime, root, ledger, &batch) {
+            let state_root = setup.target.state_root(root, &ledger.path);
+            match write_back::write_back(options.reverify, runtime, &state_root, ledger, &batch) {
                 Ok(decisions) => {
                     for ((index, (task, result)), decision) in indexes.iter().zip(&batch).zip(decisions) {
                         let written = !matches!(decision, WriteBack::Stale);
@@ -156,14 +175,31 @@ fn run_checks(
             match progress {
                 Progress::Finished(index, result) => {
                     let task = &runnable[index];
-                    reporter.event(&Event::CheckFinished {
-                        qualified: &task.qualified,
-                        title: &task.gate.title,
-                        result: &result,
-                    });
+                    let key = (task.ledger, task.gate.id.clone());
+                    match result.interrupted {
+                        Some(Interrupted::WhileRunning) => {
+                            reporter.event(&Event::CheckInterrupted {
+                                qualified: &task.qualified,
+                                title: &task.gate.title,
+                            });
+                            interrupted.push(task.qualified.clone());
+                            interrupted_records
+                                .push((key, CheckRecord { status: "interrupted", ..result.record(true) }));
+                        }
+                        Some(Interrupted::BeforeStart) => {
+                            interrupted_records.push((key, not_run_record("run interrupted")))
+                        }
+                        None => {
+                            reporter.event(&Event::CheckFinished {
+                                qualified: &task.qualified,
+                                title: &task.gate.title,
+                                result: &result,
+                            });
+                            pending.push((index, result));
+                            oldest_pending.get_or_insert_with(Instant::now);
+                        }
+                    }
                     reporter.flush();
-                    pending.push((index, result));
-                    oldest_pending.get_or_insert_with(Instant::now);
                 }
                 Progress::Running(line) => reporter.event(&Event::Progress(line.as_deref())),
                 Progress::Quiet => {}
@@ -175,11 +211,34 @@ fn run_checks(
         },
     );
     persist(&mut pending, reporter);
+    executed.checks.extend(interrupted_records);
+    executed.interrupted = interrupted;
     if write_failures.is_empty() {
         Ok(executed)
     } else {
         Err(Error::Infrastructure(write_failures))
     }
+}
+
+/// Ends an interrupted run: results that finished were written back, the
+/// checks it stopped changed nothing; no verdict is given.
+fn report_interruption(
+    options: &RunOptions,
+    signal: nix::sys::signal::Signal,
+    stopped: &[String],
+    reporter: &mut dyn Reporter,
+) -> Exit {
+    let exit = Exit::Interrupted(signal as u8);
+    reporter.event(&Event::Interrupted { signal: signal.as_str(), stopped });
+    if reporter.needs_records() {
+        let message = format!("interrupted by {}", signal.as_str());
+        let mut report = RunReport::failed(options.mode_name(), vec![message]);
+        report.outcome = "interrupted";
+        report.exit_code = i32::from(exit.code());
+        reporter.event(&Event::Report(&report));
+    }
+    reporter.flush();
+    exit
 }
 
 fn not_run_record(reason: &str) -> CheckRecord {

@@ -113,11 +113,13 @@ pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
     Ok(Setup { root, default_cwd, target, ledgers })
 }
 
-pub fn build_runtime(options: &RunOptions, env: &Environment, root: &Path) -> Result<Runtime, Error> {
+/// `roots` are the ledgers' state roots, which the approval store must lie
+/// outside (`Target::state_roots`).
+pub fn build_runtime(options: &RunOptions, env: &Environment, roots: &[PathBuf]) -> Result<Runtime, Error> {
     let path_var = env.path_var.clone();
     let requested = shell::requested(options.shell.as_deref(), env.shell.as_deref());
     let shell = shell::resolve(&requested, &env.cwd, &path_var).map_err(Error::Usage)?;
-    let store = Store::locate(root)?;
+    let store = Store::locate(roots)?;
     // The cap counts UTF-16 code units, as the Node tool's string length does.
     let flat = path_var.replace(['\r', '\n'], " ");
     let mut path_transcript = utf16_prefix(&flat, PATH_TRANSCRIPT_CHARS).to_string();
@@ -180,6 +182,9 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
             let cwd = gate_cwd(options, setup, ledger, gate);
             require_directory(&cwd, &format!("gate {qualified} CWD"))?;
             let oracle = oracle_for(runtime, gate, &path_text(&cwd)?);
+            crate::approval::store::check_recordable(&ledger.text_path, &gate.id, &oracle).map_err(|error| {
+                Error::Invalid(vec![format!("{}: line {}: {error}", ledger.path.display(), gate.line + 1)])
+            })?;
             tasks.push(Task {
                 ledger: index,
                 digest: digest.unwrap_or_default(),

@@ -117,7 +117,9 @@ pub fn verdict(
                 ledger.document.gates.iter().zip(states).map(move |(gate, state)| ((index, gate.id.as_str()), *state))
             })
             .collect();
-        let still_met = |key: &(usize, &str)| matches!(final_states.get(key), Some(GateState::Met) | None);
+        // A gate deleted from its ledger meanwhile is in no final state: its
+        // result is discarded and it counts neither way.
+        let still_met = |key: &(usize, &str)| matches!(final_states.get(key), Some(GateState::Met));
         if facts.reverify {
             for &(ledger, id, qualified) in &facts.not_rerun_met {
                 let key = (ledger, id);

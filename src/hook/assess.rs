@@ -28,8 +28,10 @@ pub struct Assessment {
     unmet: Vec<String>,
     /// Abandoned gates: reported by id, never with their reasons.
     handoffs: Vec<String>,
-    /// `item=state[#definition]` strings; their digest identifies the
-    /// semantic state, so only real progress resets the loop guard.
+    /// `item=state` strings; their digest identifies the semantic state, so
+    /// only real progress resets the loop guard. As in the Node hook, a gate's
+    /// definition is not part of it: rewriting a failing CHECK, EXPECT or CWD
+    /// over and over leaves the gate unmet and is no progress.
     resolved: Vec<String>,
 }
 
@@ -59,8 +61,7 @@ impl Assessment {
         for gate in &document.gates {
             let state = evidence::gate_state(gate, document.is_abandoned(&gate.id));
             let name = item(file, &gate.id);
-            let definition = evidence::gate_digest(gate).map(|d| format!("#{d}")).unwrap_or_default();
-            self.resolved.push(format!("{name}={}{definition}", state.name()));
+            self.resolved.push(format!("{name}={}", state.name()));
             match state {
                 GateState::Met => {}
                 GateState::Abandoned => self.handoffs.push(name),
@@ -91,7 +92,12 @@ impl Assessment {
     /// `gates` entry that is a link or lies outside the repository).
     pub fn add_discovery_error(&mut self) {
         self.resolved.push("discovery:PARSE=invalid".into());
-        self.invalid.push("discovery:PARSE (gate directory is not a real directory inside the repository)".into());
+        self.invalid
+            .push("discovery:PARSE (a scope or gate directory is not a real directory inside the repository)".into());
+    }
+
+    pub fn has_discovery_error(&self) -> bool {
+        self.resolved.iter().any(|item| item == "discovery:PARSE=invalid")
     }
 
     /// The scope's dispatch waves: an incomplete wave blocks like an unmet
@@ -132,8 +138,8 @@ impl Assessment {
         !self.handoffs.is_empty()
     }
 
-    /// Digest of the sorted semantic state: gate states and definitions,
-    /// never titles, evidence text, prose or positions.
+    /// Digest of the sorted semantic state: gate states, never definitions,
+    /// titles, evidence text, prose or positions.
     pub fn progress_hash(&self) -> String {
         let mut resolved = self.resolved.clone();
         resolved.sort();
@@ -229,12 +235,12 @@ mod tests {
     }
 
     #[test]
-    fn progress_ignores_metadata_but_sees_definitions_and_states() {
+    fn progress_is_a_changed_gate_state_only() {
         let base = assessed(LEDGER).progress_hash();
         let retitled = LEDGER.replace("first", "a new title").replace("seen it", "looked twice");
         assert_eq!(assessed(&retitled).progress_hash(), base);
         assert_eq!(assessed(&format!("# heading\n\nprose\n{LEDGER}")).progress_hash(), base);
-        assert_ne!(assessed(&LEDGER.replace("make a", "make b")).progress_hash(), base);
+        assert_eq!(assessed(&LEDGER.replace("make a", "make b")).progress_hash(), base);
         assert_ne!(assessed(&LEDGER.replace("- [x] G2", "- [ ] G2")).progress_hash(), base);
     }
 

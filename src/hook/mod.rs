@@ -20,6 +20,8 @@ pub mod state;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -31,6 +33,10 @@ use assess::Assessment;
 /// Hook input larger than this is not a Claude Code payload.
 const MAX_PAYLOAD_BYTES: u64 = 1024 * 1024;
 const MAX_SESSION_FILE_BYTES: u64 = 4096;
+/// How long the hook waits for its input to end. Claude Code writes the
+/// payload and closes stdin at once; a caller that never closes it must not
+/// hang the turn.
+const INPUT_DEADLINE: Duration = Duration::from_secs(5);
 
 #[derive(Serialize)]
 struct Block<'a> {
@@ -61,12 +67,24 @@ struct Payload {
     cwd: Option<String>,
 }
 
+/// All of stdin (at most `MAX_PAYLOAD_BYTES + 1` bytes), or an error when
+/// it is not closed within `deadline`. The reading thread is left blocked
+/// then; the process exits without waiting for it.
+fn read_input(deadline: Duration) -> Result<Vec<u8>, String> {
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let read = std::io::stdin().take(MAX_PAYLOAD_BYTES + 1).read_to_end(&mut bytes).map(|_| bytes);
+        let _ = sender.send(read);
+    });
+    match receiver.recv_timeout(deadline) {
+        Ok(read) => read.map_err(|e| format!("cannot read the hook input: {e}")),
+        Err(_) => Err(format!("the hook input was not closed within {} s", deadline.as_secs())),
+    }
+}
+
 fn read_payload() -> Result<Payload, String> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .take(MAX_PAYLOAD_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the hook input: {e}"))?;
+    let bytes = read_input(INPUT_DEADLINE)?;
     if bytes.len() as u64 > MAX_PAYLOAD_BYTES {
         return Err(format!("hook input exceeds {MAX_PAYLOAD_BYTES} bytes"));
     }
@@ -112,14 +130,24 @@ enum Choice {
 /// session, then (with no pipelines at all) the legacy ledgers.
 fn choose(root: &Path, pinned: Option<&str>, session: Option<&str>) -> Choice {
     let scopes = target::list_scopes(root);
-    let missing = |scope: &str| {
+    // A named scope that is listed, or present but unsafe (a link, a file,
+    // outside the root): the latter is chosen too, so its discovery fails
+    // and blocks, as `--status --scope` refuses it. Only a scope that is
+    // really absent lets the stop through.
+    let named = |scope: &str| {
+        let state = root.join(STATE_DIR);
+        let present = std::fs::symlink_metadata(state.join(scope)).is_ok()
+            || (std::fs::symlink_metadata(&state).is_ok() && !target::real_directory_inside(root, &state));
+        if scopes.iter().any(|s| s == scope) || present {
+            return Choice::Scope(scope.to_string());
+        }
         let have = if scopes.is_empty() { "none".to_string() } else { scopes.join(", ") };
         Choice::Skip(Some(format!(
             "unlazy: no such scope \"{scope}\" under {STATE_DIR}/ (have: {have}); not blocking."
         )))
     };
     if let Some(scope) = pinned {
-        return if scopes.iter().any(|s| s == scope) { Choice::Scope(scope.to_string()) } else { missing(scope) };
+        return named(scope);
     }
     let bindings: Vec<(String, Option<String>)> =
         scopes.iter().map(|scope| (scope.clone(), bound_session(root, scope))).collect();
@@ -143,7 +171,7 @@ fn choose(root: &Path, pinned: Option<&str>, session: Option<&str>) -> Choice {
         if target::validate_scope_id(&scope, "UNLAZY_SCOPE").is_err() {
             return Choice::Skip(Some("unlazy: UNLAZY_SCOPE is not a valid scope id; not blocking.".into()));
         }
-        return if scopes.contains(&scope) { Choice::Scope(scope) } else { missing(&scope) };
+        return named(&scope);
     }
     if scopes.is_empty() {
         return Choice::Legacy;
@@ -267,6 +295,13 @@ pub fn stop(pinned: Option<&str>) -> i32 {
     }
     let blocks = match state::record_block(&root, &state_path, &key, &assessment.progress_hash()) {
         Ok(blocks) => blocks,
+        // Unsafe scope input is repaired before the turn ends, even when no
+        // loop-guard state can be kept for it.
+        Err(_) if assessment.has_discovery_error() => {
+            let reason = assess::block_reason(scope, &assessment, 1, state::MAX_BLOCKS);
+            print_json(&Block { decision: "block", reason: &reason });
+            return 0;
+        }
         Err(error) => {
             return allow_with(&format!(
                 "unlazy: could not update the serialized hook state ({}); not blocking to avoid a trap.",

@@ -6,9 +6,8 @@
 
 pub mod settings;
 
-use std::fs::{self, File};
-use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -53,30 +52,60 @@ impl Location {
     }
 }
 
-/// The current settings: `Ok(None)` when the file does not exist yet.
-fn read_settings(path: &Path) -> Result<Option<(Value, Vec<u8>)>, String> {
+/// The settings file as read: its JSON, its bytes, and the snapshot
+/// (device, inode, size, modification time) it must still match when it is
+/// replaced.
+struct Current {
+    value: Value,
+    bytes: Vec<u8>,
+    snapshot: Snapshot,
+}
+
+type Snapshot = (u64, u64, u64, i64, i64);
+
+fn snapshot(meta: &fs::Metadata) -> Snapshot {
+    (meta.dev(), meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec())
+}
+
+/// The current settings: `Ok(None)` when the file does not exist yet. As in
+/// the Node installer, the file must be one unchanged, regular, single-link
+/// file: replacing a hard-linked file would silently cut the link.
+fn read_settings(path: &Path) -> Result<Option<Current>, String> {
+    use crate::durable::ReadRefusal;
     let shown = path.display();
-    let meta = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot inspect {shown}: {e}")),
+    let refuse = |why: &str| format!("refusing to touch {shown}: {why}");
+    let read = match crate::durable::read_stable(path, MAX_SETTINGS_BYTES) {
+        Ok(None) => return Ok(None),
+        Ok(Some(read)) => read,
+        Err(ReadRefusal::Link) => {
+            return Err(format!("refusing to replace {shown}: it is a symbolic link; edit its target instead"))
+        }
+        Err(ReadRefusal::NotRegular) => return Err(refuse("it is not a regular file")),
+        Err(ReadRefusal::Linked) => {
+            return Err(refuse("it has more than one hard link; it must be one unchanged, regular, single-link file"))
+        }
+        Err(ReadRefusal::Changed) => return Err(refuse("it changed while it was read")),
+        Err(ReadRefusal::TooLarge) => return Err(refuse(&format!("it exceeds {MAX_SETTINGS_BYTES} bytes"))),
+        Err(ReadRefusal::Io(e)) => return Err(format!("cannot read {shown}: {e}")),
     };
-    if meta.file_type().is_symlink() {
-        return Err(format!("refusing to replace {shown}: it is a symbolic link; edit its target instead"));
+    let value =
+        serde_json::from_slice(&read.bytes).map_err(|e| refuse(&format!("it exists but is not valid JSON ({e})")))?;
+    Ok(Some(Current { value, bytes: read.bytes, snapshot: snapshot(&read.metadata) }))
+}
+
+/// Refuses when the settings file is no longer the one that was read.
+fn ensure_unchanged(path: &Path, current: Option<&Current>) -> Result<(), String> {
+    let now = fs::symlink_metadata(path).ok();
+    let unchanged = match (current, &now) {
+        (Some(current), Some(meta)) => meta.is_file() && meta.nlink() == 1 && snapshot(meta) == current.snapshot,
+        (None, None) => true,
+        _ => false,
+    };
+    if unchanged {
+        Ok(())
+    } else {
+        Err(format!("refusing to touch {}: it changed while the hook entry was prepared", path.display()))
     }
-    if !meta.is_file() {
-        return Err(format!("refusing to touch {shown}: it is not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|f| f.take(MAX_SETTINGS_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    if bytes.len() as u64 > MAX_SETTINGS_BYTES {
-        return Err(format!("refusing to touch {shown}: it exceeds {MAX_SETTINGS_BYTES} bytes"));
-    }
-    let value = serde_json::from_slice(&bytes)
-        .map_err(|e| format!("refusing to touch {shown}: it exists but is not valid JSON ({e})"))?;
-    Ok(Some((value, bytes)))
 }
 
 fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
@@ -90,8 +119,9 @@ fn render(settings: &Value) -> Vec<u8> {
 }
 
 /// Saves the previous file as `<file>.unlazy.bak`, then replaces the file.
-fn replace(path: &Path, previous: Option<&[u8]>, settings: &Value) -> Result<(), String> {
-    let mode = match previous {
+fn replace(path: &Path, current: Option<&Current>, settings: &Value) -> Result<(), String> {
+    ensure_unchanged(path, current)?;
+    let mode = match current.map(|current| current.bytes.as_slice()) {
         Some(bytes) => {
             let mode =
                 fs::metadata(path).map_err(|e| format!("cannot inspect {}: {e}", path.display()))?.permissions().mode()
@@ -129,15 +159,14 @@ fn apply(location: Location, scope: Option<&str>, uninstall: bool) -> Result<(),
     let path = location.path()?;
     let shown = path.display().to_string();
     let current = read_settings(&path)?;
-    let previous = current.as_ref().map(|(_, bytes)| bytes.as_slice());
     let document =
-        current.as_ref().map(|(value, _)| value.clone()).unwrap_or_else(|| Value::Object(Default::default()));
+        current.as_ref().map(|current| current.value.clone()).unwrap_or_else(|| Value::Object(Default::default()));
     let refuse = |e: settings::ShapeError| format!("refusing to touch {shown}: {e}");
 
     if uninstall {
         return match settings::uninstall(document).map_err(refuse)? {
             Outcome::Removed { settings, removed } => {
-                replace(&path, previous, &settings)?;
+                replace(&path, current.as_ref(), &settings)?;
                 say(&format!(
                     "Removed {removed} unlazy Stop hook entr{} from {shown}",
                     if removed == 1 { "y" } else { "ies" }
@@ -161,7 +190,7 @@ fn apply(location: Location, scope: Option<&str>, uninstall: bool) -> Result<(),
                      it will not work on other machines and reveals a local directory name. The default install writes settings.local.json instead."
                 ));
             }
-            replace(&path, previous, &settings)?;
+            replace(&path, current.as_ref(), &settings)?;
             say(&format!("Installed unlazy Stop hook into {shown}"));
             if replaced > 0 {
                 say(&format!(
@@ -175,7 +204,7 @@ fn apply(location: Location, scope: Option<&str>, uninstall: bool) -> Result<(),
                 None => "  guards:  this session's bound pipeline, else UNLAZY_SCOPE, else the only unbound pipeline, else GATES.md and gates/*.md".to_string(),
             });
             say("  effect:  ending a turn is blocked while those gates are unmet, stale or unparseable; at most 6 blocks without progress");
-            if previous.is_some() {
+            if current.is_some() {
                 say(&format!("  backup:  {shown}{BACKUP_SUFFIX}"));
             }
             say(&format!(

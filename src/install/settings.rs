@@ -1,9 +1,13 @@
 //! The settings transform behind `install-hooks`: pure functions from one
 //! Claude Code settings document to the next. Only `hooks.Stop` is touched,
 //! and inside it only hook entries this tool wrote (its own `gate-check
-//! hook stop` command, from any install location, or the Node tool's
-//! `stop-hook.mjs`). Every other key, group and sibling hook is kept as is.
+//! hook stop` command, from any install location, or a handler the Node
+//! installer wrote, recognised by its own 2.1 rules). Every other key,
+//! group and sibling hook is kept as is.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
 use serde_json::{json, Map, Value};
 use thiserror::Error;
 
@@ -35,20 +39,67 @@ pub fn hook_command(program: &str, scope: Option<&str>) -> String {
     command
 }
 
+/// The marker the Node installer (2.1) puts in every command it writes.
+const NODE_MARKER: &str = "--unlazy-hook-v2";
+
+/// `stop-hook.mjs` in a `scripts` directory, as a whole (possibly quoted) word.
+static PACKAGED_NODE_HOOK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)(?:^|[\s"'])[^\s"']*[\\/]scripts[\\/]stop-hook\.mjs(?:$|[\s"'])"#).expect("static regex")
+});
+/// `.../unlazy/scripts/stop-hook.mjs`: a Node 2.0/2.1 install under its own name.
+static NAMED_NODE_INSTALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)[\\/]unlazy[\\/]scripts[\\/]stop-hook\.mjs(?:$|[\s"'])"#).expect("static regex")
+});
+/// The Claude skill location Node 2.0 installed to, before it had a marker.
+static CONVENTIONAL_NODE_INSTALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)[\\/]\.claude[\\/]skills[\\/]unlazy[\\/]scripts[\\/]stop-hook\.mjs(?:$|[\s"'])"#)
+        .expect("static regex")
+});
+
+/// `option` as a whole whitespace-separated word of `command`.
+fn has_option(command: &str, option: &str) -> bool {
+    command.split_whitespace().any(|word| word == option)
+}
+
+/// True for a handler command the Node installer wrote, by the rules it
+/// applies itself: never with another `--unlazy-*` option (that is another
+/// tool's), always with its marker, and before the marker only at the
+/// conventional skill path or as `--unlazy` next to a packaged hook script.
+fn is_node_handler(command: &str) -> bool {
+    let foreign_option = command.split_whitespace().any(|word| {
+        let unquoted = ['"', '\'']
+            .iter()
+            .find_map(|&q| word.strip_prefix(q).and_then(|w| w.strip_suffix(q)).filter(|_| word.len() >= 2))
+            .unwrap_or(word);
+        unquoted.starts_with("--unlazy-") && unquoted != NODE_MARKER
+    });
+    if foreign_option {
+        return false;
+    }
+    has_option(command, NODE_MARKER)
+        || CONVENTIONAL_NODE_INSTALL.is_match(command)
+        || (has_option(command, "--unlazy")
+            && (NAMED_NODE_INSTALL.is_match(command) || PACKAGED_NODE_HOOK.is_match(command)))
+}
+
 /// True for a command an install of this tool (any version, any location)
-/// wrote: `.../gate-check hook stop ...`, or the Node tool's hook script,
-/// which always carried the word "unlazy" in its command.
+/// wrote, `.../gate-check hook stop ...`, or one the Node installer wrote.
 pub fn is_ours(command: &str) -> bool {
     let words = tokenize(command);
     let invokes_gate_check = matches!(words.as_slice(),
         [Token::Word(program), hook, stop, ..]
             if program.rsplit('/').next() == Some("gate-check") && hook.is_word("hook") && stop.is_word("stop"));
-    invokes_gate_check || (command.contains("stop-hook.mjs") && command.to_lowercase().contains("unlazy"))
+    invokes_gate_check || is_node_handler(command)
+}
+
+/// The whole handler this tool installs for `command`.
+fn handler(command: &str) -> Value {
+    json!({ "type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS })
 }
 
 #[derive(Debug, PartialEq)]
 pub enum Outcome {
-    /// The exact command is already the only entry of ours.
+    /// The exact handler is already the only entry of ours.
     AlreadyInstalled,
     /// `replaced` older entries of ours were removed first.
     Installed {
@@ -115,23 +166,24 @@ fn stop_groups(settings: &mut Value) -> &mut Vec<Value> {
 /// Adds the Stop hook running `command`, replacing older entries of ours.
 pub fn install(mut settings: Value, command: &str) -> Result<Outcome, ShapeError> {
     validate(&settings)?;
-    let ours: Vec<String> = settings
+    let wanted = handler(command);
+    // The whole handler, not just its command: an entry edited to another
+    // type or timeout is damaged and is replaced.
+    let ours: Vec<&Value> = settings
         .pointer("/hooks/Stop")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(|group| group.get("hooks").and_then(Value::as_array))
         .flatten()
-        .filter_map(command_of)
-        .filter(|c| is_ours(c))
-        .map(str::to_string)
+        .filter(|entry| command_of(entry).is_some_and(is_ours))
         .collect();
-    if ours == [command] {
+    if ours == [&wanted] {
         return Ok(Outcome::AlreadyInstalled);
     }
     let groups = stop_groups(&mut settings);
     let replaced = remove_ours(groups);
-    groups.push(json!({ "hooks": [{ "type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS }] }));
+    groups.push(json!({ "hooks": [wanted] }));
     Ok(Outcome::Installed { settings, replaced })
 }
 
@@ -182,6 +234,15 @@ mod tests {
         assert!(!is_ours("/x/not-gate-check hook stop"));
         assert!(!is_ours("node other/stop-hook.mjs"));
         assert!(!is_ours("echo gate-check hook stop"));
+        // The Node installer's entries, by its own 2.1 rules.
+        assert!(is_ours("'/usr/bin/node' '/opt/x/scripts/stop-hook.mjs' --unlazy-hook-v2 --scope api"));
+        assert!(is_ours("node /home/u/.claude/skills/unlazy/scripts/stop-hook.mjs"));
+        assert!(is_ours("node /opt/tools/scripts/stop-hook.mjs --unlazy"));
+        assert!(!is_ours("node /opt/other/stop-hook.mjs --unlazy-helper"));
+        assert!(!is_ours("node /opt/unlazy/scripts/stop-hook.mjs --unlazy '--unlazy-helper'"));
+        assert!(!is_ours("node /opt/unlazy/scripts/stop-hook.mjs"));
+        assert!(!is_ours("node /opt/unlazy/tools/stop-hook.mjs --unlazy"));
+        assert!(!is_ours("node /opt/scripts/my-stop-hook.mjs --unlazy"));
     }
 
     #[test]
@@ -208,6 +269,10 @@ mod tests {
         assert_eq!(stop[0]["hooks"], json!([{ "type": "command", "command": "notify-done" }]));
         assert_eq!(stop[1]["hooks"][0]["command"], command);
         assert_eq!(install(out.clone(), &command).unwrap(), Outcome::AlreadyInstalled);
+        let mut damaged = out.clone();
+        damaged["hooks"]["Stop"][1]["hooks"][0] = json!({ "type": "prompt", "command": command, "timeout": 1 });
+        let Outcome::Installed { settings: repaired, replaced } = install(damaged, &command).unwrap() else { panic!() };
+        assert_eq!((repaired, replaced), (out.clone(), 1));
         let rescoped = installed(out, &hook_command(ME, Some("api")));
         assert_eq!(rescoped["hooks"]["Stop"].as_array().unwrap().len(), 2);
     }

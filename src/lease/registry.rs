@@ -15,7 +15,9 @@ use super::{conflicts, parse_record, render_record, Conflict, Lease, MAX_RECORD_
 use crate::durable::{self, FileLock, ReadRefusal};
 use crate::pipeline::{self, StateError};
 
-const LOCK_FILE: &str = "leases.lock";
+/// The lock target the Node tool uses for the registry, so both tools
+/// serialize claims on the same lock file.
+const LOCK_TARGET: &str = "lease-registry";
 const RECORD_SUFFIX: &str = ".lease";
 
 #[derive(Debug, Error)]
@@ -51,7 +53,8 @@ impl Locked {
     fn acquire(root: &Path) -> Result<Locked, RegistryError> {
         // The physical root, so every spelling of one repository shares one lock.
         let directory = durable::lock_directory(root).map_err(io_error(Path::new("lease lock directory")))?;
-        let path = directory.join(LOCK_FILE);
+        let path = FileLock::for_target(root, &directory.join(LOCK_TARGET))
+            .map_err(io_error(Path::new("lease lock directory")))?;
         let lock = FileLock::acquire(&path).map_err(io_error(&path))?;
         Ok(Locked { directory, _lock: lock })
     }

@@ -5,7 +5,6 @@
 //! directory, fsync, rename), so a crash leaves the old or the new ledger.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use thiserror::Error;
@@ -24,6 +23,8 @@ pub enum LedgerFileError {
     NotRegular(String),
     #[error("gate ledger exceeds {MAX_LEDGER_BYTES} bytes: {0}")]
     TooLarge(String),
+    #[error("write-back would grow the gate ledger past the {MAX_LEDGER_BYTES}-byte read limit; left unchanged: {0}")]
+    WouldGrowTooLarge(String),
     #[error("gate ledger changed while it was read: {0}")]
     Changed(String),
     #[error("{0}: line {1}: invalid UTF-8")]
@@ -80,6 +81,17 @@ pub struct Edit {
     pub evidence: String,
 }
 
+/// Checks, before anything is approved or run and without creating
+/// anything, that results can be written back to `ledger`: its directory is
+/// writable and its lock directory under `root` exists as real directories
+/// or can be created.
+pub fn check_write_back(root: &Path, ledger: &Path) -> Result<(), LedgerFileError> {
+    let directory = ledger.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    nix::unistd::access(directory, nix::unistd::AccessFlags::W_OK)
+        .map_err(|errno| LedgerFileError::Io(directory.display().to_string(), std::io::Error::from(errno)))?;
+    durable::check_lock_directory(root).map_err(|error| LedgerFileError::Io("ledger lock".into(), error))
+}
+
 #[derive(Debug, Error)]
 pub enum UpdateError {
     #[error(transparent)]
@@ -93,10 +105,19 @@ pub enum UpdateError {
 /// The ledger transaction: under the ledger's lock (keyed by its canonical
 /// path under `<root>/.unlazy/locks/`), re-read and parse the ledger as it
 /// is now, let `decide` judge against that document, and apply its edits
-/// in one atomic replacement that keeps the file's permissions. No edits,
-/// no write.
+/// in one atomic replacement that keeps the file's owner, group, mode and
+/// extended attributes. No edits, no write. Holding the lock also proves
+/// that no temp file of an earlier, killed rewrite is in use, so those are
+/// removed first.
 pub fn update<T>(root: &Path, path: &Path, decide: impl FnOnce(&Document) -> (T, Vec<Edit>)) -> Result<T, UpdateError> {
-    let lock = FileLock::acquire(&FileLock::for_target(root, path)?)?;
+    let lock_path = FileLock::for_target(root, path)?;
+    let lock = FileLock::acquire(&lock_path)?;
+    // A lock file created by root in a user's repository stays usable by
+    // its owner.
+    if let Some(directory) = lock_path.parent() {
+        durable::give_to_owner_of(&lock_path, directory)?;
+    }
+    durable::remove_stale_temp_files(path)?;
     durable::update_locked(lock, path, || {
         let text = read(path)?;
         let outcome = parse(text);
@@ -116,7 +137,12 @@ pub fn update<T>(root: &Path, path: &Path, decide: impl FnOnce(&Document) -> (T,
             document.set_checked(edit.gate.line, edit.checked);
             document.set_evidence(&edit.gate, &edit.evidence);
         }
-        let mode = fs::metadata(path).map_err(io_error(path))?.permissions().mode() & 0o7777;
-        Ok(Change::Replace { value, bytes: document.render().into_bytes(), mode })
+        let bytes = document.render().into_bytes();
+        // A ledger no mode could read again is worse than one left unchanged.
+        if bytes.len() as u64 > MAX_LEDGER_BYTES {
+            return Err(LedgerFileError::WouldGrowTooLarge(path.display().to_string()).into());
+        }
+        let original = fs::symlink_metadata(path).map_err(io_error(path))?;
+        Ok(Change::ReplaceKeeping { value, bytes, original })
     })
 }

@@ -88,7 +88,8 @@ pub struct Abandonment {
 
 #[derive(Debug, Clone)]
 pub struct Document {
-    /// The ledger as parsed; edits are kept beside it, never applied to it.
+    /// The ledger as parsed, byte order mark included; edits are kept
+    /// beside it, never applied to it.
     text: String,
     lines: Vec<LineSpan>,
     /// Whether any line ends with CRLF, which inserted lines then use.
@@ -147,6 +148,9 @@ impl Document {
         }
         let extra: usize = self.replaced.values().chain(self.inserted.values().flatten()).map(|l| l.len() + 2).sum();
         let mut out = String::with_capacity(self.text.len() + extra);
+        if self.text.starts_with('\u{feff}') {
+            out.push('\u{feff}');
+        }
         let preferred = self.preferred_ending();
         let count = self.lines.len();
         for (index, span) in self.lines.iter().enumerate() {

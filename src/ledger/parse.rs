@@ -35,12 +35,13 @@ pub struct ParseOutcome {
 
 const ATTRIBUTES: [&str; 4] = ["CHECK", "EXPECT", "EVIDENCE", "CWD"];
 
-/// Splits text into line spans, recording each terminator (`\n` or `\r\n`).
-fn split_lines(text: &str) -> Vec<LineSpan> {
+/// Splits `text[body..]` into line spans, recording each terminator (`\n`
+/// or `\r\n`).
+fn split_lines(text: &str, body: usize) -> Vec<LineSpan> {
     let bytes = text.as_bytes();
-    let mut lines = Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1);
-    let mut start = 0;
-    for at in memchr::memchr_iter(b'\n', bytes) {
+    let mut lines = Vec::with_capacity(memchr::memchr_iter(b'\n', &bytes[body..]).count() + 1);
+    let mut start = body;
+    for at in memchr::memchr_iter(b'\n', &bytes[body..]).map(|offset| body + offset) {
         let (len, ending) = if at > start && bytes[at - 1] == b'\r' {
             (at - 1 - start, Ending::CrLf)
         } else {
@@ -60,18 +61,34 @@ fn split_lines(text: &str) -> Vec<LineSpan> {
 /// cheaper than SipHash on 100,000 gate ids.
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
-/// `KEY:` followed by an optional space and single-line text, for one of the
-/// attribute keywords. Returns (keyword, value before trimming).
-fn attribute_after(text: &str) -> Option<(&'static str, &str)> {
-    for key in ATTRIBUTES {
-        if let Some(rest) = text.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
-            let value = strip_one_space(rest);
-            if is_single_js_line(value) {
-                return Some((key, value));
-            }
-        }
-    }
-    None
+/// A line that starts with `KEY:` for one of the attribute keywords.
+enum AttributeShape<'a> {
+    /// A clean attribute: (keyword, value before trimming).
+    Clean(&'static str, &'a str),
+    /// The value holds a line terminator (CR, U+2028 or U+2029). The Node
+    /// tool reads such a line as prose, which silently turns a runnable gate
+    /// into a manual one; here it is an error.
+    Broken(&'static str),
+}
+
+/// `KEY:` followed by an optional space and the value, for one of the
+/// attribute keywords.
+fn attribute_after(text: &str) -> Option<AttributeShape<'_>> {
+    ATTRIBUTES.into_iter().find_map(|key| {
+        let rest = text.strip_prefix(key)?.strip_prefix(':')?;
+        let value = strip_one_space(rest);
+        Some(if is_single_js_line(value) { AttributeShape::Clean(key, value) } else { AttributeShape::Broken(key) })
+    })
+}
+
+/// The error for an attribute whose value holds a line terminator.
+fn broken_attribute(key: &str) -> String {
+    format!("{key} value contains a line terminator (CR, U+2028 or U+2029); keep each attribute on one line")
+}
+
+/// The first character a CHECK, EXPECT or CWD value may not contain.
+fn forbidden_character(value: &str) -> Option<char> {
+    value.chars().find(|&c| crate::visible::is_forbidden_in_definition(c))
 }
 
 fn leading_space_len(text: &str) -> usize {
@@ -94,7 +111,7 @@ fn gate_line(text: &str) -> Option<(bool, &str)> {
         _ => return None,
     };
     let rest = rest[1..].strip_prefix("] ")?;
-    is_single_js_line(rest).then_some((checked, rest))
+    Some((checked, rest))
 }
 
 /// `ID: title` → (id, title) with the Node tool's lazy `^(\S+?):(?:\s+|$)`.
@@ -195,7 +212,10 @@ impl Builder<'_> {
 /// non-empty.
 pub fn parse(text: impl Into<String>) -> ParseOutcome {
     let text: String = text.into();
-    let lines = split_lines(&text);
+    // A UTF-8 byte order mark is kept for rendering but is not part of the
+    // first line, so it cannot hide a gate there.
+    let body = if text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
+    let lines = split_lines(&text, body);
     let (gates, abandoned, abandoned_ids, owns, errors, warnings) = parse_lines(&text, &lines);
     ParseOutcome { document: Document::new(text, lines, gates, abandoned, abandoned_ids, owns), errors, warnings }
 }
@@ -233,6 +253,12 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
             continue;
         }
 
+        if gate_line(text).is_some_and(|(_, rest)| !is_single_js_line(rest)) {
+            // The Node tool reads this as prose, so the gate would vanish.
+            b.error(index, "gate line contains a line terminator (CR, U+2028 or U+2029); keep a gate on one line");
+            current = None;
+            continue;
+        }
         if let Some((checked, rest)) = gate_line(text) {
             let raw_title = js_trim(rest);
             let (id, title) = match split_id(raw_title) {
@@ -281,22 +307,50 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
             continue;
         }
         if indent == 0 {
-            if let Some((key, _)) = attribute_after(text) {
-                b.error(
-                    index,
-                    format!("unindented {key} is not attached to a gate; indent attribute lines with spaces"),
-                );
-                current = None;
-                continue;
+            match attribute_after(text) {
+                Some(AttributeShape::Clean(key, _)) => {
+                    b.error(
+                        index,
+                        format!("unindented {key} is not attached to a gate; indent attribute lines with spaces"),
+                    );
+                    current = None;
+                    continue;
+                }
+                Some(AttributeShape::Broken(key)) => {
+                    b.error(index, broken_attribute(key));
+                    current = None;
+                    continue;
+                }
+                None => {}
             }
         }
         if indent > 0 {
-            if let Some((key, value)) = attribute_after(body) {
+            if let Some(shape) = attribute_after(body) {
+                let (key, value) = match shape {
+                    AttributeShape::Clean(key, value) => (key, value),
+                    AttributeShape::Broken(key) => {
+                        b.error(index, broken_attribute(key));
+                        continue;
+                    }
+                };
                 let Some(gate_index) = current else {
                     b.error(index, format!("orphan {key} is not attached to a gate"));
                     continue;
                 };
                 let value = js_trim(value).to_string();
+                if key != "EVIDENCE" {
+                    if let Some(c) = forbidden_character(&value) {
+                        let shown = crate::visible::visible(c.encode_utf8(&mut [0; 4])).into_owned();
+                        b.error(
+                            index,
+                            format!(
+                                "{key} contains the control or bidirectional character {shown} (U+{:04X}), which \
+                                 would hide what runs; remove it",
+                                c as u32
+                            ),
+                        );
+                    }
+                }
                 let bit = 1 << ATTRIBUTES.iter().position(|known| *known == key).unwrap_or_default();
                 if b.seen_attributes[gate_index] & bit != 0 {
                     let id = b.gates[gate_index].id.clone();
@@ -483,6 +537,27 @@ mod tests {
         for text in ["- [ ] A: a\r\n  CHECK: x\n  EXPECT: y", "- [ ] A: a\n\n\n", "- [ ] A: a\r\r\n"] {
             assert_eq!(parse(text).document.render(), text);
         }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_kept_but_hides_nothing() {
+        let text = "\u{feff}- [ ] A: a\n  CHECK: x\n  EXPECT: y\n";
+        let out = parse(text);
+        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        assert_eq!(out.document.gates[0].id, "A");
+        let mut document = out.document;
+        document.set_checked(0, true);
+        assert_eq!(document.render(), text.replacen("[ ]", "[x]", 1));
+    }
+
+    #[test]
+    fn unclean_attribute_lines_are_errors() {
+        let has = |text: &str, wanted: &str| errors_of(text).iter().any(|e| e.contains(wanted));
+        assert!(has("- [ ] A: x\n  CHECK: a\rb\n  EXPECT: y\n", "line 2: CHECK value contains a line terminator"));
+        assert!(has("- [ ] A: x\nEXPECT: a\u{2029}\n", "line 2: EXPECT value contains a line terminator"));
+        assert!(has("- [ ] A: x\n  CHECK: a\u{1b}b\n  EXPECT: y\n", "line 2: CHECK contains the control"));
+        assert!(errors_of("- [ ] A: x\n  CHECK: a\tb\n  EXPECT: y\n").is_empty());
+        assert!(errors_of("- [ ] A: x\n  EVIDENCE: seen \u{1b}\n").is_empty());
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::io::Write;
 
 use crate::check::verdict::{Outcome, Verdict};
 use crate::terminal::{safe, sanitize};
+use crate::visible::visible;
 
 use super::{Event, Reporter};
 
@@ -154,16 +155,17 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
             Event::Warning(line) => self.warning(line),
             Event::ApprovalRequired { qualified, oracle, path_transcript } => {
                 self.marked(YELLOW, "APPROVAL REQUIRED", &format!(" {qualified}"));
-                self.plain(&format!("    CHECK: {}", oracle.check));
-                self.plain(&format!("    EXPECT: {}", oracle.expect));
-                self.plain(&format!("    CWD: {}", oracle.cwd));
-                self.plain(&format!("    SHELL: {}", oracle.shell));
-                self.plain(&format!("    PATH: {path_transcript}"));
+                self.plain(&format!("    CHECK: {}", visible(&oracle.check)));
+                self.plain(&format!("    EXPECT: {}", visible(&oracle.expect)));
+                self.plain(&format!("    CWD: {}", visible(&oracle.cwd)));
+                self.plain(&format!("    SHELL: {}", visible(&oracle.shell)));
+                self.plain(&format!("    PATH: {}", visible(path_transcript)));
             }
             Event::NotRun => self.plain("    NOT RUN: inspect this oracle, then re-run with --approve"),
             Event::Approved { record } => self.plain(&format!("    APPROVED: {}", record.display())),
             Event::CheckStarted { qualified, shell, cwd, path_transcript } => {
-                self.plain(&format!("  RUN  {qualified} shell={shell} cwd={cwd} PATH={path_transcript}"));
+                let (shell, cwd, path) = (visible(shell), visible(cwd), visible(path_transcript));
+                self.plain(&format!("  RUN  {qualified} shell={shell} cwd={cwd} PATH={path}"));
             }
             Event::CheckFinished { qualified, title, result } => {
                 let outcome = result.outcome_line();
@@ -174,6 +176,19 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                     self.marked(RED, "  FAIL", &format!(" {qualified}: {title}"));
                     let reason = result.error.as_ref().map(|e| format!("{e}; ")).unwrap_or_default();
                     self.plain(&format!("       {reason}{outcome}"));
+                }
+            }
+            Event::CheckInterrupted { qualified, title } => {
+                self.marked(YELLOW, "  INTERRUPTED", &format!(" {qualified}: {title}"));
+            }
+            Event::Interrupted { signal, stopped } => {
+                self.marked(
+                    BOLD_YELLOW,
+                    "INTERRUPTED",
+                    &format!(" by {signal}: {} running check(s) stopped; their gates were not updated", stopped.len()),
+                );
+                if !stopped.is_empty() {
+                    self.plain(&format!("  {}", capped_list(stopped)));
                 }
             }
             Event::ResultStale { qualified } => self.marked(
@@ -243,6 +258,7 @@ mod tests {
             matched: true,
             error: None,
             duration: Duration::from_millis(5),
+            interrupted: None,
         }
     }
 
@@ -263,6 +279,21 @@ mod tests {
     }
 
     const PLAIN: Style = Style { color: false, live: false, workflow_commands_live: false };
+
+    #[test]
+    fn an_interrupted_run_lists_the_checks_it_stopped() {
+        let stopped = ["GATES:A".to_string()];
+        let events = [
+            Event::CheckInterrupted { qualified: "GATES:A", title: "t" },
+            Event::Interrupted { signal: "SIGINT", stopped: &stopped },
+        ];
+        let (out, err) = render(PLAIN, &events);
+        assert_eq!(
+            out,
+            "  INTERRUPTED GATES:A: t\nINTERRUPTED by SIGINT: 1 running check(s) stopped; their gates were not updated\n  GATES:A\n"
+        );
+        assert_eq!(err, "");
+    }
 
     #[test]
     fn result_and_verdict_lines_are_the_node_tools() {

@@ -45,6 +45,17 @@ pub enum Event<'a> {
         title: &'a str,
         result: &'a CheckResult,
     },
+    /// An interrupt terminated this gate's check; nothing was written for it.
+    CheckInterrupted {
+        qualified: &'a str,
+        title: &'a str,
+    },
+    /// The run was interrupted by `signal`; `stopped` lists the checks it
+    /// terminated. Sent instead of the per-ledger lines and the verdict.
+    Interrupted {
+        signal: &'a str,
+        stopped: &'a [String],
+    },
     /// The gate changed while its check ran; the result was discarded.
     ResultStale {
         qualified: &'a str,

@@ -1,7 +1,7 @@
 //! Kills gate-check with SIGKILL at pseudo-random moments while it writes
 //! evidence back, 200 times, and checks that the ledger is always exactly
 //! one of the states a complete write-back sequence passes through: never a
-//! torn or mixed file.
+//! torn or mixed file, and that the next run leaves no temp file behind.
 
 use std::time::{Duration, Instant};
 
@@ -109,6 +109,20 @@ fn sigkill_during_write_back_never_tears_the_ledger() {
         seen[matched.unwrap_or_default()] += 1;
     }
     eprintln!("rounds ending in each state (gates written 0..={GATES}): {seen:?}");
+    // Temp files of killed write-backs are gate-check's to clean: the next
+    // run removes them under the ledger's lock, so none survives it.
+    let leftovers = || -> Vec<String> {
+        std::fs::read_dir(&sandbox.root)
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".GATES.md.") && n.ends_with(".tmp"))
+            .collect()
+    };
+    eprintln!("temp files left by {ROUNDS} killed runs before the next run: {}", leftovers().len());
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--reverify", "GATES.md"]).output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(leftovers(), Vec::<String>::new(), "temp files survived the next run");
     // The kills must actually land inside runs, or the test proves nothing.
     assert!(interrupted > ROUNDS / 8, "only {interrupted} of {ROUNDS} runs were interrupted");
 }

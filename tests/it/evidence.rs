@@ -294,3 +294,48 @@ fn ids_are_qualified_by_file_stem() {
     assert!(out.contains("UNMET: 2 (met: 1)\n  GATES:G1, leaf-1.2.1:G3\n"), "{out}");
     assert!(!out.contains("G4"), "{out}");
 }
+
+/// The EVIDENCE value the run wrote for the only gate of GATES.md.
+fn written_evidence(sandbox: &Sandbox) -> String {
+    let text = sandbox.read("GATES.md");
+    let line = text.lines().find(|l| l.starts_with("  EVIDENCE: ")).unwrap();
+    line["  EVIDENCE: ".len()..].to_string()
+}
+
+#[test]
+fn a_cut_inside_a_surrogate_pair_is_written_as_the_node_tool_writes_it() {
+    let sandbox = Sandbox::new();
+    let ledger =
+        |cwd: &str| format!("- [ ] A: outcome A\n  CHECK: echo ok\n  EXPECT: ok\n  CWD: {cwd}\n  EVIDENCE: pending\n");
+    // A first run shows how many UTF-16 units precede the CWD value.
+    fs::create_dir(sandbox.path("d")).unwrap();
+    sandbox.write("GATES.md", &ledger("d"));
+    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    let first = written_evidence(&sandbox);
+    let units = |text: &str| text.encode_utf16().count();
+    let before_cwd = units(&first[..first.find("; cwd=").unwrap() + "; cwd=".len()]);
+    // A deep directory whose emoji straddles unit 900 of the evidence line.
+    let root_units = units(sandbox.root.to_str().unwrap()) + 1;
+    let mut padding = 900 - 1 - before_cwd - root_units;
+    let mut relative = String::new();
+    while padding > 0 {
+        let segment = padding.min(200);
+        let last = segment == padding;
+        let name = "a".repeat(if last { segment } else { segment - 1 });
+        relative.push_str(&name);
+        relative.push(if last { '\u{1F600}' } else { '/' });
+        padding -= segment;
+    }
+    relative.push('x');
+    fs::create_dir_all(sandbox.path(&relative)).unwrap();
+    sandbox.write("GATES.md", &ledger(&relative));
+    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    let evidence = written_evidence(&sandbox);
+    assert_eq!(units(&evidence), 900, "{evidence}");
+    assert!(evidence.ends_with("aaaa\u{FFFD}"), "{evidence}");
+    // The written line is current: a status run counts the gate as met.
+    let (code, out, _) = status(&sandbox);
+    assert_eq!(code, 0, "{out}");
+}

@@ -99,7 +99,9 @@ fn an_untrustworthy_gate_directory_blocks() {
     std::os::unix::fs::symlink(sandbox.path("elsewhere"), sandbox.path("gates")).unwrap();
     let reason = block_reason(&stop(&sandbox, "s1").1);
     assert!(
-        reason.contains("need work: discovery:PARSE (gate directory is not a real directory inside the repository)"),
+        reason.contains(
+            "need work: discovery:PARSE (a scope or gate directory is not a real directory inside the repository)"
+        ),
         "{reason}"
     );
 }
@@ -141,12 +143,27 @@ fn releases_after_six_blocks_without_semantic_progress() {
     system_message(&stop(&sandbox, "s1").1);
     assert!(block_reason(&stop(&sandbox, "s2").1).contains("(Block 1 of 6"));
 
-    // A changed definition is progress, and so is a changed gate state.
-    sandbox.write("GATES.md", &UNMET.replace("make report", "make report-v2"));
-    assert!(block_reason(&stop(&sandbox, "s1").1).contains("(Block 1 of 6"));
+    // A changed gate state is progress.
     sandbox.write("GATES.md", &format!("{UNMET}- [ ] G3: new gate\n  EVIDENCE: pending\n"));
     let reason = block_reason(&stop(&sandbox, "s1").1);
     assert!(reason.contains("(Block 1 of 6") && reason.contains("GATES:G1, GATES:G3"), "{reason}");
+}
+
+#[test]
+fn rewriting_a_failing_check_is_not_progress() {
+    let sandbox = Sandbox::new();
+    for block in 1..=6 {
+        // Each stop sees another CHECK, EXPECT and CWD for the same unmet gate.
+        let edited = UNMET
+            .replace("make report", &format!("make report-v{block}"))
+            .replace("REPORT-OK", &format!("REPORT-OK-{block}"))
+            .replace("  EVIDENCE: pending", &format!("  CWD: dir{block}\n  EVIDENCE: pending"));
+        sandbox.write("GATES.md", &edited);
+        let reason = block_reason(&stop(&sandbox, "s1").1);
+        assert!(reason.contains(&format!("(Block {block} of 6")), "{reason}");
+    }
+    let note = system_message(&stop(&sandbox, "s1").1);
+    assert!(note.starts_with("unlazy: releasing after 6 blocks without gate progress"), "{note}");
 }
 
 #[test]
@@ -324,4 +341,81 @@ fn a_scope_with_only_an_open_wave_still_blocks() {
     wave(&sandbox, &["open", "--scope", "api", "--wave", "w1", "--leaf", "leaf-a"]);
     let reason = block_reason(&stop(&sandbox, "s1").1);
     assert!(reason.contains("dispatch:w1"), "{reason}");
+}
+
+#[test]
+fn a_pinned_scope_that_is_a_link_blocks() {
+    let sandbox = Sandbox::new();
+    let elsewhere = sandbox.root.parent().unwrap().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("GATES.md"), MET).unwrap();
+    std::fs::create_dir_all(sandbox.path(".unlazy")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, sandbox.path(".unlazy/api")).unwrap();
+    let (status, _, err) = outcome(&sandbox.cmd().args(["--status", "--scope", "api"]).output().unwrap());
+    assert_eq!(status, 2, "{err}");
+    for (args, env) in [(&["--scope", "api"][..], None), (&[][..], Some("api"))] {
+        let mut cmd = sandbox.cmd();
+        cmd.args(["hook", "stop"]).args(args).write_stdin(payload(&sandbox, "s1"));
+        if let Some(scope) = env {
+            cmd.env("UNLAZY_SCOPE", scope);
+        }
+        let (code, out, _) = outcome(&cmd.output().unwrap());
+        assert_eq!(code, 0);
+        let reason = block_reason(&out);
+        assert!(reason.contains("[scope api]") && reason.contains("discovery:PARSE"), "{reason}");
+    }
+    // A scope that is really absent still lets the stop through.
+    let note = system_message(&stop_with(&sandbox, &payload(&sandbox, "s1"), &["--scope", "web"]).1);
+    assert!(note.starts_with("unlazy: no such scope \"web\""), "{note}");
+}
+
+#[test]
+fn a_linked_state_directory_blocks_a_pinned_scope() {
+    let sandbox = Sandbox::new();
+    let elsewhere = sandbox.root.parent().unwrap().join("state-elsewhere");
+    std::fs::create_dir_all(elsewhere.join("api")).unwrap();
+    std::fs::write(elsewhere.join("api/GATES.md"), MET).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, sandbox.path(".unlazy")).unwrap();
+    let reason = block_reason(&stop_with(&sandbox, &payload(&sandbox, "s1"), &["--scope", "api"]).1);
+    assert!(reason.contains("discovery:PARSE"), "{reason}");
+}
+
+#[test]
+fn stdin_that_is_never_closed_allows_the_stop_after_a_deadline() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", UNMET);
+    let mut child = sandbox
+        .std_cmd()
+        .args(["hook", "stop"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Half a payload, and the pipe stays open.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"session_id\":").unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "the hook hangs on an open stdin");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (code, out, err) = outcome(&child.wait_with_output().unwrap());
+    drop(stdin);
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert_eq!(err, "gate-check hook stop: the hook input was not closed within 5 s; not blocking\n");
+}
+
+#[test]
+fn the_progress_state_is_the_one_the_node_hook_records() {
+    use crate::core_support::sha256_hex;
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", UNMET);
+    block_reason(&stop(&sandbox, "s1").1);
+    // The Node hook's digests: its session key, and the sorted `<item>=<state>` list.
+    let key = &sha256_hex("s1\0unscoped")[..24];
+    let hash = &sha256_hex("GATES:G1=unmet\0GATES:G2=met")[..24];
+    let state: Value = serde_json::from_str(&sandbox.read(".unlazy-hook-state.json")).unwrap();
+    assert_eq!(state["sessions"][key]["hash"], *hash, "{state}");
+    assert_eq!(state["sessions"][key]["blocks"], 1);
 }

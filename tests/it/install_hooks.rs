@@ -206,3 +206,59 @@ fn shared_warns_and_global_writes_home() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--scope must match"), "{err}");
 }
+
+#[test]
+fn only_entries_this_tool_or_the_node_installer_wrote_are_ours() {
+    let sandbox = Sandbox::new();
+    let foreign = "node /opt/other/stop-hook.mjs --unlazy-helper";
+    let node = "'/usr/bin/node' '/opt/unlazy/scripts/stop-hook.mjs' --unlazy-hook-v2 --scope api";
+    let start = json!({ "hooks": { "Stop": [{ "hooks": [
+        { "type": "command", "command": foreign },
+        { "type": "command", "command": node, "timeout": 20 },
+    ] }] } });
+    sandbox.write(LOCAL, &serde_json::to_string_pretty(&start).unwrap());
+    let (code, out, err) = install(&sandbox, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("replaced: 1 older unlazy Stop hook entry"), "{out}");
+    assert_eq!(stop_commands(&settings(&sandbox, LOCAL)), [foreign.to_string(), our_command(None)]);
+    let (code, out, _) = install(&sandbox, &["--uninstall"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Removed 1 unlazy Stop hook entry"), "{out}");
+    assert_eq!(stop_commands(&settings(&sandbox, LOCAL)), [foreign.to_string()]);
+    let (_, out, _) = install(&sandbox, &["--uninstall"]);
+    assert!(out.starts_with("Nothing to remove"), "{out}");
+    assert_eq!(stop_commands(&settings(&sandbox, LOCAL)), [foreign.to_string()]);
+}
+
+#[test]
+fn a_hard_linked_settings_file_is_refused_and_keeps_its_link() {
+    use std::os::unix::fs::MetadataExt;
+    let sandbox = Sandbox::new();
+    let text = "{\n  \"model\": \"x\"\n}\n";
+    let file = sandbox.write(LOCAL, text);
+    let partner = sandbox.path("elsewhere.json");
+    fs::hard_link(&file, &partner).unwrap();
+    for args in [&[][..], &["--uninstall"][..]] {
+        let (code, out, err) = install(&sandbox, args);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(err.contains("more than one hard link") && err.contains("single-link file"), "{err}");
+        assert_eq!(fs::metadata(&file).unwrap().nlink(), 2);
+        assert_eq!(sandbox.read(LOCAL), text);
+        assert!(!exists(&sandbox.path(".claude/settings.local.json.unlazy.bak")));
+    }
+}
+
+#[test]
+fn reinstalling_restores_a_damaged_entry() {
+    let sandbox = Sandbox::new();
+    install(&sandbox, &[]);
+    let healthy = settings(&sandbox, LOCAL);
+    let mut damaged = healthy.clone();
+    damaged["hooks"]["Stop"][0]["hooks"][0]["type"] = json!("prompt");
+    damaged["hooks"]["Stop"][0]["hooks"][0]["timeout"] = json!(1);
+    sandbox.write(LOCAL, &serde_json::to_string_pretty(&damaged).unwrap());
+    let (code, out, err) = install(&sandbox, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("Installed unlazy Stop hook") && out.contains("replaced: 1"), "{out}");
+    assert_eq!(settings(&sandbox, LOCAL), healthy);
+}

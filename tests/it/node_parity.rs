@@ -121,14 +121,31 @@ fn line_separator_openers_shift_which_gates_are_fenced() {
 
 #[test]
 fn node_verified_line_terminators_inside_other_lines() {
-    // A gate title holding U+2028 is not a gate.
-    assert_node_accepts("- [ ] G1: base\n- [x] G2: ti\u{2028}tle\n", &[gate("G1", 1, "unmet", None)], &[]);
     // An ABANDON whose reason holds U+2028 is prose, not an abandonment.
     assert_node_accepts("- [ ] G1: base\nABANDON: G1 rea\u{2028}son\n", &[gate("G1", 1, "unmet", None)], &[]);
-    // A gate line ending in a lone CR (CRLF file, "\r\r\n") is not a gate.
-    assert_node_accepts("- [ ] G1: base\r\n- [x] G2: t\r\r\n", &[gate("G1", 1, "unmet", None)], &[]);
-    // A BOM is not stripped: the first line is not a gate.
-    assert_node_accepts("\u{feff}- [ ] G1: t\n- [ ] G2: u\n", &[gate("G2", 2, "unmet", None)], &[]);
+}
+
+/// Node reads a gate line holding a line terminator as prose, so the gate
+/// silently disappears; gate-check refuses the ledger instead (issue 10).
+#[test]
+fn deliberate_difference_a_gate_line_holding_a_line_terminator_is_an_error() {
+    for text in ["- [ ] G1: base\n- [x] G2: ti\u{2028}tle\n", "- [ ] G1: base\r\n- [x] G2: t\r\r\n"] {
+        let got = status(text);
+        assert_eq!(got.code, 2, "{text:?}");
+        assert!(
+            got.errors.iter().any(|e| e.contains("line 2: gate line contains a line terminator")),
+            "{:?}",
+            got.errors
+        );
+    }
+}
+
+/// Node does not strip a BOM, so the first gate is hidden; gate-check reads
+/// it (issue 10).
+#[test]
+fn deliberate_difference_a_byte_order_mark_does_not_hide_the_first_gate() {
+    let got = status("\u{feff}- [ ] G1: t\n- [ ] G2: u\n");
+    assert_eq!(got.gates, [gate("G1", 1, "unmet", None), gate("G2", 2, "unmet", None)]);
 }
 
 #[test]
@@ -176,8 +193,9 @@ fn node_verified_automatic_evidence_boundaries() {
     let base = v1_evidence("12; shell=/bin/sh; tail=");
     assert_node_accepts(&runnable_with_evidence(&pad_utf16(base.clone(), 900)), &met, &[]);
     assert_node_accepts(&runnable_with_evidence(&pad_utf16(base, 901)), &stale, &[]);
-    // `shell=.`: U+2028 is not `.`; a lone trailing NBSP is trimmed away; NBSP + x is fine.
-    assert_node_accepts(&runnable_with_evidence(&v1_evidence("12; shell=\u{2028}x")), &stale, &[]);
+    // A lone trailing NBSP is trimmed away; NBSP + x is fine. (An EVIDENCE
+    // line holding U+2028, prose to Node, is an error: see
+    // `deliberate_difference_an_attribute_holding_a_line_terminator_is_an_error`.)
     assert_node_accepts(&runnable_with_evidence(&v1_evidence("12; shell=\u{a0}")), &stale, &[]);
     assert_node_accepts(&runnable_with_evidence(&v1_evidence("12; shell=\u{a0}x")), &met, &[]);
     // output-bytes may be at most 1 MiB.
@@ -185,14 +203,26 @@ fn node_verified_automatic_evidence_boundaries() {
     assert_node_accepts(&runnable_with_evidence(&v1_evidence("1048577; shell=/bin/sh")), &stale, &[]);
 }
 
+/// Node reads an attribute line holding a line terminator as prose, which
+/// turns a runnable gate manual; gate-check refuses it (issue 10).
 #[test]
-fn node_verified_definition_digest_json_escaping() {
-    // JSON.stringify escapes \u0001, \b and \u001f, leaves DEL and tab-as-\t; CWD is trimmed
-    // of its trailing space and NBSP before hashing.
-    let text = "- [ ] G1: t\n  CHECK: a\u{1}b\u{8}c\u{1f}\"\\\u{7f}\td\n  EXPECT: /x\\/y/\n  CWD: \u{e9} \u{a0}\n";
-    assert_node_accepts(
-        text,
-        &[gate("G1", 1, "unmet", Some("cd0efc746ed433d7d40ee5641c1e4b6a74bd5d21f812caeab6ba80a29375e16f"))],
-        &[],
+fn deliberate_difference_an_attribute_holding_a_line_terminator_is_an_error() {
+    let got = status(&runnable_with_evidence(&v1_evidence("12; shell=\u{2028}x")));
+    assert_eq!(got.code, 2);
+    assert!(
+        got.errors.iter().any(|e| e.contains("line 4: EVIDENCE value contains a line terminator")),
+        "{:?}",
+        got.errors
     );
+}
+
+/// Node accepts controls in a CHECK (its digest JSON-escapes \u0001, \b
+/// and \u001f, and keeps DEL); gate-check refuses controls other than TAB,
+/// because they hide what runs from the approver (issue 10).
+#[test]
+fn deliberate_difference_controls_in_a_check_are_an_error() {
+    let text = "- [ ] G1: t\n  CHECK: a\u{1}b\u{8}c\u{1f}\"\\\u{7f}\td\n  EXPECT: /x\\/y/\n  CWD: \u{e9} \u{a0}\n";
+    let got = status(text);
+    assert_eq!(got.code, 2);
+    assert!(got.errors.iter().any(|e| e.contains("line 2: CHECK contains the control")), "{:?}", got.errors);
 }

@@ -1,0 +1,51 @@
+//! The few /proc facts the containment sweep needs: this process's
+//! children, and a child's process group, session and open pipes.
+//! Only ever asked about our own unreaped children, whose pids cannot be
+//! reused while we look.
+
+use std::fs;
+
+use rustix::process::Pid;
+
+/// The children of every thread of this process (a re-parented orphan is
+/// adopted by one of our threads, a check leader by the thread that spawned
+/// it). Empty when the kernel lacks `CONFIG_PROC_CHILDREN`.
+pub fn children() -> Vec<Pid> {
+    let Ok(tasks) = fs::read_dir("/proc/self/task") else { return Vec::new() };
+    let mut found = Vec::new();
+    for task in tasks.flatten() {
+        if let Ok(list) = fs::read_to_string(task.path().join("children")) {
+            found.extend(list.split_ascii_whitespace().filter_map(|pid| pid.parse().ok()).filter_map(Pid::from_raw));
+        }
+    }
+    found
+}
+
+pub struct ProcessInfo {
+    pub group: i32,
+    pub session: i32,
+}
+
+/// Fields 5 and 6 of `/proc/PID/stat`; the command name before them may
+/// hold spaces and parentheses, so parsing starts after its last `)`.
+pub fn info(pid: Pid) -> Option<ProcessInfo> {
+    let stat = fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero())).ok()?;
+    let mut fields = stat.rsplit_once(')')?.1.split_ascii_whitespace();
+    let (_state, _parent) = (fields.next()?, fields.next()?);
+    let group = fields.next()?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
+    Some(ProcessInfo { group, session })
+}
+
+/// True when `pid` holds a descriptor for the pipe with inode `inode`.
+pub fn holds_pipe(pid: Pid, inodes: &[u64]) -> bool {
+    let Ok(descriptors) = fs::read_dir(format!("/proc/{}/fd", pid.as_raw_nonzero())) else { return false };
+    descriptors.flatten().filter_map(|fd| fs::read_link(fd.path()).ok()).any(|target| {
+        let target = target.to_string_lossy();
+        target
+            .strip_prefix("pipe:[")
+            .and_then(|rest| rest.strip_suffix(']'))
+            .and_then(|inode| inode.parse::<u64>().ok())
+            .is_some_and(|inode| inodes.contains(&inode))
+    })
+}

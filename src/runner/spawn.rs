@@ -1,0 +1,119 @@
+//! Starting one check: `<shell> -c <CHECK>` as the leader of a new session,
+//! so it has no controlling terminal and its process group id is its own
+//! pid, with stdin from /dev/null and stdout and stderr into fresh pipes.
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+use rustix::process::Pid;
+
+pub struct Spawned {
+    pub leader: Pid,
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
+}
+
+/// The shell as an absolute path: a relative one would otherwise be looked
+/// up from the check's directory instead of ours.
+fn absolute(shell: &Path) -> io::Result<PathBuf> {
+    if shell.is_absolute() {
+        Ok(shell.to_path_buf())
+    } else {
+        crate::paths::absolute(shell)
+    }
+}
+
+/// `posix_spawn` (a vfork-style clone in glibc) costs a fraction of the
+/// fork-and-exec that std uses once a `pre_exec` hook is needed for
+/// `setsid`, and `POSIX_SPAWN_SETSID` does the same thing in the child.
+#[cfg(target_os = "linux")]
+pub fn spawn(shell: &Path, command: &str, cwd: &Path) -> io::Result<Spawned> {
+    use std::ffi::CString;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+
+    use nix::libc;
+    use nix::spawn::{posix_spawn, PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags};
+    use nix::sys::signal::{SigSet, Signal};
+    use rustix::pipe::{pipe_with, PipeFlags};
+
+    let program = absolute(shell)?;
+    let text = |bytes: &[u8]| CString::new(bytes).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput));
+    let args = [text(program.as_os_str().as_bytes())?, text(b"-c")?, text(command.as_bytes())?];
+    let directory = text(cwd.as_os_str().as_bytes())?;
+    let (stdout, stdout_child) = pipe_with(PipeFlags::CLOEXEC)?;
+    let (stderr, stderr_child) = pipe_with(PipeFlags::CLOEXEC)?;
+    let null = std::fs::File::open("/dev/null")?;
+
+    let mut actions = PosixSpawnFileActions::init()?;
+    actions.add_dup2(null.as_raw_fd(), 0)?;
+    actions.add_dup2(stdout_child.as_raw_fd(), 1)?;
+    actions.add_dup2(stderr_child.as_raw_fd(), 2)?;
+    // SAFETY: `PosixSpawnFileActions` is `repr(transparent)` over the libc
+    // type, initialized above and alive for the call; `directory` is a valid
+    // C string that glibc copies. nix wraps every action but this one.
+    let added = unsafe {
+        libc::posix_spawn_file_actions_addchdir_np(
+            (&mut actions as *mut PosixSpawnFileActions).cast::<libc::posix_spawn_file_actions_t>(),
+            directory.as_ptr(),
+        )
+    };
+    if added != 0 {
+        return Err(io::Error::from_raw_os_error(added));
+    }
+    let mut attributes = PosixSpawnAttr::init()?;
+    // What std does for its children too: an empty signal mask, and SIGPIPE
+    // (which the Rust runtime ignores) back to its default action.
+    let flags = PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK
+        | PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF
+        | PosixSpawnFlags::from_bits_retain(libc::c_int::from(libc::POSIX_SPAWN_SETSID));
+    attributes.set_flags(flags)?;
+    attributes.set_sigmask(&SigSet::empty())?;
+    let mut defaults = SigSet::empty();
+    defaults.add(Signal::SIGPIPE);
+    attributes.set_sigdefault(&defaults)?;
+    let pid = posix_spawn(program.as_path(), &actions, &attributes, &args, environment())?;
+    let leader = Pid::from_raw(pid.as_raw()).ok_or_else(|| io::Error::other("posix_spawn returned pid 0"))?;
+    Ok(Spawned { leader, stdout, stderr })
+}
+
+/// The process environment as `KEY=VALUE` strings, built once: checks
+/// inherit it, and gate-check never changes its own.
+#[cfg(target_os = "linux")]
+fn environment() -> &'static [std::ffi::CString] {
+    use std::os::unix::ffi::OsStrExt;
+    static ENVIRONMENT: std::sync::OnceLock<Vec<std::ffi::CString>> = std::sync::OnceLock::new();
+    ENVIRONMENT.get_or_init(|| {
+        std::env::vars_os()
+            .filter_map(|(key, value)| {
+                let mut entry = key.as_bytes().to_vec();
+                entry.push(b'=');
+                entry.extend_from_slice(value.as_bytes());
+                std::ffi::CString::new(entry).ok()
+            })
+            .collect()
+    })
+}
+
+/// Elsewhere std's fork path with a `setsid` hook does the same job.
+#[cfg(not(target_os = "linux"))]
+pub fn spawn(shell: &Path, command: &str, cwd: &Path) -> io::Result<Spawned> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    let mut spawning = Command::new(absolute(shell)?);
+    spawning.arg("-c").arg(command).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // SAFETY: setsid is async-signal-safe and touches no memory.
+    unsafe {
+        spawning.pre_exec(|| rustix::process::setsid().map(drop).map_err(io::Error::from));
+    }
+    let mut child = spawning.spawn()?;
+    let missing = || io::Error::other("child pipe missing");
+    let stdout = OwnedFd::from(child.stdout.take().ok_or_else(missing)?);
+    let stderr = OwnedFd::from(child.stderr.take().ok_or_else(missing)?);
+    let leader = Pid::from_child(&child);
+    // Dropping `Child` neither waits nor kills: the runner reaps the leader.
+    drop(child);
+    Ok(Spawned { leader, stdout, stderr })
+}

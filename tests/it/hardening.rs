@@ -1,0 +1,420 @@
+//! Adversarial-review reproducers (issue 10): hidden characters in what an
+//! approver is shown, attribute lines that silently turn a gate manual,
+//! records the reader refuses, ledgers grown past the read cap, runs as
+//! another user, temp files left by kills, explicit ledgers outside the
+//! working directory, a linked state directory, and gates deleted mid-run.
+
+use std::fs;
+
+use crate::common::{exists, gate, outcome, Sandbox};
+
+/// Runs gate-check with `args` and returns (exit code, stdout, stderr).
+fn run(sandbox: &Sandbox, args: &[&str]) -> (i32, String, String) {
+    outcome(&sandbox.cmd().args(args).output().expect("run gate-check"))
+}
+
+fn ledger_with_check(check: &str) -> String {
+    format!("# Gates\n\n- [ ] G1: the check runs\n  CHECK: {check}\n  EXPECT: ok\n  EVIDENCE: pending\n")
+}
+
+#[test]
+fn approval_prompt_and_run_line_escape_look_alike_characters() {
+    let sandbox = Sandbox::new();
+    fs::create_dir(sandbox.path("sub\u{a0}dir")).unwrap();
+    let text = "- [ ] G1: t\n  CHECK: echo ok\u{a0}#\u{200b}; echo\tdone\n  EXPECT: ok\u{a0}#\n  CWD: sub\u{a0}dir\n";
+    sandbox.write("GATES.md", text);
+    let (code, out, err) = run(&sandbox, &["GATES.md"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("    CHECK: echo ok\\u{A0}#\\u{200B}; echo\\tdone\n"), "{out}");
+    assert!(out.contains("    EXPECT: ok\\u{A0}#\n"), "{out}");
+    assert!(out.contains("/sub\\u{A0}dir\n"), "{out}");
+    assert!(!out.contains('\u{a0}') && !out.contains('\u{200b}') && !out.contains('\t'), "{out}");
+
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let run_line = out.lines().find(|l| l.starts_with("  RUN  ")).expect("RUN line");
+    assert!(run_line.contains("/sub\\u{A0}dir PATH="), "{run_line}");
+}
+
+#[test]
+fn control_and_bidi_characters_in_definitions_are_refused() {
+    let cases = [
+        ("CHECK", "echo ok\u{1}#; touch pwned", "\\x01"),
+        ("CHECK", "echo ok\u{1b}[8m; touch pwned", "\\x1B"),
+        ("CHECK", "echo ok #\u{202e}; touch pwned", "\\u{202E}"),
+        ("CHECK", "echo ok\u{85}; touch pwned", "\\u{85}"),
+        ("EXPECT", "ok\u{7f}", "\\x7F"),
+        ("CWD", ".\u{2066}", "\\u{2066}"),
+    ];
+    for (key, value, shown) in cases {
+        let sandbox = Sandbox::new();
+        let mut attributes = vec![("CHECK", "echo ok; touch pwned"), ("EXPECT", "ok"), ("CWD", ".")];
+        attributes.iter_mut().filter(|(k, _)| *k == key).for_each(|entry| entry.1 = value);
+        let mut text = String::from("- [ ] G1: t\n");
+        for (k, v) in &attributes {
+            text.push_str(&format!("  {k}: {v}\n"));
+        }
+        let path = sandbox.write("GATES.md", &text);
+        let line = 2 + attributes.iter().position(|(k, _)| *k == key).unwrap();
+        let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+        assert_eq!(code, 2, "{key} {value:?}: {out}{err}");
+        let expected =
+            format!("{}: line {line}: {key} contains the control or bidirectional character {shown}", path.display());
+        assert!(err.contains(&expected), "{key} {value:?}: {err}");
+        assert!(!exists(&sandbox.path("pwned")), "{key} {value:?}: the hidden command ran");
+        assert_eq!(sandbox.read("GATES.md"), text);
+        assert_eq!(sandbox.approval_count(), 0);
+    }
+}
+
+#[test]
+fn a_tab_inside_a_check_is_allowed_and_shown() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &ledger_with_check("printf 'ok\\n'\t# tabbed"));
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("    CHECK: printf 'ok\\n'\\t# tabbed\n"), "{out}");
+}
+
+#[test]
+fn lint_quotes_hidden_characters_escaped() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", "- [ ] G1: the report renders\n  CHECK: echo\u{a0}READY\n  EXPECT: READY\n");
+    let (_, out, err) = run(&sandbox, &["lint", "GATES.md"]);
+    assert!(out.contains("echo\\u{A0}READY") && !out.contains('\u{a0}'), "{out}{err}");
+}
+
+#[test]
+fn a_line_terminator_inside_an_attribute_is_an_error_not_a_manual_gate() {
+    for terminator in ["\r", "\u{2028}", "\u{2029}"] {
+        for (key, line) in [("CHECK", 2), ("EXPECT", 3), ("EVIDENCE", 4)] {
+            let sandbox = Sandbox::new();
+            let mut values =
+                vec![("CHECK", "exit 1".to_string()), ("EXPECT", "never".into()), ("EVIDENCE", "seen".into())];
+            values
+                .iter_mut()
+                .filter(|(k, _)| *k == key)
+                .for_each(|entry| entry.1.push_str(&format!("{terminator}# x")));
+            let mut text = String::from("- [x] G1: looks met\n");
+            for (k, v) in &values {
+                text.push_str(&format!("  {k}: {v}\n"));
+            }
+            let path = sandbox.write("GATES.md", &text);
+            for args in [&["--reverify", "GATES.md"][..], &["--status", "GATES.md"]] {
+                let (code, out, err) = run(&sandbox, args);
+                assert_eq!(code, 2, "{key} {terminator:?} {args:?}: {out}{err}");
+                assert!(!out.contains("ALL MET"), "{out}");
+                let expected = format!("{}: line {line}: {key} value contains a line terminator", path.display());
+                assert!(err.contains(&expected), "{key} {terminator:?}: {err}");
+            }
+            assert_eq!(sandbox.read("GATES.md"), text);
+        }
+    }
+}
+
+#[test]
+fn a_line_terminator_inside_a_gate_line_is_an_error_not_a_vanished_gate() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", "- [x] G1: met\n  EVIDENCE: seen\n- [ ] G2: unmet\rhidden\n");
+    let (code, out, err) = run(&sandbox, &["--status", "GATES.md"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("line 3: gate line contains a line terminator"), "{err}");
+}
+
+#[test]
+fn a_byte_order_mark_does_not_hide_the_first_gate() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", "\u{feff}- [ ] G1: manual\n");
+    let (code, out, err) = run(&sandbox, &["--status", "GATES.md"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("UNMET G1") || out.contains("GATES:G1"), "{out}");
+
+    let text = format!("\u{feff}{}", gate("G1", "printf 'ok\\n'", "ok"));
+    sandbox.write("GATES.md", &text);
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let after = sandbox.read("GATES.md");
+    assert!(after.starts_with("\u{feff}- [x] G1: outcome G1\n"), "{after:?}");
+    assert!(after.contains("  EVIDENCE: automatic-evidence=v1; "), "{after}");
+}
+
+#[test]
+fn a_gate_deleted_while_it_runs_is_discarded_and_not_counted() {
+    let sandbox = Sandbox::new();
+    let remaining = "- [x] G2: manual and met\n  EVIDENCE: seen by hand\n";
+    let check = format!("printf -- '{}' > GATES.md; echo ok", remaining.replace('\n', "\\n"));
+    sandbox.write("GATES.md", &format!("{}{remaining}", gate("G1", &check, "ok")));
+    let (code, out, err) = run(&sandbox, &["--approve", "--format", "json", "GATES.md"]);
+    assert_eq!(sandbox.read("GATES.md"), remaining);
+    assert_eq!(code, 0, "{out}{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON report");
+    assert_eq!(json["outcome"], "all-met", "{json}");
+    assert_eq!(json["unmet"], serde_json::json!([]), "{json}");
+    assert_eq!(json["summary"]["unmet"], 0, "{json}");
+    assert_eq!(json["gates"].as_array().map(Vec::len), Some(1), "{json}");
+
+    sandbox.write("GATES.md", &format!("{}{remaining}", gate("G1", &check, "ok")));
+    let (code, out, err) = run(&sandbox, &["GATES.md"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("STALE GATES:G1") && out.contains("ALL MET (1 met)"), "{out}");
+}
+
+#[test]
+fn a_definition_too_large_to_approve_is_refused_before_anything_runs() {
+    let sandbox = Sandbox::new();
+    let huge = "a".repeat(300_000);
+    let text = format!("{}{}", gate("G0", "touch ran-g0; echo ok", "ok"), gate("G1", "touch ran-g1; echo ok", &huge));
+    let path = sandbox.write("GATES.md", &text);
+    for args in [&["--approve", "GATES.md"][..], &["GATES.md"]] {
+        let (code, out, err) = run(&sandbox, args);
+        assert_eq!(code, 2, "{out}{err}");
+        let expected = format!("{}: line 5: gate G1 cannot be approved: its approval record would be", path.display());
+        assert!(err.contains(&expected), "{err}");
+        assert!(!exists(&sandbox.path("ran-g0")) && !exists(&sandbox.path("ran-g1")), "a check ran");
+        assert_eq!(sandbox.approval_count(), 0);
+        assert_eq!(sandbox.read("GATES.md"), text);
+    }
+}
+
+#[test]
+fn the_largest_approvable_definition_is_honoured_afterwards() {
+    let sandbox = Sandbox::new();
+    let large = "a".repeat(250_000);
+    sandbox.write("GATES.md", &gate("G1", "head -c 250000 /dev/zero | tr '\\0' a", &large));
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 0, "{}{err}", &out[..out.len().min(400)]);
+    let (code, _, err) = run(&sandbox, &["--reverify", "GATES.md"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_write_back_that_would_pass_the_read_cap_is_refused() {
+    let sandbox = Sandbox::new();
+    let head = gate("G1", "echo ok", "ok");
+    let target = 8 * 1024 * 1024 - 40;
+    let padding_line = "filler prose that keeps the ledger just under its read limit\n";
+    let mut text = head.clone();
+    while text.len() + padding_line.len() <= target {
+        text.push_str(padding_line);
+    }
+    text.push_str(&"x".repeat(target - text.len() - 1));
+    text.push('\n');
+    assert_eq!(text.len(), target);
+    sandbox.write("GATES.md", &text);
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("write-back would grow the gate ledger past the 8388608-byte read limit"), "{err}");
+    assert!(sandbox.read("GATES.md") == text, "the ledger changed");
+    let (code, _, err) = run(&sandbox, &["--status", "GATES.md"]);
+    assert_eq!(code, 1, "the ledger must stay readable: {err}");
+}
+
+/// Directory entries of `directory` whose names start with `prefix`.
+fn names_starting(directory: &std::path::Path, prefix: &str) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(directory)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(prefix))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn stale_temp_files_of_a_killed_write_back_are_removed_and_nothing_else() {
+    use std::os::unix::fs::{symlink, MetadataExt};
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
+    sandbox.write(".GATES.md.AbC123.tmp", "- [x] a killed write-back's half-written ledger\n");
+    let decoys = [".GATES.md.notes.tmp", ".GATES.md.AbC123.tmp.bak", ".GATES.md.AbC12.tmp", ".OTHER.md.AbC123.tmp"];
+    for decoy in decoys {
+        sandbox.write(decoy, "a user's file\n");
+    }
+    sandbox.write("keep-hard", "hard-linked\n");
+    fs::hard_link(sandbox.path("keep-hard"), sandbox.path(".GATES.md.Hrd123.tmp")).unwrap();
+    symlink(sandbox.path("keep-hard"), sandbox.path(".GATES.md.Lnk123.tmp")).unwrap();
+    fs::create_dir(sandbox.path(".GATES.md.Dir123.tmp")).unwrap();
+    let foreign = sandbox.write(".GATES.md.Frn123.tmp", "another user's file\n");
+    std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).unwrap();
+    assert_eq!(fs::metadata(&foreign).unwrap().uid(), 65534);
+
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let mut kept: Vec<String> = decoys.iter().map(ToString::to_string).collect();
+    kept.extend(
+        [".GATES.md.Dir123.tmp", ".GATES.md.Frn123.tmp", ".GATES.md.Hrd123.tmp", ".GATES.md.Lnk123.tmp"]
+            .map(String::from),
+    );
+    kept.retain(|n| n.starts_with(".GATES.md."));
+    kept.sort();
+    assert_eq!(names_starting(&sandbox.root, ".GATES.md."), kept);
+    assert!(exists(&sandbox.path(".OTHER.md.AbC123.tmp")));
+}
+
+#[test]
+fn a_linked_state_directory_is_refused_before_anything_is_written() {
+    let sandbox = Sandbox::new();
+    let outside = sandbox.root.parent().unwrap().join("outside-state");
+    fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, sandbox.path(".unlazy")).unwrap();
+    let text = gate("G1", "touch ran; echo ok", "ok");
+    sandbox.write("GATES.md", &text);
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("/.unlazy must be a real directory inside the repository"), "{err}");
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 0, "something was created through the link");
+    assert!(!exists(&sandbox.path("ran")), "the check ran");
+    assert_eq!(sandbox.approval_count(), 0);
+    assert_eq!(sandbox.read("GATES.md"), text);
+}
+
+/// A home directory, a repository `p` outside it, and a command run from
+/// the home directory with the default approval store.
+struct Elsewhere {
+    sandbox: Sandbox,
+    home: std::path::PathBuf,
+    repo: std::path::PathBuf,
+}
+
+impl Elsewhere {
+    fn new() -> Elsewhere {
+        let sandbox = Sandbox::new();
+        let base = sandbox.root.parent().unwrap().to_path_buf();
+        let (home, repo) = (base.join("home"), base.join("p"));
+        fs::create_dir(&home).unwrap();
+        fs::create_dir(&repo).unwrap();
+        fs::write(repo.join("GATES.md"), gate("G1", "touch ran; echo ok", "ok")).unwrap();
+        Elsewhere { sandbox, home, repo }
+    }
+
+    fn run_from(&self, cwd: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+        let mut cmd = self.sandbox.cmd();
+        cmd.current_dir(cwd).env("HOME", &self.home).env_remove("UNLAZY_APPROVAL_DIR");
+        outcome(&cmd.args(args).output().unwrap())
+    }
+
+    fn ledger(&self) -> String {
+        self.repo.join("GATES.md").display().to_string()
+    }
+}
+
+#[test]
+fn an_explicit_ledger_outside_the_working_directory_belongs_to_its_own_repository() {
+    let e = Elsewhere::new();
+    let (code, out, err) = e.run_from(&e.home, &["--approve", &e.ledger()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(exists(&e.repo.join("ran")));
+    assert!(exists(&e.repo.join(".unlazy/locks")), "locks live in the ledger's repository");
+    assert!(!exists(&e.home.join(".unlazy/locks")), "locks were created in the working directory");
+    assert_eq!(fs::read_dir(e.home.join(".unlazy/approved")).unwrap().count(), 1);
+
+    // From a directory where no state could be created, nothing changes.
+    let elsewhere = e.sandbox.root.parent().unwrap().join("blocked");
+    fs::create_dir(&elsewhere).unwrap();
+    fs::write(elsewhere.join(".unlazy"), "not a directory").unwrap();
+    let (code, out, err) = e.run_from(&elsewhere, &["--reverify", &e.ledger()]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_store_inside_an_explicit_ledgers_repository_is_refused() {
+    let e = Elsewhere::new();
+    let inside = e.repo.join("store");
+    let mut cmd = e.sandbox.cmd();
+    cmd.current_dir(&e.home).env("HOME", &e.home).env("UNLAZY_APPROVAL_DIR", &inside);
+    let (code, out, err) = outcome(&cmd.args(["--approve", &e.ledger()]).output().unwrap());
+    assert_eq!(code, 2, "{out}{err}");
+    let expected = format!("UNLAZY_APPROVAL_DIR must be outside the repository root {}", e.repo.display());
+    assert!(err.contains(&expected), "{err}");
+    assert!(!exists(&e.repo.join("ran")) && !exists(&inside));
+}
+
+#[test]
+fn the_default_store_inside_the_repository_is_named_as_such() {
+    let e = Elsewhere::new();
+    fs::write(e.home.join("GATES.md"), gate("G1", "touch ran; echo ok", "ok")).unwrap();
+    let (code, out, err) = e.run_from(&e.home, &["--approve", "GATES.md"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("the default approval store") && err.contains("set UNLAZY_APPROVAL_DIR"), "{err}");
+    assert!(!err.contains("UNLAZY_APPROVAL_DIR must be outside"), "{err}");
+    assert!(!exists(&e.home.join("ran")));
+}
+
+#[test]
+fn write_back_preconditions_are_checked_before_any_check_runs() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy", "a file where the state directory belongs");
+    let text = gate("G1", "touch ran; echo ok", "ok");
+    sandbox.write("GATES.md", &text);
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("cannot write back to") && err.contains("/.unlazy must be a real directory"), "{err}");
+    assert!(!exists(&sandbox.path("ran")), "the check ran before the precondition failed");
+    assert_eq!(sandbox.approval_count(), 0, "an approval was recorded");
+    assert_eq!(sandbox.read("GATES.md"), text);
+}
+
+#[test]
+fn a_run_as_root_on_a_users_ledger_keeps_it_and_its_state_the_users() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::process::CommandExt;
+    assert!(nix::unistd::geteuid().is_root(), "this test must run as root: it hands the repository to uid 65534");
+    const NOBODY: u32 = 65534;
+    let sandbox = Sandbox::new();
+    let base = sandbox.root.parent().unwrap().to_path_buf();
+    fs::set_permissions(&base, fs::Permissions::from_mode(0o755)).unwrap();
+    let ledger = sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
+    fs::set_permissions(&ledger, fs::Permissions::from_mode(0o640)).unwrap();
+    xattr::set(&ledger, "user.origin", b"kept").unwrap();
+    for path in [&sandbox.root, &ledger] {
+        std::os::unix::fs::chown(path, Some(NOBODY), Some(NOBODY)).unwrap();
+    }
+
+    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(sandbox.read("GATES.md").starts_with("- [x] G1"), "not written back");
+    let meta = fs::metadata(&ledger).unwrap();
+    assert_eq!((meta.uid(), meta.gid(), meta.mode() & 0o7777), (NOBODY, NOBODY, 0o640));
+    assert_eq!(xattr::get(&ledger, "user.origin").unwrap().as_deref(), Some(&b"kept"[..]));
+    let locks = sandbox.path(".unlazy/locks");
+    for path in [sandbox.path(".unlazy"), sandbox.path(".unlazy/.gitignore")]
+        .into_iter()
+        .chain(fs::read_dir(&locks).unwrap().map(|e| e.unwrap().path()))
+        .chain([locks.clone()])
+    {
+        let meta = fs::symlink_metadata(&path).unwrap();
+        assert_eq!((meta.uid(), meta.gid()), (NOBODY, NOBODY), "{} is not the owner's", path.display());
+    }
+
+    // The owner's own run still works, including its write-back.
+    let store = base.join("owner-approvals");
+    fs::create_dir(&store).unwrap();
+    fs::set_permissions(&store, fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::chown(&store, Some(NOBODY), Some(NOBODY)).unwrap();
+    let mut owner = sandbox.std_cmd();
+    owner.env("UNLAZY_APPROVAL_DIR", &store).env("HOME", &base).uid(NOBODY).gid(NOBODY);
+    let (code, out, err) = outcome(&owner.args(["--approve", "--reverify", "GATES.md"]).output().unwrap());
+    assert_eq!(code, 0, "the owner's run failed: {out}{err}");
+    assert!(out.contains("PASS GATES:G1"), "{out}");
+}
+
+#[test]
+fn a_run_that_runs_nothing_creates_no_state() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
+    let (code, out, err) = run(&sandbox, &["GATES.md"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("APPROVAL REQUIRED"), "{out}");
+    assert!(!exists(&sandbox.path(".unlazy")), "an unapproved run created state");
+}
+
+#[test]
+fn a_named_ledger_inside_the_root_shares_the_lock_of_the_discovered_one() {
+    let sandbox = Sandbox::new();
+    sandbox.write("gates/leaf.md", &gate("G1", "echo ok", "ok"));
+    let (code, out, err) = run(&sandbox, &["--approve", "gates/leaf.md"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(exists(&sandbox.path(".unlazy/locks")), "the lock is not under the root");
+    assert!(!exists(&sandbox.path("gates/.unlazy")), "a second lock directory was created beside the ledger");
+}

@@ -97,7 +97,7 @@ pub fn execute(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
         }
         // Final states come from the ledgers as they are on disk now; a
         // status run wrote nothing, so what it loaded is current.
-        setup.ledgers = plan::load_ledgers(&setup.target, reporter)?;
+        setup.ledgers = plan::reload_ledgers(std::mem::take(&mut setup.ledgers), reporter)?;
     }
     summarize(options, &setup, &approvals, executed, reporter)
 }

@@ -172,7 +172,15 @@ mod tests {
         let document = crate::ledger::parse(text).document;
         let states =
             document.gates.iter().map(|g| crate::evidence::gate_state(g, document.is_abandoned(&g.id))).collect();
-        (vec![Ledger { path: "/r/GATES.md".into(), text_path: "/r/GATES.md".into(), document }], vec![states])
+        (
+            vec![Ledger {
+                path: "/r/GATES.md".into(),
+                text_path: "/r/GATES.md".into(),
+                document,
+                warnings: Vec::new(),
+            }],
+            vec![states],
+        )
     }
 
     const TWO: &str = "- [x] A: done\n  EVIDENCE: looked\n- [ ] B: open\n";

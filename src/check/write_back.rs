@@ -38,7 +38,7 @@ fn decide(
     let mut decisions = Vec::with_capacity(batch.len());
     let mut edits = Vec::new();
     for (task, result) in batch {
-        let Some(fresh) = document.gate(&task.gate.id) else {
+        let Some(fresh) = document.gate_near(&task.gate.id, task.gate.line) else {
             decisions.push(WriteBack::Stale);
             continue;
         };

@@ -124,6 +124,17 @@ impl Document {
         self.gates.iter().find(|gate| gate.id == id)
     }
 
+    /// The gate `id`, looked for first on `line`, where it was when the
+    /// caller saw it (gates are in line order): a binary search per lookup
+    /// while the ledger is unchanged, a scan only when it moved.
+    pub fn gate_near(&self, id: &str, line: usize) -> Option<&Gate> {
+        let at = self.gates.partition_point(|gate| gate.line < line);
+        match self.gates.get(at) {
+            Some(gate) if gate.id == id => Some(gate),
+            _ => self.gate(id),
+        }
+    }
+
     pub fn is_abandoned(&self, id: &str) -> bool {
         self.abandoned_ids.contains(id)
     }

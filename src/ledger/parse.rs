@@ -533,6 +533,15 @@ mod tests {
     }
 
     #[test]
+    fn gates_are_found_where_they_were_and_after_they_moved() {
+        let document = parse("- [ ] A: a\n- [ ] B: b\n- [ ] C: c\n").document;
+        assert_eq!(document.gate_near("B", 1).map(|g| g.line), Some(1));
+        assert_eq!(document.gate_near("B", 0).map(|g| g.line), Some(1));
+        assert_eq!(document.gate_near("A", 7).map(|g| g.line), Some(0));
+        assert!(document.gate_near("D", 2).is_none());
+    }
+
+    #[test]
     fn render_is_byte_exact() {
         for text in ["- [ ] A: a\r\n  CHECK: x\n  EXPECT: y", "- [ ] A: a\n\n\n", "- [ ] A: a\r\r\n"] {
             assert_eq!(parse(text).document.render(), text);

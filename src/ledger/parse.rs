@@ -292,7 +292,7 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
                 cwd: None,
                 evidence: None,
                 evidence_line: None,
-                expectation: None,
+                pattern: None,
             });
             b.seen_attributes.push(0);
             current = Some(b.gates.len() - 1);
@@ -457,7 +457,7 @@ fn finish_gates(b: &mut Builder<'_>) {
     // Ledgers repeat EXPECT patterns; compiling each distinct one once keeps
     // a 10,000-gate ledger from paying for 10,000 regex compilations.
     let mut compiled: FastMap<&str, Result<Arc<Expectation>, js_regex::PatternError>> = FastMap::default();
-    let mut expectations = Vec::with_capacity(b.gates.len());
+    let mut patterns = Vec::with_capacity(b.gates.len());
     for gate in &b.gates {
         let line = Some(gate.line + 1);
         let id = &gate.id;
@@ -471,7 +471,7 @@ fn finish_gates(b: &mut Builder<'_>) {
                 message: format!("gate {id}: runnable gates require both non-blank CHECK and EXPECT"),
             });
         }
-        let mut expectation = None;
+        let mut pattern = None;
         if let Some(expect) = gate.expect.as_deref().filter(|e| !e.is_empty()) {
             let fresh;
             let parsed = match compiled.get(expect) {
@@ -482,6 +482,10 @@ fn finish_gates(b: &mut Builder<'_>) {
                     // built once, on first match); a substring costs more to
                     // remember than to parse again.
                     if matches!(fresh.as_deref(), Ok(Expectation::Pattern(_))) {
+                        if compiled.is_empty() {
+                            // A ledger with one pattern usually has many.
+                            compiled.reserve(b.gates.len() - patterns.len());
+                        }
                         compiled.entry(expect).or_insert(fresh)
                     } else {
                         &fresh
@@ -498,16 +502,18 @@ fn finish_gates(b: &mut Builder<'_>) {
                             serde_json::Value::from(expect)
                         ));
                     }
-                    expectation = Some(Arc::clone(parsed));
+                    if matches!(**parsed, Expectation::Pattern(_)) {
+                        pattern = Some(Arc::clone(parsed));
+                    }
                 }
                 Err(error) => errors.push(ParseError { line, message: format!("gate {id}: {error}") }),
             }
         }
-        expectations.push(expectation);
+        patterns.push(pattern);
     }
     drop(compiled);
-    for (gate, expectation) in b.gates.iter_mut().zip(expectations) {
-        gate.expectation = expectation;
+    for (gate, pattern) in b.gates.iter_mut().zip(patterns) {
+        gate.pattern = pattern;
     }
     b.errors.extend(errors);
     b.warnings.extend(warnings);
@@ -539,6 +545,18 @@ mod tests {
         assert_eq!(document.gate_near("B", 0).map(|g| g.line), Some(1));
         assert_eq!(document.gate_near("A", 7).map(|g| g.line), Some(0));
         assert!(document.gate_near("D", 2).is_none());
+    }
+
+    #[test]
+    fn patterns_are_shared_and_substrings_rebuilt() {
+        let text = "- [ ] A: a\n  CHECK: c\n  EXPECT: /^o+k$/\n- [ ] B: b\n  CHECK: c\n  EXPECT: /^o+k$/\n\
+                    - [ ] C: c\n  CHECK: c\n  EXPECT: ok\n- [ ] D: d\n";
+        let document = parse(text).document;
+        let [a, b, c, d] = [0, 1, 2, 3].map(|i| document.gates[i].expectation());
+        let (Some(Cow::Borrowed(a)), Some(Cow::Borrowed(b))) = (a, b) else { panic!("patterns are shared") };
+        assert!(std::ptr::eq(a, b) && a.matches("oook").unwrap());
+        assert!(matches!(c.as_deref(), Some(Expectation::Substring(s)) if s == "ok"));
+        assert!(d.is_none());
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub fn write_back(
     ledger: &Ledger,
     batch: &[(&Task, &CheckResult)],
 ) -> Result<Vec<WriteBack>, UpdateError> {
-    file::update(root, &ledger.path, |document| decide(reverify, runtime, document, batch))
+    file::update(root, &ledger.path, Some(&ledger.document), |document| decide(reverify, runtime, document, batch))
 }
 
 /// Pure: what each result does to the ledger as it is now.

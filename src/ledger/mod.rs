@@ -111,11 +111,8 @@ pub struct Document {
     lines: Vec<LineSpan>,
     /// Whether any line ends with CRLF, which inserted lines then use.
     crlf: bool,
-    /// Line bodies an edit replaced, by line index.
-    replaced: BTreeMap<usize, String>,
-    /// Lines an edit inserted before the line at the key (the line count:
-    /// after the last line), in insertion order.
-    inserted: BTreeMap<usize, Vec<String>>,
+    /// What `set_checked` and `set_evidence` changed.
+    edits: LineEdits,
     pub gates: Vec<Gate>,
     pub abandoned: Vec<Abandonment>,
     /// The ids in `abandoned`, for constant-time lookups on large ledgers.
@@ -133,8 +130,7 @@ impl Document {
         owns: Vec<String>,
     ) -> Document {
         let crlf = lines.iter().any(|line| line.ending == Ending::CrLf);
-        let (replaced, inserted) = (BTreeMap::new(), BTreeMap::new());
-        Document { text, lines, crlf, replaced, inserted, gates, abandoned, abandoned_ids, owns }
+        Document { text, lines, crlf, edits: LineEdits::default(), gates, abandoned, abandoned_ids, owns }
     }
 
     pub fn gate(&self, id: &str) -> Option<&Gate> {
@@ -161,20 +157,18 @@ impl Document {
         &self.text
     }
 
-    /// The body of line `index` as edited so far.
-    fn line(&self, index: usize) -> &str {
-        match self.replaced.get(&index) {
-            Some(text) => text,
-            None => &self.text[self.lines[index].range()],
-        }
-    }
-
     /// The ledger text, byte-identical to the input unless lines were edited.
     pub fn render(&self) -> String {
-        if self.replaced.is_empty() && self.inserted.is_empty() {
+        self.render_with(&self.edits)
+    }
+
+    /// The ledger text with `edits` applied, which may have been made
+    /// without a mutable document (a write-back judging a shared one).
+    pub fn render_with(&self, edits: &LineEdits) -> String {
+        if edits.replaced.is_empty() && edits.inserted.is_empty() {
             return self.text.clone();
         }
-        let extra: usize = self.replaced.values().chain(self.inserted.values().flatten()).map(|l| l.len() + 2).sum();
+        let extra: usize = edits.replaced.values().chain(edits.inserted.values().flatten()).map(|l| l.len() + 2).sum();
         let mut out = String::with_capacity(self.text.len() + extra);
         if self.text.starts_with('\u{feff}') {
             out.push('\u{feff}');
@@ -182,16 +176,16 @@ impl Document {
         let preferred = self.preferred_ending();
         let count = self.lines.len();
         for (index, span) in self.lines.iter().enumerate() {
-            for line in self.inserted.get(&index).into_iter().flatten() {
+            for line in edits.inserted.get(&index).into_iter().flatten() {
                 out.push_str(line);
                 out.push_str(preferred);
             }
-            out.push_str(self.line(index));
+            out.push_str(edits.line(self, index));
             // The last line gains a terminator when lines follow it.
-            let appended = index + 1 == count && self.inserted.contains_key(&count);
+            let appended = index + 1 == count && edits.inserted.contains_key(&count);
             out.push_str(if appended && span.ending == Ending::None { preferred } else { span.ending.as_str() });
         }
-        if let Some(appended) = self.inserted.get(&count) {
+        if let Some(appended) = edits.inserted.get(&count) {
             // Lines added after an unterminated last line inherit its
             // absence of a final terminator.
             let unterminated = self.lines.last().is_some_and(|span| span.ending == Ending::None);
@@ -216,7 +210,43 @@ impl Document {
 
     /// Ticks or clears the box of the gate whose line is `line`.
     pub fn set_checked(&mut self, line: usize, checked: bool) {
-        let text = self.line(line);
+        let mut edits = std::mem::take(&mut self.edits);
+        edits.set_checked(self, line, checked);
+        self.edits = edits;
+    }
+
+    /// Replaces the gate's EVIDENCE value, or inserts an EVIDENCE line after
+    /// the gate's contiguous attribute lines.
+    pub fn set_evidence(&mut self, gate: &Gate, value: &str) {
+        let mut edits = std::mem::take(&mut self.edits);
+        edits.set_evidence(self, gate, value);
+        self.edits = edits;
+    }
+}
+
+/// Edits to one parsed document, kept beside its text and addressed by the
+/// parsed line indexes, so no edit shifts another and none copies the text.
+#[derive(Debug, Clone, Default)]
+pub struct LineEdits {
+    /// Line bodies an edit replaced, by line index.
+    replaced: BTreeMap<usize, String>,
+    /// Lines an edit inserted before the line at the key (the line count:
+    /// after the last line), in insertion order.
+    inserted: BTreeMap<usize, Vec<String>>,
+}
+
+impl LineEdits {
+    /// The body of line `index` of `document` as edited so far.
+    fn line<'a>(&'a self, document: &'a Document, index: usize) -> &'a str {
+        match self.replaced.get(&index) {
+            Some(text) => text,
+            None => &document.text[document.lines[index].range()],
+        }
+    }
+
+    /// [`Document::set_checked`] on `document`.
+    pub fn set_checked(&mut self, document: &Document, line: usize, checked: bool) {
+        let text = self.line(document, line);
         if text.len() >= 5 && text.starts_with("- [") && &text[4..5] == "]" {
             let mut edited = text.to_string();
             edited.replace_range(3..4, if checked { "x" } else { " " });
@@ -224,18 +254,17 @@ impl Document {
         }
     }
 
-    /// Replaces the gate's EVIDENCE value, or inserts an EVIDENCE line after
-    /// the gate's contiguous attribute lines.
-    pub fn set_evidence(&mut self, gate: &Gate, value: &str) {
+    /// [`Document::set_evidence`] on `document`.
+    pub fn set_evidence(&mut self, document: &Document, gate: &Gate, value: &str) {
         if let Some(index) = gate.evidence_line {
-            let text = self.line(index);
+            let text = self.line(document, index);
             let indent = &text[..text.len() - text.trim_start_matches(text::is_js_space).len()];
             let edited = format!("{indent}EVIDENCE: {value}");
             self.replaced.insert(index, edited);
             return;
         }
         let mut at = gate.line + 1;
-        while at < self.lines.len() && parse::is_attribute_line(self.line(at)) {
+        while at < document.lines.len() && parse::is_attribute_line(self.line(document, at)) {
             at += 1;
         }
         self.inserted.entry(at).or_default().push(format!("  EVIDENCE: {value}"));

@@ -285,9 +285,13 @@ fn summarize(
             })
             .collect();
         if options.status {
+            // One buffer for every qualified id: a large ledger's unmet list
+            // costs no allocation per line.
+            let mut qualified = String::new();
             for (gate, state) in ledger.document.gates.iter().zip(&ledger_states) {
                 if !matches!(state, GateState::Met | GateState::Abandoned) {
-                    let qualified = format!("{prefix}{}", gate.id);
+                    qualified.clear();
+                    qualified.extend([prefix.as_str(), gate.id.as_str()]);
                     reporter.event(&Event::GateUnmet {
                         qualified: &qualified,
                         reason: state.reason(),
@@ -358,7 +362,7 @@ fn run_report(
                 ledger: ledger.text_path.clone(),
                 line: gate.line + 1,
                 id: gate.id.clone(),
-                qualified_id: format!("{prefix}{}", gate.id),
+                qualified_id: [prefix.as_str(), gate.id.as_str()].concat(),
                 title: gate.title.clone(),
                 state: state.name(),
                 checked: gate.checked,

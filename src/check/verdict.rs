@@ -94,11 +94,11 @@ pub fn verdict(
         let prefix = crate::ledger::qualify(&ledger.path, "");
         for (gate, state) in ledger.document.gates.iter().zip(states) {
             match state {
-                GateState::Abandoned => abandoned_ids.push(format!("{prefix}{}", gate.id)),
+                GateState::Abandoned => abandoned_ids.push([prefix.as_str(), gate.id.as_str()].concat()),
                 GateState::Met => met += 1,
                 _ => {
                     unmet += 1;
-                    unmet_ids.push(format!("{prefix}{}", gate.id));
+                    unmet_ids.push([prefix.as_str(), gate.id.as_str()].concat());
                 }
             }
         }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::approval::store::Store;
 use crate::approval::Oracle;
 use crate::config::Environment;
-use crate::error::Error;
+use crate::error::{Diagnostic, Error};
 use crate::evidence::{self, GateState};
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, qualify, Document, Gate};
@@ -82,16 +82,17 @@ fn parse_ledger(path: &Path, text: String, reporter: &mut dyn Reporter) -> Resul
     let outcome = ledger::parse(text);
     report_warnings(path, &outcome.warnings, reporter);
     if !outcome.errors.is_empty() {
-        let shown = path.display();
-        return Err(Error::Invalid(outcome.errors.iter().map(|e| format!("{shown}: {e}")).collect()));
+        let shown = path.display().to_string();
+        return Err(Error::Invalid(outcome.errors.iter().map(|e| e.at(&shown)).collect()));
     }
     let (text_path, warnings) = (path_text(path)?, outcome.warnings);
     Ok(Ledger { text_path, path: path.to_path_buf(), document: outcome.document, warnings })
 }
 
 fn report_warnings(path: &Path, warnings: &[String], reporter: &mut dyn Reporter) {
+    let shown = path.display().to_string();
     for warning in warnings {
-        reporter.event(&Event::Warning(&format!("gate-check: {}: warning: {warning}", path.display())));
+        reporter.event(&Event::Warning(&Diagnostic::new(&shown, None, warning.as_str()).warning_line()));
     }
 }
 
@@ -212,7 +213,8 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
             require_directory(&cwd, &format!("gate {qualified} CWD"))?;
             let oracle = oracle_for(runtime, gate, &path_text(&cwd)?);
             crate::approval::store::check_recordable(&ledger.text_path, &gate.id, &oracle).map_err(|error| {
-                Error::Invalid(vec![format!("{}: line {}: {error}", ledger.path.display(), gate.line + 1)])
+                let shown = ledger.path.display().to_string();
+                Error::Invalid(vec![Diagnostic::new(shown, Some(gate.line + 1), error.to_string())])
             })?;
             tasks.push(Task {
                 ledger: index,

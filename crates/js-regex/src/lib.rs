@@ -8,6 +8,8 @@
 //! (`backtrack`). See references/regex.md.
 
 mod backtrack;
+mod case_fold;
+mod case_folding_tables;
 mod charset;
 mod parser;
 mod property_names;

@@ -7,6 +7,9 @@
 //! partner, sorted and disjoint: the next member of `c` is `c + step`, or, for
 //! `ALTERNATING_PAIRS`, `c + 1` at even offsets from `first` and `c - 1` at odd ones.
 
+/// The Unicode version of node's case mapping these tables follow.
+pub const CASE_FOLDING_UNICODE_VERSION: &str = "17.0";
+
 /// The step of a run of two-member orbits `{c, c + 1}` (no member points to itself).
 pub const ALTERNATING_PAIRS: i32 = 0;
 

@@ -16,6 +16,7 @@ mod property_names;
 mod translate;
 mod unicode_tables;
 
+pub use case_folding_tables::CASE_FOLDING_UNICODE_VERSION;
 pub use unicode_tables::UNICODE_VERSION;
 
 use std::sync::{Arc, OnceLock};

@@ -9,10 +9,14 @@ use super::charset::CodeSet;
 #[derive(Clone, Copy, Debug)]
 pub struct CaseOrbits {
     runs: &'static [(u32, u32, i32)],
+    /// `canonical` of each ASCII character, worked out at compile time: two ASCII characters
+    /// are equal exactly when these are (the smallest member of an orbit holding an ASCII
+    /// character is ASCII), which keeps backreferences over typical output fast.
+    ascii_canonical: [u8; 128],
 }
 
-pub const LEGACY: CaseOrbits = CaseOrbits { runs: LEGACY_CASE_RUNS };
-pub const UNICODE: CaseOrbits = CaseOrbits { runs: UNICODE_CASE_RUNS };
+pub const LEGACY: CaseOrbits = CaseOrbits::new(LEGACY_CASE_RUNS);
+pub const UNICODE: CaseOrbits = CaseOrbits::new(UNICODE_CASE_RUNS);
 
 /// The orbits for a pattern's mode (`full_unicode`: `u` or `v` given).
 pub fn orbits(full_unicode: bool) -> CaseOrbits {
@@ -24,11 +28,35 @@ pub fn orbits(full_unicode: bool) -> CaseOrbits {
 }
 
 impl CaseOrbits {
+    const fn new(runs: &'static [(u32, u32, i32)]) -> CaseOrbits {
+        let mut orbits = CaseOrbits { runs, ascii_canonical: [0; 128] };
+        let mut c = 0;
+        while c < 128 {
+            let canonical = orbits.canonical(c as u32);
+            assert!(canonical < 128, "an orbit holding an ASCII character starts with one");
+            orbits.ascii_canonical[c] = canonical as u8;
+            c += 1;
+        }
+        orbits
+    }
+
     /// The next member of the orbit of `c`, or None if nothing else matches `c`.
-    fn next(self, c: u32) -> Option<u32> {
-        let index = self.runs.partition_point(|&(_, last, _)| last < c);
-        let &(first, _, step) = self.runs.get(index).filter(|&&(first, _, _)| first <= c)?;
-        Some(step_from(first, step, c))
+    const fn next(self, c: u32) -> Option<u32> {
+        // Binary search for the run holding `c` (a loop: const fns cannot call
+        // partition_point).
+        let (mut low, mut high) = (0, self.runs.len());
+        while low < high {
+            let middle = (low + high) / 2;
+            let (first, last, step) = self.runs[middle];
+            if last < c {
+                low = middle + 1;
+            } else if first > c {
+                high = middle;
+            } else {
+                return Some(step_from(first, step, c));
+            }
+        }
+        None
     }
 
     /// True if `a` and `b` match each other case-insensitively.
@@ -36,8 +64,14 @@ impl CaseOrbits {
         if a == b {
             return true;
         }
+        if a < 128 && b < 128 {
+            return self.ascii_canonical[a as usize] == self.ascii_canonical[b as usize];
+        }
         let mut member = a;
-        while let Some(next) = self.next(member).filter(|&next| next != a) {
+        while let Some(next) = self.next(member) {
+            if next == a {
+                break;
+            }
             if next == b {
                 return true;
             }
@@ -48,11 +82,16 @@ impl CaseOrbits {
 
     /// The smallest member of the orbit of `c`: the same for exactly the characters that
     /// match `c`.
-    pub fn canonical(self, c: u32) -> u32 {
+    pub const fn canonical(self, c: u32) -> u32 {
         let mut smallest = c;
         let mut member = c;
-        while let Some(next) = self.next(member).filter(|&next| next != c) {
-            smallest = smallest.min(next);
+        while let Some(next) = self.next(member) {
+            if next == c {
+                break;
+            }
+            if next < smallest {
+                smallest = next;
+            }
             member = next;
         }
         smallest
@@ -85,7 +124,7 @@ impl CaseOrbits {
 }
 
 /// The next orbit member of `c` in the run starting at `first` with `step`.
-fn step_from(first: u32, step: i32, c: u32) -> u32 {
+const fn step_from(first: u32, step: i32, c: u32) -> u32 {
     if step == ALTERNATING_PAIRS {
         if (c - first).is_multiple_of(2) {
             c + 1
@@ -130,6 +169,18 @@ mod tests {
                         assert!(steps < 8 && member <= max, "{c:X}");
                     }
                     assert!(steps >= 2, "{c:X} points to itself");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_ascii_shortcut_agrees_with_the_rings() {
+        for orbits in [LEGACY, UNICODE] {
+            for a in 0..128 {
+                let partners = orbits.closure(&CodeSet::single(a));
+                for b in 0..128 {
+                    assert_eq!(orbits.equal(a, b), partners.contains(b), "{a:X} {b:X}");
                 }
             }
         }

@@ -6,7 +6,7 @@ use super::case_folding_tables::{ALTERNATING_PAIRS, LEGACY_CASE_RUNS, UNICODE_CA
 use super::charset::CodeSet;
 
 /// The orbits of one mode: sets of characters that match each other, as rings.
-#[derive(Clone, Copy, Debug)]
+#[derive(Debug)]
 pub struct CaseOrbits {
     runs: &'static [(u32, u32, i32)],
     /// `canonical` of each ASCII character, worked out at compile time: two ASCII characters
@@ -15,15 +15,15 @@ pub struct CaseOrbits {
     ascii_canonical: [u8; 128],
 }
 
-pub const LEGACY: CaseOrbits = CaseOrbits::new(LEGACY_CASE_RUNS);
-pub const UNICODE: CaseOrbits = CaseOrbits::new(UNICODE_CASE_RUNS);
+pub static LEGACY: CaseOrbits = CaseOrbits::new(LEGACY_CASE_RUNS);
+pub static UNICODE: CaseOrbits = CaseOrbits::new(UNICODE_CASE_RUNS);
 
 /// The orbits for a pattern's mode (`full_unicode`: `u` or `v` given).
-pub fn orbits(full_unicode: bool) -> CaseOrbits {
+pub fn orbits(full_unicode: bool) -> &'static CaseOrbits {
     if full_unicode {
-        UNICODE
+        &UNICODE
     } else {
-        LEGACY
+        &LEGACY
     }
 }
 
@@ -41,7 +41,7 @@ impl CaseOrbits {
     }
 
     /// The next member of the orbit of `c`, or None if nothing else matches `c`.
-    const fn next(self, c: u32) -> Option<u32> {
+    const fn next(&self, c: u32) -> Option<u32> {
         // Binary search for the run holding `c` (a loop: const fns cannot call
         // partition_point).
         let (mut low, mut high) = (0, self.runs.len());
@@ -60,7 +60,7 @@ impl CaseOrbits {
     }
 
     /// True if `a` and `b` match each other case-insensitively.
-    pub fn equal(self, a: u32, b: u32) -> bool {
+    pub fn equal(&self, a: u32, b: u32) -> bool {
         if a == b {
             return true;
         }
@@ -82,7 +82,7 @@ impl CaseOrbits {
 
     /// The smallest member of the orbit of `c`: the same for exactly the characters that
     /// match `c`.
-    pub const fn canonical(self, c: u32) -> u32 {
+    pub const fn canonical(&self, c: u32) -> u32 {
         let mut smallest = c;
         let mut member = c;
         while let Some(next) = self.next(member) {
@@ -98,7 +98,7 @@ impl CaseOrbits {
     }
 
     /// Every character that matches some member of `set`.
-    pub fn closure(self, set: &CodeSet) -> CodeSet {
+    pub fn closure(&self, set: &CodeSet) -> CodeSet {
         let mut partners = Vec::new();
         for &(low, high) in set.ranges() {
             let start = self.runs.partition_point(|&(_, last, _)| last < low);
@@ -141,7 +141,7 @@ mod tests {
     use super::*;
     use crate::charset::{word_set, MAX_CODE_POINT, MAX_CODE_UNIT};
 
-    fn orbit(orbits: CaseOrbits, c: u32) -> Vec<u32> {
+    fn orbit(orbits: &CaseOrbits, c: u32) -> Vec<u32> {
         let mut members =
             orbits.closure(&CodeSet::single(c)).ranges().iter().flat_map(|&(a, b)| a..=b).collect::<Vec<_>>();
         members.sort_unstable();
@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn runs_are_sorted_disjoint_rings_within_their_mode() {
-        for (orbits, max) in [(LEGACY, MAX_CODE_UNIT), (UNICODE, MAX_CODE_POINT)] {
+        for (orbits, max) in [(&LEGACY, MAX_CODE_UNIT), (&UNICODE, MAX_CODE_POINT)] {
             for pair in orbits.runs.windows(2) {
                 assert!(pair[0].0 <= pair[0].1 && pair[0].1 < pair[1].0, "{pair:x?}");
             }
@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn the_ascii_shortcut_agrees_with_the_rings() {
-        for orbits in [LEGACY, UNICODE] {
+        for orbits in [&LEGACY, &UNICODE] {
             for a in 0..128 {
                 let partners = orbits.closure(&CodeSet::single(a));
                 for b in 0..128 {
@@ -188,9 +188,9 @@ mod tests {
 
     #[test]
     fn unicode_mode_uses_simple_case_folding() {
-        assert_eq!(orbit(UNICODE, 'k' as u32), vec!['K' as u32, 'k' as u32, 0x212A]);
-        assert_eq!(orbit(UNICODE, 's' as u32), vec!['S' as u32, 's' as u32, 0x017F]);
-        assert_eq!(orbit(UNICODE, 0xDF), vec![0xDF, 0x1E9E]);
+        assert_eq!(orbit(&UNICODE, 'k' as u32), vec!['K' as u32, 'k' as u32, 0x212A]);
+        assert_eq!(orbit(&UNICODE, 's' as u32), vec!['S' as u32, 's' as u32, 0x017F]);
+        assert_eq!(orbit(&UNICODE, 0xDF), vec![0xDF, 0x1E9E]);
         assert!(UNICODE.equal(0x03C3, 0x03C2) && UNICODE.equal(0x03A3, 0x03C2));
         assert_eq!(UNICODE.canonical(0x03C2), 0x03A3);
         assert!(!UNICODE.equal('a' as u32, 'b' as u32));
@@ -198,9 +198,9 @@ mod tests {
 
     #[test]
     fn legacy_mode_never_maps_non_ascii_onto_ascii() {
-        assert_eq!(orbit(LEGACY, 'k' as u32), vec!['K' as u32, 'k' as u32]);
-        assert_eq!(orbit(LEGACY, 's' as u32), vec!['S' as u32, 's' as u32]);
-        assert_eq!(orbit(LEGACY, 0xDF), vec![0xDF]);
+        assert_eq!(orbit(&LEGACY, 'k' as u32), vec!['K' as u32, 'k' as u32]);
+        assert_eq!(orbit(&LEGACY, 's' as u32), vec!['S' as u32, 's' as u32]);
+        assert_eq!(orbit(&LEGACY, 0xDF), vec![0xDF]);
         let ascii = CodeSet::from_ranges(vec![(0, 0x7F)]);
         assert_eq!(LEGACY.closure(&ascii), ascii);
     }

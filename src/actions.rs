@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::Environment;
-use crate::error::{Error, Exit};
+use crate::error::{Diagnostic, Error, Exit};
 use crate::lease::registry::{self, ClaimOutcome};
 use crate::ledger::{self, file::LedgerFileError};
 use crate::pipeline;
@@ -160,11 +160,12 @@ fn leases(options: &ActionOptions, located: &Root, target: &Target, scope: &str)
     };
     let file = &target.files[index];
     let parsed = ledger::parse(&texts[index]);
+    let shown = file.display().to_string();
     for warning in &parsed.warnings {
-        warn(&format!("gate-check: {}: warning: {warning}", file.display()));
+        warn(&Diagnostic::new(&shown, None, warning.as_str()).warning_line());
     }
     if !parsed.errors.is_empty() {
-        return Err(Error::Invalid(parsed.errors.iter().map(|e| format!("{}: {e}", file.display())).collect()));
+        return Err(Error::Invalid(parsed.errors.iter().map(|e| e.at(&shown)).collect()));
     }
     let owns = parsed.document.owns;
     if owns.is_empty() {

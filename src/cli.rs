@@ -8,9 +8,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::actions::{self, Action, ActionOptions};
 use crate::check::{self, RunOptions};
-use crate::config::Environment;
+use crate::config::{ColorWhen, Environment};
 use crate::error::{Error, Exit};
-use crate::report::human::{Human, Style};
+use crate::report::human::{Human, Style, Verbosity};
 use crate::report::machine::{Annotations, Document};
 use crate::report::{Event, OutputFormat, Reporter, Reporters, RunReport};
 use crate::terminal::{Console, Stderr};
@@ -66,6 +66,15 @@ pub struct Cli {
     /// Put a machine document on stdout (human lines move to stderr)
     #[arg(long, value_name = "FORMAT", value_enum)]
     pub format: Option<OutputFormat>,
+    /// Show only failures, stale results, unmet gates, pending approvals (without PATH) and the verdict
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print each RUN line when its check starts, checks still running after 5, 10, 20... s, and durations
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// When to colour the markers of human lines (the flag beats every variable)
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
     /// Atomically claim the leaf's OWNS paths as ownership leases (exit 3 on conflict)
     #[arg(long, help_heading = "Pipeline actions")]
     pub claim: bool,
@@ -208,8 +217,9 @@ impl Cli {
             return Err("--status never approves commands; remove --approve".into());
         }
         if let Some(action) = action {
-            if self.status || self.reverify || self.approve {
-                return Err(format!("{action} cannot be combined with a run mode"));
+            let modes = [("--status", self.status), ("--reverify", self.reverify), ("--approve", self.approve)];
+            if let Some((mode, _)) = modes.iter().find(|(_, given)| *given) {
+                return Err(format!("{action} cannot be combined with the run mode {mode}"));
             }
             if !self.files.is_empty() {
                 return Err(format!("{action} cannot be combined with explicit files"));
@@ -224,9 +234,15 @@ impl Cli {
         if self.leaf.is_some() && !self.claim && !self.release {
             return Err("--leaf is only valid with --claim or --release".into());
         }
-        let execution = self.timeout.is_some() || self.jobs.is_some() || self.shell.is_some() || self.cwd.is_some();
-        if execution && (self.status || action.is_some()) {
-            return Err("--timeout, --jobs, --shell, and --cwd are execution options only".into());
+        let execution = [
+            ("--timeout", self.timeout.is_some()),
+            ("--jobs", self.jobs.is_some()),
+            ("--shell", self.shell.is_some()),
+            ("--cwd", self.cwd.is_some()),
+        ];
+        let non_executing = if self.status { Some("--status") } else { action };
+        if let (Some(mode), Some((option, _))) = (non_executing, execution.iter().find(|(_, given)| *given)) {
+            return Err(format!("{mode} cannot be combined with {option}: it runs no checks"));
         }
         Ok(())
     }
@@ -246,17 +262,26 @@ impl Cli {
             format: self.format.unwrap_or(OutputFormat::Human),
         }
     }
+
+    fn verbosity(&self) -> Verbosity {
+        match (self.quiet, self.verbose) {
+            (true, _) => Verbosity::Quiet,
+            (_, true) => Verbosity::Verbose,
+            _ => Verbosity::Normal,
+        }
+    }
 }
 
 /// The reporters a run's options and environment ask for: the human lines
 /// (on stderr when stdout carries a document), the document, and GitHub
 /// Actions annotations when running there.
-fn reporters(options: &RunOptions, env: &Environment) -> Reporters {
+fn reporters(options: &RunOptions, looks: Looks, env: &Environment) -> Reporters {
     let machine = options.format != OutputFormat::Human;
     let style = Style {
-        color: env.terminal.color(machine),
-        live: env.terminal.live(machine),
+        color: env.terminal.color(looks.color, machine),
+        live: env.terminal.live(),
         workflow_commands_live: env.github.is_some(),
+        verbosity: looks.verbosity,
     };
     let mut reporters = Reporters::default();
     if machine {
@@ -278,11 +303,18 @@ fn reporters(options: &RunOptions, env: &Environment) -> Reporters {
     reporters
 }
 
+/// How the human report looks: `--color` and `-q`/`-v`.
+#[derive(Debug, Clone, Copy)]
+struct Looks {
+    color: ColorWhen,
+    verbosity: Verbosity,
+}
+
 /// Runs the checker. A run that stopped early still owes a machine reader
 /// its document, and a CI log its annotation.
-fn run_checker(options: &RunOptions) -> Result<Exit, Error> {
+fn run_checker(options: &RunOptions, looks: Looks) -> Result<Exit, Error> {
     let env = Environment::from_process()?;
-    let mut reporters = reporters(options, &env);
+    let mut reporters = reporters(options, looks, &env);
     let outcome = check::execute(options, &env, &mut reporters);
     if let Err(error) = &outcome {
         if reporters.needs_records() {
@@ -295,8 +327,8 @@ fn run_checker(options: &RunOptions) -> Result<Exit, Error> {
 
 /// Prints an error, with the pointer to `--help` only for usage mistakes.
 fn report_error(error: &Error) -> Exit {
-    for line in error.lines() {
-        terminal::warn(&format!("gate-check: {line}"));
+    for line in error.printed_lines() {
+        terminal::warn(&line);
     }
     if error.is_usage() {
         terminal::warn("run gate-check --help for usage");
@@ -357,7 +389,10 @@ pub fn main() -> Exit {
         Some(action) => Environment::from_process().and_then(|env| {
             actions::execute(&ActionOptions { action, root: cli.root, scope: cli.scope, leaf: cli.leaf }, &env)
         }),
-        None => run_checker(&cli.into_options()),
+        None => {
+            let looks = Looks { color: cli.color, verbosity: cli.verbosity() };
+            run_checker(&cli.into_options(), looks)
+        }
     };
     outcome.unwrap_or_else(|error| report_error(&error))
 }

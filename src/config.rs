@@ -29,25 +29,54 @@ pub struct GitHub {
     pub workspace: Option<PathBuf>,
 }
 
+/// `--color`: whether the human report may use ANSI colour.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// NO_COLOR, CLICOLOR_FORCE, CLICOLOR, then whether the stream is a terminal
+    #[default]
+    Auto,
+    /// Colour even into pipes and files
+    Always,
+    /// No colour
+    Never,
+}
+
 /// What decides colour and the live progress line.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Terminal {
     pub stdout_is_tty: bool,
+    pub stderr_is_tty: bool,
+    /// `NO_COLOR` set and non-empty.
     pub no_color: bool,
+    /// `CLICOLOR_FORCE` set, non-empty and not `0`.
+    pub clicolor_force: bool,
+    /// `CLICOLOR=0`.
+    pub clicolor_off: bool,
     pub dumb: bool,
     pub ci: bool,
 }
 
 impl Terminal {
-    /// Colour only on a terminal, never with `NO_COLOR`, `TERM=dumb`, or
-    /// when stdout carries a machine document.
-    pub fn color(&self, machine_output: bool) -> bool {
-        self.stdout_is_tty && !machine_output && !self.no_color && !self.dumb
+    /// Colour for human lines written to stdout (or to stderr when stdout
+    /// carries a machine document). First match wins: `--color
+    /// always|never`, then `NO_COLOR`, `CLICOLOR_FORCE`, `CLICOLOR=0`, and
+    /// last whether that stream is a terminal other than `TERM=dumb`.
+    pub fn color(&self, when: ColorWhen, human_on_stderr: bool) -> bool {
+        let tty = if human_on_stderr { self.stderr_is_tty } else { self.stdout_is_tty };
+        match when {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto if self.no_color => false,
+            ColorWhen::Auto if self.clicolor_force => true,
+            ColorWhen::Auto if self.clicolor_off => false,
+            ColorWhen::Auto => tty && !self.dumb,
+        }
     }
 
-    /// The progress line additionally never appears in CI logs.
-    pub fn live(&self, machine_output: bool) -> bool {
-        self.stdout_is_tty && !machine_output && !self.dumb && !self.ci
+    /// The progress line is drawn on stderr, and only where someone watches
+    /// it: a terminal that is not `TERM=dumb`, outside CI logs.
+    pub fn live(&self) -> bool {
+        self.stderr_is_tty && !self.dumb && !self.ci
     }
 }
 
@@ -68,10 +97,36 @@ impl Environment {
                 .then(|| GitHub { workspace: std::env::var_os("GITHUB_WORKSPACE").map(PathBuf::from) }),
             terminal: Terminal {
                 stdout_is_tty: std::io::stdout().is_terminal(),
-                no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+                stderr_is_tty: std::io::stderr().is_terminal(),
+                no_color: anstyle_query::no_color(),
+                // The clicolors convention: any value but `0` forces colour.
+                clicolor_force: anstyle_query::clicolor_force()
+                    && std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0"),
+                clicolor_off: anstyle_query::clicolor() == Some(false),
                 dumb: std::env::var("TERM").is_ok_and(|t| t == "dumb"),
-                ci: std::env::var_os("CI").is_some() || std::env::var_os("GITHUB_ACTIONS").is_some(),
+                ci: anstyle_query::is_ci() || std::env::var_os("GITHUB_ACTIONS").is_some(),
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_precedence_is_flag_then_no_color_then_clicolor_force_then_clicolor_then_tty() {
+        let tty = Terminal { stdout_is_tty: true, ..Terminal::default() };
+        assert!(tty.color(ColorWhen::Auto, false));
+        assert!(!tty.color(ColorWhen::Auto, true), "human lines on stderr follow stderr");
+        assert!(!tty.color(ColorWhen::Never, false));
+        let no_color = Terminal { no_color: true, clicolor_force: true, ..tty };
+        assert!(!no_color.color(ColorWhen::Auto, false), "NO_COLOR beats CLICOLOR_FORCE");
+        assert!(no_color.color(ColorWhen::Always, false), "the flag beats NO_COLOR");
+        let forced = Terminal { clicolor_force: true, clicolor_off: true, ..Terminal::default() };
+        assert!(forced.color(ColorWhen::Auto, false), "CLICOLOR_FORCE beats CLICOLOR=0 and a pipe");
+        let off = Terminal { clicolor_off: true, ..tty };
+        assert!(!off.color(ColorWhen::Auto, false));
+        assert!(!Terminal { dumb: true, ..tty }.color(ColorWhen::Auto, false));
     }
 }

@@ -1,7 +1,10 @@
-//! The one error type of a checker run or pipeline action, and the exit
-//! statuses of the command line. Each variant keeps the cause callers care
-//! about; only `Usage` (and a ledger path that names no file) is a
-//! command-line mistake that earns the pointer to `--help`.
+//! The one error type of a checker run or pipeline action, the exit
+//! statuses of the command line, and the one printed form of every
+//! diagnostic: `path:line: error: message` when it has a place in a file
+//! (editors and terminals link it), else `gate-check: error: message`. Each
+//! variant keeps the cause callers care about; only `Usage` (and a ledger
+//! path that names no file) is a command-line mistake that earns the
+//! pointer to `--help`.
 
 use std::process::ExitCode;
 
@@ -55,6 +58,53 @@ impl From<Exit> for ExitCode {
     }
 }
 
+/// A problem at a place in a file. Displays as `path:line: message`, the
+/// form editors, terminals and CI log viewers turn into a link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub path: String,
+    /// One-based; `None` for a problem with the whole file.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.path, self.message),
+            None => write!(f, "{}: {}", self.path, self.message),
+        }
+    }
+}
+
+impl Diagnostic {
+    pub fn new(path: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> Diagnostic {
+        Diagnostic { path: path.into(), line, message: message.into() }
+    }
+
+    /// The printed error line: `path:line: error: message`.
+    pub fn error_line(&self) -> String {
+        self.printed("error")
+    }
+
+    /// The printed warning line: `path:line: warning: message`.
+    pub fn warning_line(&self) -> String {
+        self.printed("warning")
+    }
+
+    fn printed(&self, severity: &str) -> String {
+        match self.line {
+            Some(line) => format!("{}:{line}: {severity}: {}", self.path, self.message),
+            None => format!("{}: {severity}: {}", self.path, self.message),
+        }
+    }
+}
+
+/// The printed line of an error that has no place in a file.
+pub fn error_line(message: &str) -> String {
+    format!("gate-check: error: {message}")
+}
+
 #[derive(Debug, Error)]
 pub enum Error {
     /// A command-line mistake: bad option combination, unknown scope, a
@@ -65,10 +115,9 @@ pub enum Error {
     /// invalid UTF-8, I/O).
     #[error(transparent)]
     LedgerFile(#[from] LedgerFileError),
-    /// A ledger that does not parse: one message per problem, each naming
-    /// file and line.
-    #[error("{}", .0.join("\n"))]
-    Invalid(Vec<String>),
+    /// A ledger that does not parse: one diagnostic per problem.
+    #[error("{}", .0.iter().map(Diagnostic::to_string).collect::<Vec<_>>().join("\n"))]
+    Invalid(Vec<Diagnostic>),
     /// The approval store is unusable.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -103,11 +152,24 @@ impl Error {
         }
     }
 
-    /// The message as printed lines, without the `gate-check: ` prefix.
+    /// The messages, one per problem, without the printed prefixes (as
+    /// machine documents carry them).
     pub fn lines(&self) -> Vec<String> {
         match self {
-            Error::Invalid(lines) | Error::Infrastructure(lines) => lines.clone(),
+            Error::Invalid(diagnostics) => diagnostics.iter().map(Diagnostic::to_string).collect(),
+            Error::Infrastructure(lines) => lines.clone(),
             other => vec![other.to_string()],
+        }
+    }
+
+    /// The lines to print on stderr, each with its `error:` prefix.
+    pub fn printed_lines(&self) -> Vec<String> {
+        match self {
+            Error::Invalid(diagnostics) => diagnostics.iter().map(Diagnostic::error_line).collect(),
+            Error::LedgerFile(LedgerFileError::InvalidUtf8(path, line)) => {
+                vec![Diagnostic::new(path.clone(), Some(*line), "invalid UTF-8").error_line()]
+            }
+            other => other.lines().iter().map(|line| error_line(line)).collect(),
         }
     }
 }
@@ -122,7 +184,7 @@ mod tests {
         assert!(Error::from(LedgerFileError::Missing("x.md".into())).is_usage());
         assert!(!Error::from(LedgerFileError::NotRegular("fifo.md".into())).is_usage());
         assert!(!Error::from(LedgerFileError::TooLarge("big.md".into())).is_usage());
-        assert!(!Error::Invalid(vec!["GATES.md: line 3: duplicate id".into()]).is_usage());
+        assert!(!Error::Invalid(vec![Diagnostic::new("GATES.md", Some(3), "duplicate id")]).is_usage());
         assert!(!Error::infrastructure("cannot update GATES.md").is_usage());
     }
 
@@ -133,6 +195,20 @@ mod tests {
         assert_eq!([2, 15, 1].map(|signal| Exit::Interrupted(signal).code()), [130, 143, 129]);
         assert_eq!(Exit::from_code(3), Exit::LeaseConflict);
         assert_eq!(Exit::from_code(-1), Exit::Error);
-        assert_eq!(Error::Invalid(vec!["a".into(), "b".into()]).lines(), ["a", "b"]);
+        assert_eq!(Error::infrastructure("a").lines(), ["a"]);
+    }
+
+    #[test]
+    fn every_error_is_printed_in_one_format() {
+        let invalid = Error::Invalid(vec![
+            Diagnostic::new("/r/GATES.md", Some(3), "duplicate id"),
+            Diagnostic::new("/r/GATES.md", None, "whole file"),
+        ]);
+        assert_eq!(invalid.lines(), ["/r/GATES.md:3: duplicate id", "/r/GATES.md: whole file"]);
+        assert_eq!(invalid.printed_lines(), ["/r/GATES.md:3: error: duplicate id", "/r/GATES.md: error: whole file"]);
+        let utf8 = Error::from(LedgerFileError::InvalidUtf8("/r/GATES.md".into(), 7));
+        assert_eq!(utf8.printed_lines(), ["/r/GATES.md:7: error: invalid UTF-8"]);
+        assert_eq!(Error::usage("--jobs x").printed_lines(), ["gate-check: error: --jobs x"]);
+        assert_eq!(Diagnostic::new("a.md", None, "w").warning_line(), "a.md: warning: w");
     }
 }

@@ -31,7 +31,7 @@ pub fn run(strict: bool, json: bool, files: &[PathBuf], scope: Option<&str>) -> 
     let files = match ledgers(files, scope) {
         Ok(files) => files,
         Err(message) => {
-            terminal::warn(&format!("gate-check: {message}"));
+            terminal::warn(&crate::error::error_line(&message));
             return 2;
         }
     };
@@ -39,22 +39,25 @@ pub fn run(strict: bool, json: bool, files: &[PathBuf], scope: Option<&str>) -> 
     let mut unusable = false;
     for file in &files {
         let shown = file.display().to_string();
-        // (line, message, the stderr line naming the file)
+        // (line, message, the printed stderr line)
         let problems: Vec<(Option<usize>, String, String)> = match crate::ledger::file::read(file) {
-            Err(error) => vec![(None, error.to_string(), error.to_string())],
+            Err(error) => {
+                let message = error.to_string();
+                vec![(None, message, crate::error::Error::from(error).printed_lines().join("\n"))]
+            }
             Ok(text) => {
                 let outcome = crate::ledger::parse(&text);
                 if outcome.errors.is_empty() {
                     findings.extend(lint::lint(&shown, &outcome.document));
                     continue;
                 }
-                outcome.errors.into_iter().map(|e| (e.line, e.message.clone(), format!("{shown}: {e}"))).collect()
+                outcome.errors.iter().map(|e| (e.line, e.message.clone(), e.at(&shown).error_line())).collect()
             }
         };
         unusable = true;
         for (line, message, diagnostic) in problems {
             if !json {
-                terminal::warn(&format!("gate-check: {diagnostic}"));
+                terminal::warn(&diagnostic);
             }
             findings.push(lint::Finding {
                 file: shown.clone(),

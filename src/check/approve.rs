@@ -2,6 +2,7 @@
 //! record of its oracle; `--approve` records one for each pending oracle
 //! after showing it.
 
+use crate::error::error_line;
 use crate::report::{Event, Reporter};
 
 use super::plan::{Ledger, Runtime, Task};
@@ -44,7 +45,7 @@ pub fn seek_approvals(
                         approvals.runnable.push(task);
                     }
                     Err(error) => {
-                        let line = format!("gate-check: could not record approval for {}: {error}", task.qualified);
+                        let line = error_line(&format!("could not record approval for {}: {error}", task.qualified));
                         reporter.event(&Event::Warning(&line));
                         approvals.failures += 1;
                         approvals.not_run.push(task);
@@ -52,7 +53,7 @@ pub fn seek_approvals(
                 }
             }
             Err(error) => {
-                let line = format!("gate-check: could not validate approval for {}: {error}", task.qualified);
+                let line = error_line(&format!("could not validate approval for {}: {error}", task.qualified));
                 reporter.event(&Event::Warning(&line));
                 approvals.failures += 1;
                 approvals.not_run.push(task);

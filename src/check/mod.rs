@@ -201,6 +201,20 @@ fn run_checks(
                     }
                     reporter.flush();
                 }
+                Progress::Started(index) => {
+                    let task = &runnable[index];
+                    reporter.event(&Event::CheckLaunched {
+                        qualified: &task.qualified,
+                        shell: &runtime.shell_text,
+                        cwd: &task.oracle.cwd,
+                        path_transcript: &runtime.path_transcript,
+                    });
+                    reporter.flush();
+                }
+                Progress::Slow(index, seconds) => {
+                    reporter.event(&Event::CheckSlow { qualified: &runnable[index].qualified, seconds });
+                    reporter.flush();
+                }
                 Progress::Running(line) => reporter.event(&Event::Progress(line.as_deref())),
                 Progress::Quiet => {}
             }

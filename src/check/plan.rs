@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::approval::store::Store;
 use crate::approval::Oracle;
 use crate::config::Environment;
-use crate::error::Error;
+use crate::error::{Diagnostic, Error};
 use crate::evidence::{self, GateState};
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, qualify, Document, Gate};
@@ -74,12 +74,12 @@ fn path_text(path: &Path) -> Result<String, Error> {
 pub fn load_ledger(path: &Path, reporter: &mut dyn Reporter) -> Result<Ledger, Error> {
     let text = ledger::file::read(path)?;
     let outcome = ledger::parse(&text);
-    let shown = path.display();
+    let shown = path.display().to_string();
     for warning in &outcome.warnings {
-        reporter.event(&Event::Warning(&format!("gate-check: {shown}: warning: {warning}")));
+        reporter.event(&Event::Warning(&Diagnostic::new(&shown, None, warning.as_str()).warning_line()));
     }
     if !outcome.errors.is_empty() {
-        return Err(Error::Invalid(outcome.errors.iter().map(|e| format!("{shown}: {e}")).collect()));
+        return Err(Error::Invalid(outcome.errors.iter().map(|e| e.at(&shown)).collect()));
     }
     Ok(Ledger { text_path: path_text(path)?, path: path.to_path_buf(), document: outcome.document })
 }
@@ -182,7 +182,8 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
             require_directory(&cwd, &format!("gate {qualified} CWD"))?;
             let oracle = oracle_for(runtime, gate, &path_text(&cwd)?);
             crate::approval::store::check_recordable(&ledger.text_path, &gate.id, &oracle).map_err(|error| {
-                Error::Invalid(vec![format!("{}: line {}: {error}", ledger.path.display(), gate.line + 1)])
+                let shown = ledger.path.display().to_string();
+                Error::Invalid(vec![Diagnostic::new(shown, Some(gate.line + 1), error.to_string())])
             })?;
             tasks.push(Task {
                 ledger: index,

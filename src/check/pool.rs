@@ -12,6 +12,11 @@ use super::plan::Task;
 
 /// What the pool hands its consumer.
 pub enum Progress {
+    /// A worker started the task with this index.
+    Started(usize),
+    /// The task with this index has been running for this many seconds: a
+    /// milestone of 5, 10, 20, 40... seconds.
+    Slow(usize, u64),
     /// The next result in task order.
     Finished(usize, CheckResult),
     /// Nothing finished for a while: a moment to persist what is pending.
@@ -24,9 +29,15 @@ pub enum Progress {
 pub const QUIET_AFTER: Duration = Duration::from_millis(100);
 
 enum Message {
+    Started(usize),
     Done(usize, CheckResult),
     Running(String),
+    Slow(usize, u64),
 }
+
+/// The first milestone at which a running check is reported slow; each
+/// later one is twice the previous.
+const FIRST_SLOW_MILESTONE_SECS: u64 = 5;
 
 /// Runs `tasks` on up to `jobs` threads and calls `on_event` on the calling
 /// thread only, so the consumer needs no locking.
@@ -53,6 +64,9 @@ pub fn run_rolling(
                 let index = next.fetch_add(1, Ordering::SeqCst);
                 let Some(task) = tasks.get(index) else { break };
                 lock(running).insert(index, Instant::now());
+                if sender.send(Message::Started(index)).is_err() {
+                    break;
+                }
                 let result = evaluate_one(task);
                 lock(running).remove(&index);
                 if sender.send(Message::Done(index, result)).is_err() {
@@ -76,6 +90,8 @@ pub fn run_rolling(
                         expected += 1;
                     }
                 }
+                Ok(Message::Started(index)) => on_event(Progress::Started(index)),
+                Ok(Message::Slow(index, seconds)) => on_event(Progress::Slow(index, seconds)),
                 Ok(Message::Running(line)) => {
                     shown = true;
                     on_event(Progress::Running(Some(line)));
@@ -107,8 +123,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Sends the progress line whenever it changes: the longest-running check
-/// once it has run for a second.
+/// Sends the progress line whenever it changes (the longest-running check
+/// once it has run for a second), and each running check's slow milestones.
 fn watch_progress(
     tasks: &[Task],
     running: &Mutex<BTreeMap<usize, Instant>>,
@@ -117,9 +133,19 @@ fn watch_progress(
 ) {
     const TICK: Duration = Duration::from_millis(200);
     let mut shown = String::new();
+    let mut next_milestone: BTreeMap<usize, u64> = BTreeMap::new();
     while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(TICK) {
+        let mut slow = Vec::new();
         let line = {
             let running = lock(running);
+            next_milestone.retain(|index, _| running.contains_key(index));
+            for (index, started) in running.iter() {
+                let milestone = next_milestone.entry(*index).or_insert(FIRST_SLOW_MILESTONE_SECS);
+                if started.elapsed().as_secs() >= *milestone {
+                    slow.push((*index, *milestone));
+                    *milestone *= 2;
+                }
+            }
             running.iter().min_by_key(|(_, started)| **started).and_then(|(index, started)| {
                 let elapsed = started.elapsed();
                 (elapsed >= Duration::from_secs(1)).then(|| {
@@ -129,6 +155,11 @@ fn watch_progress(
                 })
             })
         };
+        for (index, seconds) in slow {
+            if sender.send(Message::Slow(index, seconds)).is_err() {
+                return;
+            }
+        }
         if let Some(line) = line.filter(|line| *line != shown) {
             if sender.send(Message::Running(line.clone())).is_err() {
                 break;

@@ -27,7 +27,7 @@ pub enum LedgerFileError {
     WouldGrowTooLarge(String),
     #[error("gate ledger changed while it was read: {0}")]
     Changed(String),
-    #[error("{0}: line {1}: invalid UTF-8")]
+    #[error("{0}:{1}: invalid UTF-8")]
     InvalidUtf8(String, usize),
     #[error("{0}: {1}")]
     Io(String, std::io::Error),

@@ -25,6 +25,13 @@ impl std::fmt::Display for ParseError {
     }
 }
 
+impl ParseError {
+    /// This problem as a diagnostic of the ledger at `path`.
+    pub fn at(&self, path: &str) -> crate::error::Diagnostic {
+        crate::error::Diagnostic::new(path, self.line, self.message.clone())
+    }
+}
+
 #[derive(Debug)]
 pub struct ParseOutcome {
     pub document: Document,
@@ -453,12 +460,31 @@ fn finish_gates(b: &mut Builder) {
                     }
                     gate.expectation = Some(expectation);
                 }
-                Err(error) => errors.push(ParseError { line, message: format!("gate {id}: {error}") }),
+                Err(error) => {
+                    let hint = path_hint(expect).unwrap_or_default();
+                    errors.push(ParseError { line, message: format!("gate {id}: {error}{hint}") });
+                }
             }
         }
     }
     b.errors.extend(errors);
     b.warnings.extend(warnings);
+}
+
+/// For an EXPECT that failed to compile as a regex but reads like an
+/// absolute path (`/usr/bin/env`: the last slash split off "flags" `env`),
+/// how to write the text it most likely meant.
+fn path_hint(expect: &str) -> Option<String> {
+    let (source, flags) = expect.strip_prefix('/')?.rsplit_once('/')?;
+    let path_like = !flags.is_empty() && !expect.contains(char::is_whitespace);
+    path_like.then(|| {
+        let escaped = expect.replace('/', "\\/");
+        format!(
+            "; hint: EXPECT is read as the regex /{source}/ with flags \"{flags}\"; to match the text {expect}, \
+             drop the leading slash ({}) or escape the slashes (/{escaped}/)",
+            &expect[1..]
+        )
+    })
 }
 
 #[cfg(test)]

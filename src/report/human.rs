@@ -1,25 +1,45 @@
 //! The human report: the Node tool's lines, byte for byte, with colour
-//! chosen by event kind (never by re-reading a line's text) and the live
-//! progress line. Writes to any `Write`, so it is tested in memory.
+//! chosen by event kind (never by re-reading a line's text), the live
+//! progress line on the error stream, and the `--quiet`/`--verbose` cuts.
+//! Writes to any `Write`, so it is tested in memory.
 
 use std::io::Write;
 
+use anstyle::AnsiColor;
+
 use crate::check::verdict::{Outcome, Verdict};
+use crate::error::error_line;
 use crate::terminal::safe;
 use crate::visible::visible;
 
 use super::{Event, Reporter};
+
+/// How much of the run the human report shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Verbosity {
+    /// `-q`: failures, stale results, unmet gates, the oracles awaiting
+    /// approval (without the PATH line) and the verdict.
+    Quiet,
+    /// The Node tool's lines.
+    #[default]
+    Normal,
+    /// `-v`: each RUN line when its check really starts, a line for checks
+    /// still running after 5, 10, 20... seconds where there is no progress
+    /// line, and durations on results.
+    Verbose,
+}
 
 /// How human lines look where they are going.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Style {
     /// ANSI colour on the marker that starts a line.
     pub color: bool,
-    /// Show the live progress line.
+    /// Draw the live progress line (on the error stream).
     pub live: bool,
     /// GitHub Actions reads workflow commands from these streams: no line
     /// may start with `::`.
     pub workflow_commands_live: bool,
+    pub verbosity: Verbosity,
 }
 
 /// `out` gets the report lines, `err` the warnings.
@@ -30,12 +50,15 @@ pub struct Human<O: Write, E: Write> {
     progress_shown: bool,
 }
 
-const GREEN: &str = "32";
-const RED: &str = "31";
-const YELLOW: &str = "33";
-const BOLD_GREEN: &str = "1;32";
-const BOLD_RED: &str = "1;31";
-const BOLD_YELLOW: &str = "1;33";
+const GREEN: anstyle::Style = AnsiColor::Green.on_default();
+const RED: anstyle::Style = AnsiColor::Red.on_default();
+const YELLOW: anstyle::Style = AnsiColor::Yellow.on_default();
+const BOLD_GREEN: anstyle::Style = GREEN.bold();
+const BOLD_RED: anstyle::Style = RED.bold();
+const BOLD_YELLOW: anstyle::Style = YELLOW.bold();
+
+/// Carriage return and "erase the whole line": removes the progress line.
+const ERASE_LINE: &[u8] = b"\r\x1b[2K";
 
 impl<O: Write, E: Write> Human<O, E> {
     pub fn new(out: O, err: E, style: Style) -> Human<O, E> {
@@ -49,9 +72,22 @@ impl<O: Write, E: Write> Human<O, E> {
 
     fn clear_progress(&mut self) {
         if self.progress_shown {
-            let _ = self.out.write_all(b"\r\x1b[2K");
+            let _ = self.err.write_all(ERASE_LINE).and_then(|()| self.err.flush());
             self.progress_shown = false;
         }
+    }
+
+    fn quiet(&self) -> bool {
+        self.style.verbosity == Verbosity::Quiet
+    }
+
+    fn verbose(&self) -> bool {
+        self.style.verbosity == Verbosity::Verbose
+    }
+
+    fn run_line(&mut self, qualified: &str, shell: &str, cwd: &str, path_transcript: &str) {
+        let (shell, cwd, path) = (visible(shell), visible(cwd), visible(path_transcript));
+        self.plain(&format!("  RUN  {qualified} shell={shell} cwd={cwd} PATH={path}"));
     }
 
     /// A line of untrusted text, made safe for a terminal and a CI log.
@@ -66,11 +102,11 @@ impl<O: Write, E: Write> Human<O, E> {
     }
 
     /// `marker` (trusted, coloured when colour is on) followed by `rest`.
-    fn marked(&mut self, color: &str, marker: &str, rest: &str) {
+    fn marked(&mut self, color: anstyle::Style, marker: &str, rest: &str) {
         self.clear_progress();
         let line = self.clean(&format!("{marker}{rest}"));
         let _ = if self.style.color {
-            writeln!(self.out, "\x1b[{color}m{marker}\x1b[0m{}", &line[marker.len()..])
+            writeln!(self.out, "{color}{marker}{color:#}{}", &line[marker.len()..])
         } else {
             writeln!(self.out, "{line}")
         };
@@ -91,7 +127,7 @@ impl<O: Write, E: Write> Human<O, E> {
         match verdict.outcome {
             Outcome::Error => {
                 let line =
-                    format!("gate-check: infrastructure failure prevented {} approval(s)", verdict.approval_failures);
+                    error_line(&format!("infrastructure failure prevented {} approval(s)", verdict.approval_failures));
                 self.warning(&line);
             }
             Outcome::AllMet => {
@@ -142,17 +178,38 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                 self.plain(&format!("    EXPECT: {}", visible(&oracle.expect)));
                 self.plain(&format!("    CWD: {}", visible(&oracle.cwd)));
                 self.plain(&format!("    SHELL: {}", visible(&oracle.shell)));
-                self.plain(&format!("    PATH: {}", visible(path_transcript)));
+                // The caller's own PATH, the same for every gate of the run.
+                if !self.quiet() {
+                    self.plain(&format!("    PATH: {}", visible(path_transcript)));
+                }
             }
             Event::NotRun => self.plain("    NOT RUN: inspect this oracle, then re-run with --approve"),
             Event::Approved { record } => self.plain(&format!("    APPROVED: {}", record.display())),
             Event::CheckStarted { qualified, shell, cwd, path_transcript } => {
-                let (shell, cwd, path) = (visible(shell), visible(cwd), visible(path_transcript));
-                self.plain(&format!("  RUN  {qualified} shell={shell} cwd={cwd} PATH={path}"));
+                if self.style.verbosity == Verbosity::Normal {
+                    self.run_line(qualified, shell, cwd, path_transcript);
+                }
+            }
+            Event::CheckLaunched { qualified, shell, cwd, path_transcript } => {
+                if self.verbose() {
+                    self.run_line(qualified, shell, cwd, path_transcript);
+                }
+            }
+            Event::CheckSlow { qualified, seconds } => {
+                // A terminal has the progress line; a log gets this instead.
+                if self.verbose() && !self.style.live {
+                    self.plain(&format!("  ... {qualified} still running after {seconds}s"));
+                }
             }
             Event::CheckFinished { qualified, title, result } => {
-                let outcome = result.outcome_line();
+                let mut outcome = result.outcome_line();
+                if self.verbose() {
+                    outcome.push_str(&format!("; duration={:.3}s", result.duration.as_secs_f64()));
+                }
                 if result.ok() {
+                    if self.quiet() {
+                        return;
+                    }
                     self.marked(GREEN, "  PASS", &format!(" {qualified}: {title}"));
                     self.plain(&format!("       {outcome}"));
                 } else {
@@ -183,18 +240,24 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                 if !self.style.live {
                     return;
                 }
+                // Lines written so far go out first, then the progress line
+                // replaces the previous one on the error stream.
+                let _ = self.out.flush();
                 self.clear_progress();
                 if let Some(line) = line {
-                    let _ = write!(self.out, "{}", safe(line));
+                    let _ = write!(self.err, "{}", safe(line)).and_then(|()| self.err.flush());
                     self.progress_shown = true;
                 }
-                let _ = self.out.flush();
             }
             Event::GateUnmet { qualified, reason, title } => {
                 self.marked(YELLOW, "  UNMET", &format!(" {qualified} ({reason}): {title}"));
             }
             Event::WaveUnmet { wave } => self.marked(YELLOW, "  UNMET", &format!(" {wave}")),
-            Event::LedgerSummary { file_name, gates } => self.plain(&format!("{file_name}: {gates} gates")),
+            Event::LedgerSummary { file_name, gates } => {
+                if !self.quiet() {
+                    self.plain(&format!("{file_name}: {gates} gates"));
+                }
+            }
             Event::Verdict(verdict) => self.verdict(verdict),
             Event::Report(_) => {}
         }
@@ -219,6 +282,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::approval::Oracle;
     use crate::check::evaluate::CheckResult;
     use crate::check::verdict::Outcome;
     use crate::evidence::Fingerprint;
@@ -261,7 +325,8 @@ mod tests {
         }
     }
 
-    const PLAIN: Style = Style { color: false, live: false, workflow_commands_live: false };
+    const PLAIN: Style =
+        Style { color: false, live: false, workflow_commands_live: false, verbosity: Verbosity::Normal };
 
     #[test]
     fn an_interrupted_run_lists_the_checks_it_stopped() {
@@ -316,7 +381,7 @@ mod tests {
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines[0], "\x1b[32m  PASS\x1b[0m GATES:G1: t");
         assert_eq!(lines[2], "ALL MET.md: 1 gates");
-        assert_eq!(lines[3], "\x1b[1;32mALL MET\x1b[0m (2 met) [scope s1]");
+        assert_eq!(lines[3], "\x1b[1m\x1b[32mALL MET\x1b[0m (2 met) [scope s1]");
     }
 
     #[test]
@@ -340,23 +405,96 @@ mod tests {
     }
 
     #[test]
-    fn progress_line_shows_only_when_live_and_is_cleared_before_the_next_line() {
+    fn progress_line_goes_to_the_error_stream_only_when_live_and_is_cleared_before_the_next_line() {
         let live = Style { live: true, ..PLAIN };
         let events = [Event::Progress(Some("  ... GATES:G1 running for 2s")), Event::NotRun];
-        let (out, _) = render(live, &events);
+        let (out, err) = render(live, &events);
+        assert_eq!(out, "    NOT RUN: inspect this oracle, then re-run with --approve\n");
+        assert_eq!(err, "  ... GATES:G1 running for 2s\r\x1b[2K");
+        let (out, err) = render(PLAIN, &events);
+        assert_eq!(out, "    NOT RUN: inspect this oracle, then re-run with --approve\n");
+        assert_eq!(err, "");
+    }
+
+    fn failed() -> CheckResult {
+        CheckResult { exit_code: Some(1), matched: false, ..passed() }
+    }
+
+    fn run_events<'a>(
+        passed: &'a CheckResult,
+        failed: &'a CheckResult,
+        oracle: &'a Oracle,
+        verdict: &'a Verdict,
+    ) -> Vec<Event<'a>> {
+        let started =
+            |qualified| Event::CheckStarted { qualified, shell: "/bin/sh", cwd: "/r", path_transcript: "/bin" };
+        let launched =
+            |qualified| Event::CheckLaunched { qualified, shell: "/bin/sh", cwd: "/r", path_transcript: "/bin" };
+        vec![
+            Event::ApprovalRequired { qualified: "GATES:G0", oracle, path_transcript: "/bin" },
+            Event::NotRun,
+            started("GATES:G1"),
+            started("GATES:G2"),
+            launched("GATES:G1"),
+            Event::CheckSlow { qualified: "GATES:G1", seconds: 5 },
+            Event::CheckFinished { qualified: "GATES:G1", title: "one", result: passed },
+            launched("GATES:G2"),
+            Event::CheckFinished { qualified: "GATES:G2", title: "two", result: failed },
+            Event::LedgerSummary { file_name: "GATES.md", gates: 3 },
+            Event::Verdict(verdict),
+        ]
+    }
+
+    fn oracle() -> Oracle {
+        Oracle::new("true", "x", "/r", "/bin/sh", 1, "/bin")
+    }
+
+    #[test]
+    fn quiet_keeps_failures_pending_oracles_and_the_verdict() {
+        let (passed, failed, oracle, verdict) = (passed(), failed(), oracle(), verdict(Outcome::Unmet, &["GATES:G2"]));
+        let quiet = Style { verbosity: Verbosity::Quiet, ..PLAIN };
+        let (out, err) = render(quiet, &run_events(&passed, &failed, &oracle, &verdict));
+        let fail_outcome = failed.outcome_line();
         assert_eq!(
             out,
-            "  ... GATES:G1 running for 2s\r\x1b[2K    NOT RUN: inspect this oracle, then re-run with --approve\n"
+            format!(
+                "APPROVAL REQUIRED GATES:G0\n    CHECK: true\n    EXPECT: x\n    CWD: /r\n    SHELL: /bin/sh\n    \
+                 NOT RUN: inspect this oracle, then re-run with --approve\n  FAIL GATES:G2: two\n       {fail_outcome}\n\
+                 UNMET: 1 (met: 2) [scope s1]\n  GATES:G2\n"
+            )
         );
-        let (out, _) = render(PLAIN, &events);
-        assert_eq!(out, "    NOT RUN: inspect this oracle, then re-run with --approve\n");
+        assert_eq!(err, "");
+    }
+
+    #[test]
+    fn verbose_prints_run_lines_at_launch_slow_checks_and_durations() {
+        let (passed, failed, oracle, verdict) = (passed(), failed(), oracle(), verdict(Outcome::Unmet, &["GATES:G2"]));
+        let verbose = Style { verbosity: Verbosity::Verbose, ..PLAIN };
+        let (out, _) = render(verbose, &run_events(&passed, &failed, &oracle, &verdict));
+        let lines: Vec<&str> = out.lines().collect();
+        let run = |id| format!("  RUN  GATES:{id} shell=/bin/sh cwd=/r PATH=/bin");
+        assert_eq!(lines[7], run("G1"));
+        assert_eq!(lines[8], "  ... GATES:G1 still running after 5s");
+        assert_eq!(lines[9], "  PASS GATES:G1: one");
+        assert!(lines[10].ends_with("; bytes=2; duration=0.005s"), "{}", lines[10]);
+        assert_eq!(lines[11], run("G2"));
+        assert_eq!(lines[12], "  FAIL GATES:G2: two");
+        assert_eq!(out.matches("  RUN  ").count(), 2, "{out}");
+        // With a progress line on the terminal there is no slow-check line.
+        let (live, _) = render(Style { live: true, ..verbose }, &run_events(&passed, &failed, &oracle, &verdict));
+        assert!(!live.contains("still running"), "{live}");
+        // Normal output: every RUN line up front, no slow line, no duration.
+        let (normal, _) = render(PLAIN, &run_events(&passed, &failed, &oracle, &verdict));
+        let lines: Vec<&str> = normal.lines().collect();
+        assert_eq!((lines[7].to_string(), lines[8].to_string()), (run("G1"), run("G2")));
+        assert!(!normal.contains("still running") && !normal.contains("duration="), "{normal}");
     }
 
     #[test]
     fn warnings_go_to_the_error_stream_and_an_approval_failure_is_one() {
         let failed = Verdict { approval_failures: 2, ..verdict(Outcome::Error, &[]) };
-        let (out, err) = render(PLAIN, &[Event::Warning("gate-check: x.md: warning: w"), Event::Verdict(&failed)]);
+        let (out, err) = render(PLAIN, &[Event::Warning("x.md: warning: w"), Event::Verdict(&failed)]);
         assert_eq!(out, "");
-        assert_eq!(err, "gate-check: x.md: warning: w\ngate-check: infrastructure failure prevented 2 approval(s)\n");
+        assert_eq!(err, "x.md: warning: w\ngate-check: error: infrastructure failure prevented 2 approval(s)\n");
     }
 }

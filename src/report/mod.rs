@@ -34,11 +34,25 @@ pub enum Event<'a> {
     Approved {
         record: &'a Path,
     },
+    /// A check about to run, announced for every check before the first
+    /// starts (the Node tool's RUN lines).
     CheckStarted {
         qualified: &'a str,
         shell: &'a str,
         cwd: &'a str,
         path_transcript: &'a str,
+    },
+    /// The check really started (a worker picked it up).
+    CheckLaunched {
+        qualified: &'a str,
+        shell: &'a str,
+        cwd: &'a str,
+        path_transcript: &'a str,
+    },
+    /// The check is still running after `seconds` (5, 10, 20, ...).
+    CheckSlow {
+        qualified: &'a str,
+        seconds: u64,
     },
     CheckFinished {
         qualified: &'a str,

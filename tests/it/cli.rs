@@ -79,7 +79,9 @@ fn option_errors_exit_2() {
     for execution in [&["--timeout", "5"][..], &["--jobs", "2"], &["--shell", "/bin/sh"], &["--cwd", "."]] {
         let mut args = vec!["--status"];
         args.extend_from_slice(execution);
-        usage_error(&sandbox, &args, "--timeout, --jobs, --shell, and --cwd are execution options only");
+        let message =
+            format!("gate-check: error: --status cannot be combined with {}: it runs no checks", execution[0]);
+        usage_error(&sandbox, &args, &message);
     }
 }
 

@@ -33,7 +33,7 @@ fn patterns_javascript_rejects_refuse_the_ledger_with_file_and_line() {
         // The bad pattern is the second gate's, whose line is 5.
         let (code, err) = status_of_expects(&["plain", expect]);
         assert_eq!(code, 2, "{expect} was accepted");
-        assert!(err.contains("GATES.md: line 5: gate G1: invalid EXPECT regex"), "{expect}: {err}");
+        assert!(err.contains("GATES.md:5: error: gate G1: invalid EXPECT regex"), "{expect}: {err}");
     }
 }
 

@@ -59,7 +59,7 @@ fn control_and_bidi_characters_in_definitions_are_refused() {
         let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
         assert_eq!(code, 2, "{key} {value:?}: {out}{err}");
         let expected =
-            format!("{}: line {line}: {key} contains the control or bidirectional character {shown}", path.display());
+            format!("{}:{line}: error: {key} contains the control or bidirectional character {shown}", path.display());
         assert!(err.contains(&expected), "{key} {value:?}: {err}");
         assert!(!exists(&sandbox.path("pwned")), "{key} {value:?}: the hidden command ran");
         assert_eq!(sandbox.read("GATES.md"), text);
@@ -104,7 +104,7 @@ fn a_line_terminator_inside_an_attribute_is_an_error_not_a_manual_gate() {
                 let (code, out, err) = run(&sandbox, args);
                 assert_eq!(code, 2, "{key} {terminator:?} {args:?}: {out}{err}");
                 assert!(!out.contains("ALL MET"), "{out}");
-                let expected = format!("{}: line {line}: {key} value contains a line terminator", path.display());
+                let expected = format!("{}:{line}: error: {key} value contains a line terminator", path.display());
                 assert!(err.contains(&expected), "{key} {terminator:?}: {err}");
             }
             assert_eq!(sandbox.read("GATES.md"), text);
@@ -118,7 +118,7 @@ fn a_line_terminator_inside_a_gate_line_is_an_error_not_a_vanished_gate() {
     sandbox.write("GATES.md", "- [x] G1: met\n  EVIDENCE: seen\n- [ ] G2: unmet\rhidden\n");
     let (code, out, err) = run(&sandbox, &["--status", "GATES.md"]);
     assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains("line 3: gate line contains a line terminator"), "{err}");
+    assert!(err.contains("GATES.md:3: error: gate line contains a line terminator"), "{err}");
 }
 
 #[test]
@@ -168,7 +168,7 @@ fn a_definition_too_large_to_approve_is_refused_before_anything_runs() {
     for args in [&["--approve", "GATES.md"][..], &["GATES.md"]] {
         let (code, out, err) = run(&sandbox, args);
         assert_eq!(code, 2, "{out}{err}");
-        let expected = format!("{}: line 5: gate G1 cannot be approved: its approval record would be", path.display());
+        let expected = format!("{}:5: error: gate G1 cannot be approved: its approval record would be", path.display());
         assert!(err.contains(&expected), "{err}");
         assert!(!exists(&sandbox.path("ran-g0")) && !exists(&sandbox.path("ran-g1")), "a check ran");
         assert_eq!(sandbox.approval_count(), 0);

@@ -54,7 +54,7 @@ fn duplicate_ids_among_many_gates_are_found() {
     sandbox.write("GATES.md", &text);
     let (code, _, err) = outcome(&sandbox.cmd().arg("--status").timeout(HANG_GUARD).output().unwrap());
     assert_eq!(code, 2);
-    assert!(err.contains("line 50001: duplicate gate id G7 (first declared on line 8)"), "{err}");
+    assert!(err.contains(":50001: error: duplicate gate id G7 (first declared on line 8)"), "{err}");
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn control_characters_in_ids_are_rejected_and_sanitized() {
     let output = sandbox.cmd().arg("--status").timeout(HANG_GUARD).output().unwrap();
     let (code, _, err) = outcome(&output);
     assert_eq!(code, 2);
-    assert!(err.contains("line 1: invalid gate id G [31m1"), "{err:?}");
+    assert!(err.contains(":1: error: invalid gate id G [31m1"), "{err:?}");
     assert!(!output.stderr.contains(&0x1b), "an escape byte reached stderr");
     assert_eq!(sandbox.read("GATES.md"), before);
 }

@@ -196,7 +196,7 @@ fn parse_and_usage_failures_exit_2() {
     sandbox.write("broken.md", "# Gates\n\n- [ ] no explicit id here\n");
     let (code, out, err) = lint(&sandbox, &["sound.md", "broken.md"]);
     assert_eq!(code, 2, "{out}");
-    assert!(err.contains("gate-check: broken.md: line 3: gate needs an explicit ID followed by a colon"), "{err}");
+    assert!(err.contains("broken.md:3: error: gate needs an explicit ID followed by a colon"), "{err}");
     assert!(out.contains("LINT NOT RUN: 1 problem(s) reading or parsing the ledgers"), "{out}");
     assert!(!out.contains("LINT OK") && !out.contains("LINT FINDINGS"), "no verdict on an unreadable ledger: {out}");
     let (code, out, _) = lint(&sandbox, &["--json", "broken.md"]);

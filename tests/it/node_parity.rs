@@ -133,7 +133,7 @@ fn deliberate_difference_a_gate_line_holding_a_line_terminator_is_an_error() {
         let got = status(text);
         assert_eq!(got.code, 2, "{text:?}");
         assert!(
-            got.errors.iter().any(|e| e.contains("line 2: gate line contains a line terminator")),
+            got.errors.iter().any(|e| e.contains(".md:2: gate line contains a line terminator")),
             "{:?}",
             got.errors
         );
@@ -210,7 +210,7 @@ fn deliberate_difference_an_attribute_holding_a_line_terminator_is_an_error() {
     let got = status(&runnable_with_evidence(&v1_evidence("12; shell=\u{2028}x")));
     assert_eq!(got.code, 2);
     assert!(
-        got.errors.iter().any(|e| e.contains("line 4: EVIDENCE value contains a line terminator")),
+        got.errors.iter().any(|e| e.contains(".md:4: EVIDENCE value contains a line terminator")),
         "{:?}",
         got.errors
     );
@@ -224,5 +224,5 @@ fn deliberate_difference_controls_in_a_check_are_an_error() {
     let text = "- [ ] G1: t\n  CHECK: a\u{1}b\u{8}c\u{1f}\"\\\u{7f}\td\n  EXPECT: /x\\/y/\n  CWD: \u{e9} \u{a0}\n";
     let got = status(text);
     assert_eq!(got.code, 2);
-    assert!(got.errors.iter().any(|e| e.contains("line 2: CHECK contains the control")), "{:?}", got.errors);
+    assert!(got.errors.iter().any(|e| e.contains(".md:2: CHECK contains the control")), "{:?}", got.errors);
 }

@@ -144,7 +144,7 @@ fn a_terminal_gets_colour_and_a_live_progress_line() {
     let screen = in_terminal(&sandbox, "--approve", false);
     assert!(screen.contains("\x1b[32m  PASS\x1b[0m GATES:SLOW"), "{screen:?}");
     assert!(screen.contains("GATES:SLOW running for 1s"), "{screen:?}");
-    assert!(screen.contains("\x1b[1;32mALL MET\x1b[0m"), "{screen:?}");
+    assert!(screen.contains("\x1b[1m\x1b[32mALL MET\x1b[0m"), "{screen:?}");
 
     let plain = in_terminal(&sandbox, "--reverify", true);
     assert!(!plain.contains("\x1b[32m"), "NO_COLOR must disable colour: {plain:?}");

@@ -12,8 +12,8 @@ fn assert_rejected(bytes: &[u8], fragment: &str, line: Option<usize>) {
     let path = sandbox.path("GATES.md");
     std::fs::write(&path, bytes).unwrap();
     let wanted = match line {
-        Some(n) => format!("{}: line {n}: {fragment}", path.display()),
-        None => format!("{}: {fragment}", path.display()),
+        Some(n) => format!("{}:{n}: error: {fragment}", path.display()),
+        None => format!("{}: error: {fragment}", path.display()),
     };
     for args in [&["--status"][..], &[][..], &["--approve"][..]] {
         let (code, out, err) = outcome(&sandbox.cmd().args(args).output().unwrap());

@@ -173,12 +173,12 @@ fn actions_combine_with_nothing() {
         (&["--claim", "--release", "--scope", "api"], "pipeline actions are mutually exclusive: --claim, --release"),
         (&["--list-scopes", "--log", "x"], "pipeline actions are mutually exclusive: --list-scopes, --log"),
         (&["--log", "x", "--bind", "s"], "pipeline actions are mutually exclusive: --log, --bind"),
-        (&["--claim", "--status"], "--claim cannot be combined with a run mode"),
-        (&["--list-scopes", "--reverify"], "--list-scopes cannot be combined with a run mode"),
-        (&["--bind", "s", "--approve"], "--bind cannot be combined with a run mode"),
+        (&["--claim", "--status"], "--claim cannot be combined with the run mode --status"),
+        (&["--list-scopes", "--reverify"], "--list-scopes cannot be combined with the run mode --reverify"),
+        (&["--bind", "s", "--approve"], "--bind cannot be combined with the run mode --approve"),
         (&["--release", "GATES.md"], "--release cannot be combined with explicit files"),
         (&["--leaf", "leaf-1", "--status"], "--leaf is only valid with --claim or --release"),
-        (&["--log", "x", "--jobs", "2"], "--timeout, --jobs, --shell, and --cwd are execution options only"),
+        (&["--log", "x", "--jobs", "2"], "--log cannot be combined with --jobs: it runs no checks"),
     ];
     for (args, message) in cases {
         let (code, out, err) = outcome(&sandbox.cmd().args(args).output().unwrap());

@@ -63,7 +63,7 @@ fn an_explicit_root_is_never_searched_and_the_message_stays_the_node_line() {
     let (code, out, err) = run_in(&sandbox, &src, &["--status", "--root", "."]);
     assert_eq!(code, 2, "{out}{err}");
     let expected = format!(
-        "gate-check: no gate files found (looked for .unlazy/<scope>/, then GATES.md and gates/*.md under {})\n",
+        "gate-check: error: no gate files found (looked for .unlazy/<scope>/, then GATES.md and gates/*.md under {})\n",
         src.display()
     );
     assert!(err.starts_with(&expected), "{err}");

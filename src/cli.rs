@@ -63,6 +63,13 @@ pub struct Cli {
     /// Use the pipeline .unlazy/ID (or UNLAZY_SCOPE)
     #[arg(long, allow_hyphen_values = true, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
     pub scope: Option<String>,
+    /// Run and judge only this gate (repeatable; `G3` in every ledger, `leaf-1:G3` in one).
+    /// The verdict counts only selected gates; others (and dispatch waves) are left untouched
+    #[arg(long = "gate", value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+    pub gates: Vec<String>,
+    /// After a failed check, print its sanitized output (last 200 lines, at most 64 KiB)
+    #[arg(long)]
+    pub show_output: bool,
     /// Put a machine document on stdout (human lines move to stderr)
     #[arg(long, value_name = "FORMAT", value_enum)]
     pub format: Option<OutputFormat>,
@@ -227,6 +234,9 @@ impl Cli {
             if self.format.is_some() {
                 return Err(format!("{action} cannot be combined with --format"));
             }
+            if !self.gates.is_empty() || self.show_output {
+                return Err(format!("{action} cannot be combined with --gate or --show-output"));
+            }
         }
         if !self.files.is_empty() && self.scope.is_some() {
             return Err("explicit files and --scope are mutually exclusive".into());
@@ -260,6 +270,8 @@ impl Cli {
             scope: self.scope,
             files: self.files,
             format: self.format.unwrap_or(OutputFormat::Human),
+            gates: self.gates,
+            show_output: self.show_output,
         }
     }
 
@@ -282,6 +294,7 @@ fn reporters(options: &RunOptions, looks: Looks, env: &Environment) -> Reporters
         live: env.terminal.live(),
         workflow_commands_live: env.github.is_some(),
         verbosity: looks.verbosity,
+        show_output: options.show_output,
     };
     let mut reporters = Reporters::default();
     if machine {

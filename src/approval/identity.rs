@@ -64,6 +64,19 @@ impl Oracle {
         }
     }
 
+    pub fn timeout_ms(&self) -> u64 {
+        self.timeout_ms
+    }
+
+    pub fn platform(&self) -> &str {
+        self.platform
+    }
+
+    /// The output and regex limits, in the record's key order.
+    pub fn limits(&self) -> [u64; 4] {
+        [self.max_output_bytes as u64, self.regex_timeout_ms, self.regex_startup_timeout_ms, self.max_regex_workers]
+    }
+
     /// Compact JSON, as `JSON.stringify` writes it.
     pub fn to_json(&self) -> String {
         // A struct of strings and integers always serializes.

@@ -3,6 +3,7 @@
 //! not exactly a private, single-link, owner-owned regular file in a real
 //! private directory outside the repository is an error, never a "yes".
 
+use std::collections::HashMap;
 use std::fs::{self, File};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -10,7 +11,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use thiserror::Error;
 
+use super::changes::RecordedOracle;
 use super::Oracle;
+use crate::digest::sha256_hex;
 use crate::durable::{self, ReadRefusal};
 use crate::paths;
 
@@ -92,6 +95,17 @@ struct Record<'a> {
     signature: &'a str,
     oracle: &'a Oracle,
     approved_at: String,
+}
+
+/// The store's valid records, by (ledger, gate).
+#[derive(Debug, Default)]
+pub struct EarlierRecords(HashMap<(String, String), Vec<RecordedOracle>>);
+
+impl EarlierRecords {
+    /// The oracles approved before for this ledger and gate.
+    pub fn records_for(&self, ledger: &str, gate: &str) -> &[RecordedOracle] {
+        self.0.get(&(ledger.to_string(), gate.to_string())).map_or(&[], Vec::as_slice)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -183,6 +197,47 @@ impl Store {
         Ok(field("file") == Some(ledger)
             && field("gate") == Some(gate)
             && field("signature") == Some(oracle.signature().as_str()))
+    }
+
+    /// Every valid record of the store, by ledger and gate, whatever its
+    /// signature: what a person approved for each gate before. Records are
+    /// found by reading the whole store (their names hash the signature),
+    /// once per run. A record counts only if it passes the same checks as an
+    /// approval (private, single-link, not swapped while read) and sits at
+    /// the name its own `file`, `gate` and `signature` give it; anything else
+    /// is left out, never guessed at.
+    pub fn earlier_records(&self) -> Result<EarlierRecords, StoreError> {
+        let mut records = EarlierRecords::default();
+        let Some(store) = self.open(false)? else {
+            return Ok(records);
+        };
+        let mut names = Vec::new();
+        for entry in fs::read_dir(&store.path).map_err(io_error(&store.path))? {
+            names.push(entry.map_err(io_error(&store.path))?.file_name());
+        }
+        // In name order, so the explanation does not depend on directory order.
+        names.sort();
+        for name in &names {
+            let Some(name) = name.to_str().filter(|name| name.ends_with(".json")) else {
+                continue;
+            };
+            let Ok(Some(text)) = read_record(&store.path.join(name)) else {
+                continue;
+            };
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+                continue;
+            };
+            let field = |key: &str| value.get(key).and_then(|v| v.as_str());
+            let (Some(file), Some(gate), Some(signature)) = (field("file"), field("gate"), field("signature")) else {
+                continue;
+            };
+            if name == format!("{}.json", sha256_hex(format!("{file}\0{gate}\0{signature}"))) {
+                let oracle = RecordedOracle::from_value(value.get("oracle"));
+                records.0.entry((file.to_string(), gate.to_string())).or_default().push(oracle);
+            }
+        }
+        Self::assert_unchanged(&store)?;
+        Ok(records)
     }
 
     /// Records consent for this oracle; concurrent approvals are serialized

@@ -2,6 +2,9 @@
 //! record of its oracle; `--approve` records one for each pending oracle
 //! after showing it.
 
+use crate::approval::changes::{self, RecordedOracle};
+use crate::approval::store::EarlierRecords;
+use crate::approval::Oracle;
 use crate::error::error_line;
 use crate::report::{Event, Reporter};
 
@@ -24,6 +27,7 @@ pub fn seek_approvals(
     reporter: &mut dyn Reporter,
 ) -> Approvals {
     let mut approvals = Approvals::default();
+    let mut earlier = None;
     for task in tasks {
         let ledger = &ledgers[task.ledger];
         match runtime.store.is_approved(&ledger.text_path, &task.gate.id, &task.oracle) {
@@ -34,6 +38,7 @@ pub fn seek_approvals(
                     oracle: &task.oracle,
                     path_transcript: &runtime.path_transcript,
                 });
+                explain_reapproval(runtime, &mut earlier, &ledger.text_path, &task, reporter);
                 if !approve {
                     reporter.event(&Event::NotRun);
                     approvals.not_run.push(task);
@@ -61,4 +66,41 @@ pub fn seek_approvals(
         }
     }
     approvals
+}
+
+/// When this gate was approved before with another oracle, says which bound
+/// fields differ, so a changed timeout or PATH is not a mystery. The store
+/// is read for this once, at the first oracle that needs approval.
+fn explain_reapproval(
+    runtime: &Runtime,
+    earlier: &mut Option<Result<EarlierRecords, String>>,
+    ledger: &str,
+    task: &Task,
+    reporter: &mut dyn Reporter,
+) {
+    let loaded = earlier.get_or_insert_with(|| runtime.store.earlier_records().map_err(|error| error.to_string()));
+    match loaded {
+        Ok(records) => {
+            let records = records.records_for(ledger, &task.gate.id);
+            if !records.is_empty() {
+                let reasons = closest_differences(records, &task.oracle);
+                reporter.event(&Event::ApprovalChanged { reasons: &reasons });
+            }
+        }
+        Err(error) => {
+            let line = error_line(&format!("could not read earlier approvals for {}: {error}", task.qualified));
+            reporter.event(&Event::Warning(&line));
+        }
+    }
+}
+
+/// The differences to the earlier approval closest to `oracle`; a record
+/// that does not say what it approved is the last resort (empty).
+fn closest_differences(records: &[RecordedOracle], oracle: &Oracle) -> Vec<String> {
+    records
+        .iter()
+        .map(|record| changes::differences(record, oracle))
+        .filter(|reasons| !reasons.is_empty())
+        .min_by_key(Vec::len)
+        .unwrap_or_default()
 }

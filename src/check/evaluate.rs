@@ -6,6 +6,7 @@ use std::time::Duration;
 use js_regex::Expectation;
 
 use crate::evidence::{self, Fingerprint, MAX_OUTPUT_BYTES};
+use crate::report::tail::{self, OutputTail};
 use crate::report::CheckRecord;
 use crate::runner::{self, CheckRequest, RunFailure};
 
@@ -72,6 +73,8 @@ impl CheckResult {
             duration_ms: Some(self.duration.as_millis() as u64),
             reason: if written { reason } else { Some("definition or runtime approval oracle changed".into()) },
             output_sha256: self.ok().then(|| self.fingerprint.sha256.clone()),
+            output_tail: (written && !self.ok())
+                .then(|| OutputTail::of(&self.output, tail::RECORDED_LINES, tail::RECORDED_BYTES)),
         }
     }
 }

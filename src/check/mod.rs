@@ -44,6 +44,9 @@ pub struct RunOptions {
     pub scope: Option<String>,
     pub files: Vec<PathBuf>,
     pub format: OutputFormat,
+    /// `--gate`: the ids (plain or qualified) of the only gates to judge.
+    pub gates: Vec<String>,
+    pub show_output: bool,
 }
 
 impl RunOptions {
@@ -263,6 +266,7 @@ fn not_run_record(reason: &str) -> CheckRecord {
         duration_ms: None,
         reason: Some(reason.to_string()),
         output_sha256: None,
+        output_tail: None,
     }
 }
 
@@ -277,7 +281,7 @@ fn summarize(
 ) -> Result<Exit, Error> {
     let (finals, target) = (&setup.ledgers, &setup.target);
     let mut states = Vec::with_capacity(finals.len());
-    for ledger in finals {
+    for (index, ledger) in finals.iter().enumerate() {
         let prefix = crate::ledger::qualify(&ledger.path, "");
         let ledger_states: Vec<GateState> = ledger
             .document
@@ -287,7 +291,7 @@ fn summarize(
             .collect();
         if options.status {
             for (gate, state) in ledger.document.gates.iter().zip(&ledger_states) {
-                if !matches!(state, GateState::Met | GateState::Abandoned) {
+                if !matches!(state, GateState::Met | GateState::Abandoned) && setup.selects(index, &gate.id) {
                     let qualified = format!("{prefix}{}", gate.id);
                     reporter.event(&Event::GateUnmet {
                         qualified: &qualified,
@@ -304,7 +308,12 @@ fn summarize(
 
     // A scope is complete only when its ledgers and its dispatch waves are;
     // completion must not depend on callers remembering `dispatch status`.
-    let waves = crate::dispatch::aggregate(&setup.root, target.scope.as_deref()).map_err(Error::infrastructure)?;
+    // A `--gate` run judges its gates only; waves belong to the whole scope.
+    let waves = if setup.selection.is_some() {
+        crate::dispatch::DispatchSummary::default()
+    } else {
+        crate::dispatch::aggregate(&setup.root, target.scope.as_deref()).map_err(Error::infrastructure)?
+    };
     if options.status {
         for wave in &waves.blocking {
             reporter.event(&Event::WaveUnmet { wave });
@@ -329,15 +338,56 @@ fn summarize(
                 (runnable[index].ledger, runnable[index].gate.id.as_str(), runnable[index].qualified.as_str())
             })
             .collect(),
+        selection: setup.selection.as_ref(),
     };
     let verdict = verdict::verdict(finals, &states, &facts, &waves, target.scope.as_deref());
     reporter.event(&Event::Verdict(&verdict));
+    // Oracles left pending for approval are why this run is unmet; the
+    // command that shows and approves exactly them is the next step.
+    let next = (!options.approve && approvals.failures == 0 && !approvals.not_run.is_empty())
+        .then(|| approve_command(options));
+    if let Some(next) = &next {
+        reporter.event(&Event::NextCommand(next));
+    }
     if reporter.needs_records() {
-        let report = run_report(options, setup, &states, executed.checks, &verdict, &waves);
+        let mut report = run_report(options, setup, &states, executed.checks, &verdict, &waves);
+        report.next_command = next;
         reporter.event(&Event::Report(&report));
     }
     reporter.flush();
     Ok(verdict.exit())
+}
+
+/// This run's command line with `--approve`: the same mode, targeting and
+/// the options an approval is bound to (timeout, shell, CWD), so that what
+/// it approves is exactly what was shown.
+pub fn approve_command(options: &RunOptions) -> String {
+    use crate::shell_words::quote;
+    let mut words = vec!["gate-check".to_string(), "--approve".to_string()];
+    if options.reverify {
+        words.push("--reverify".into());
+    }
+    if options.timeout_secs != DEFAULT_TIMEOUT_SECS {
+        words.push(format!("--timeout {}", options.timeout_secs));
+    }
+    let mut valued = |flag: &str, value: Option<String>| {
+        if let Some(value) = value {
+            words.push(format!("{flag} {}", quote(&value)));
+        }
+    };
+    valued("--shell", options.shell.clone());
+    valued("--cwd", options.cwd.as_ref().map(|p| p.display().to_string()));
+    valued("--root", options.root.as_ref().map(|p| p.display().to_string()));
+    valued("--scope", options.scope.clone());
+    for gate in &options.gates {
+        valued("--gate", Some(gate.clone()));
+    }
+    let files: Vec<String> = options.files.iter().map(|f| quote(&f.display().to_string())).collect();
+    if files.iter().any(|f| f.starts_with('-')) {
+        words.push("--".into());
+    }
+    words.extend(files);
+    words.join(" ")
 }
 
 /// The machine record of a finished run; built only for reporters that
@@ -364,6 +414,7 @@ fn run_report(
                 checked: gate.checked,
                 runnable: gate.is_runnable(),
                 definition_digest: evidence::gate_digest(gate),
+                selected: setup.selection.as_ref().map(|selection| selection.contains(index, &gate.id)),
                 check: checks.remove(&(index, gate.id.clone())),
             });
         }
@@ -382,6 +433,7 @@ fn run_report(
             abandoned: verdict.abandoned,
             reran: verdict.reran,
             previously_met_reverified: verdict.reverified,
+            not_selected: verdict.not_selected,
         },
         unmet: verdict.unmet_ids.clone(),
         abandoned: verdict.abandoned_ids.clone(),
@@ -393,5 +445,6 @@ fn run_report(
         gates,
         waves: WaveRecords { blocking: waves.blocking.clone(), abandoned: waves.abandoned.clone() },
         errors: Vec::new(),
+        next_command: None,
     }
 }

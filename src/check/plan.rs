@@ -2,6 +2,7 @@
 //! execution context `--status` never needs, and decide which gates must
 //! be checked, each with its exact approval oracle.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::approval::store::Store;
@@ -53,6 +54,48 @@ pub struct Setup {
     pub default_cwd: PathBuf,
     pub target: Target,
     pub ledgers: Vec<Ledger>,
+    /// `--gate`: the only gates this run judges.
+    pub selection: Option<Selection>,
+}
+
+impl Setup {
+    /// Whether this run judges the gate: every gate unless `--gate` chose.
+    pub fn selects(&self, ledger: usize, id: &str) -> bool {
+        self.selection.as_ref().is_none_or(|selection| selection.contains(ledger, id))
+    }
+}
+
+/// The gates `--gate` chose, by ledger index and gate id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection(HashSet<(usize, String)>);
+
+impl Selection {
+    /// The gates `wanted` names: a plain id picks that gate in every ledger
+    /// that has it, a qualified one (`leaf-1:G3`) in that ledger only. An id
+    /// no gate has is a usage error, since a typo must not pass as "all met".
+    pub fn resolve(ledgers: &[Ledger], wanted: &[String]) -> Result<Selection, Error> {
+        let mut chosen = HashSet::new();
+        for id in wanted {
+            let mut known = false;
+            for (index, ledger) in ledgers.iter().enumerate() {
+                for gate in &ledger.document.gates {
+                    if gate.id == *id || qualify(&ledger.path, &gate.id) == *id {
+                        known = true;
+                        chosen.insert((index, gate.id.clone()));
+                    }
+                }
+            }
+            if !known {
+                let shown = serde_json::Value::from(id.as_str());
+                return Err(Error::usage(format!("unknown --gate {shown}: no targeted ledger has that gate")));
+            }
+        }
+        Ok(Selection(chosen))
+    }
+
+    pub fn contains(&self, ledger: usize, id: &str) -> bool {
+        self.0.contains(&(ledger, id.to_string()))
+    }
 }
 
 fn require_directory(path: &Path, label: &str) -> Result<(), Error> {
@@ -110,7 +153,8 @@ pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
         return Err(Error::usage(located.no_ledgers_message()));
     }
     let ledgers = load_ledgers(&target, reporter)?;
-    Ok(Setup { root, default_cwd, target, ledgers })
+    let selection = if options.gates.is_empty() { None } else { Some(Selection::resolve(&ledgers, &options.gates)?) };
+    Ok(Setup { root, default_cwd, target, ledgers, selection })
 }
 
 /// `roots` are the ledgers' state roots, which the approval store must lie
@@ -170,7 +214,7 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
     let mut tasks = Vec::new();
     for (index, ledger) in setup.ledgers.iter().enumerate() {
         for gate in &ledger.document.gates {
-            if ledger.document.is_abandoned(&gate.id) || !gate.is_runnable() {
+            if ledger.document.is_abandoned(&gate.id) || !gate.is_runnable() || !setup.selects(index, &gate.id) {
                 continue;
             }
             let state = evidence::gate_state(gate, false);

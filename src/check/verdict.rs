@@ -7,7 +7,7 @@ use crate::dispatch::DispatchSummary;
 use crate::error::Exit;
 use crate::evidence::GateState;
 
-use super::plan::Ledger;
+use super::plan::{Ledger, Selection};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -52,6 +52,8 @@ pub struct RunFacts<'a> {
     pub not_rerun_met: Vec<(usize, &'a str, &'a str)>,
     /// (ledger, gate id, qualified id) of results discarded as stale.
     pub stale: Vec<(usize, &'a str, &'a str)>,
+    /// `--gate`: only these gates count; the others are not selected.
+    pub selection: Option<&'a Selection>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +73,8 @@ pub struct Verdict {
     pub reverified: Option<usize>,
     pub scope: Option<String>,
     pub approval_failures: usize,
+    /// With `--gate`: the gates left out of the count.
+    pub not_selected: Option<usize>,
 }
 
 impl Verdict {
@@ -90,9 +94,14 @@ pub fn verdict(
     let (mut met, mut unmet) = (0usize, 0usize);
     let mut unmet_ids = Vec::new();
     let mut abandoned_ids = Vec::new();
-    for (ledger, states) in ledgers.iter().zip(states) {
+    let mut not_selected = 0usize;
+    for (index, (ledger, states)) in ledgers.iter().zip(states).enumerate() {
         let prefix = crate::ledger::qualify(&ledger.path, "");
         for (gate, state) in ledger.document.gates.iter().zip(states) {
+            if facts.selection.is_some_and(|selection| !selection.contains(index, &gate.id)) {
+                not_selected += 1;
+                continue;
+            }
             match state {
                 GateState::Abandoned => abandoned_ids.push(format!("{prefix}{}", gate.id)),
                 GateState::Met => met += 1,
@@ -161,6 +170,7 @@ pub fn verdict(
         reverified: facts.reverify.then_some(facts.reverified),
         scope: scope.map(str::to_string),
         approval_failures: facts.approval_failures,
+        not_selected: facts.selection.map(|_| not_selected),
     }
 }
 
@@ -204,5 +214,17 @@ mod tests {
         let facts = RunFacts { approval_failures: 1, ..RunFacts::default() };
         let failed = verdict(&ledgers, &states, &facts, &DispatchSummary::default(), None);
         assert_eq!(failed.exit(), Exit::Error);
+    }
+
+    #[test]
+    fn a_selection_counts_only_its_gates_and_says_how_many_it_left_out() {
+        let (ledgers, states) = ledger(TWO);
+        let selection = Selection::resolve(&ledgers, &["GATES:A".to_string()]).unwrap();
+        let facts = RunFacts { selection: Some(&selection), ..RunFacts::default() };
+        let v = verdict(&ledgers, &states, &facts, &DispatchSummary::default(), None);
+        assert_eq!((v.outcome, v.met, v.unmet, v.not_selected), (Outcome::AllMet, 1, 0, Some(1)));
+        let all = verdict(&ledgers, &states, &RunFacts::default(), &DispatchSummary::default(), None);
+        assert_eq!((all.outcome, all.not_selected), (Outcome::Unmet, None));
+        assert!(Selection::resolve(&ledgers, &["leaf-1:A".to_string()]).is_err());
     }
 }

@@ -12,6 +12,7 @@ use crate::error::error_line;
 use crate::terminal::safe;
 use crate::visible::visible;
 
+use super::tail::{self, OutputTail};
 use super::{Event, Reporter};
 
 /// How much of the run the human report shows.
@@ -40,6 +41,8 @@ pub struct Style {
     /// may start with `::`.
     pub workflow_commands_live: bool,
     pub verbosity: Verbosity,
+    /// `--show-output`: a failed check's captured output follows its line.
+    pub show_output: bool,
 }
 
 /// `out` gets the report lines, `err` the warnings.
@@ -124,6 +127,10 @@ impl<O: Write, E: Write> Human<O, E> {
             (Some(reran), Some(reverified)) => format!(", reran: {reran}, previously met reverified: {reverified}"),
             _ => String::new(),
         };
+        let verify_note = match verdict.not_selected {
+            Some(count) if count > 0 => format!("{verify_note}, not selected: {count}"),
+            _ => verify_note,
+        };
         match verdict.outcome {
             Outcome::Error => {
                 let line =
@@ -158,6 +165,16 @@ impl<O: Write, E: Write> Human<O, E> {
         }
     }
 
+    /// `--show-output`: the end of a failed check's output, each line
+    /// sanitized and marked so it cannot pass for a report line.
+    fn output_tail(&mut self, output: &str) {
+        let tail = OutputTail::of(output, tail::SHOWN_LINES, tail::SHOWN_BYTES);
+        self.plain(&format!("       {}", tail.heading()));
+        for line in &tail.lines {
+            self.plain(&format!("       | {line}"));
+        }
+    }
+
     /// Warnings go after everything written so far, so the streams
     /// interleave in the order things happened.
     fn warning(&mut self, line: &str) {
@@ -178,10 +195,20 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                 self.plain(&format!("    EXPECT: {}", visible(&oracle.expect)));
                 self.plain(&format!("    CWD: {}", visible(&oracle.cwd)));
                 self.plain(&format!("    SHELL: {}", visible(&oracle.shell)));
+                self.plain(&format!("    TIMEOUT: {}s", oracle.timeout_ms() / 1000));
                 // The caller's own PATH, the same for every gate of the run.
                 if !self.quiet() {
                     self.plain(&format!("    PATH: {}", visible(path_transcript)));
                 }
+            }
+            Event::ApprovalChanged { reasons } => {
+                let why = if reasons.is_empty() {
+                    "an approval for this gate exists with a different signature".to_string()
+                } else {
+                    reasons.join("; ")
+                };
+                // The reasons quote CWDs, shells and PATH entries from records.
+                self.plain(&format!("    CHANGED SINCE APPROVAL: {}", visible(&why)));
             }
             Event::NotRun => self.plain("    NOT RUN: inspect this oracle, then re-run with --approve"),
             Event::Approved { record } => self.plain(&format!("    APPROVED: {}", record.display())),
@@ -216,6 +243,9 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                     self.marked(RED, "  FAIL", &format!(" {qualified}: {title}"));
                     let reason = result.error.as_ref().map(|e| format!("{e}; ")).unwrap_or_default();
                     self.plain(&format!("       {reason}{outcome}"));
+                    if self.style.show_output {
+                        self.output_tail(&result.output);
+                    }
                 }
             }
             Event::CheckInterrupted { qualified, title } => {
@@ -259,6 +289,7 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                 }
             }
             Event::Verdict(verdict) => self.verdict(verdict),
+            Event::NextCommand(command) => self.plain(&format!("next: {command}")),
             Event::Report(_) => {}
         }
     }
@@ -322,11 +353,17 @@ mod tests {
             reverified: None,
             scope: Some("s1".into()),
             approval_failures: 0,
+            not_selected: None,
         }
     }
 
-    const PLAIN: Style =
-        Style { color: false, live: false, workflow_commands_live: false, verbosity: Verbosity::Normal };
+    const PLAIN: Style = Style {
+        color: false,
+        live: false,
+        workflow_commands_live: false,
+        verbosity: Verbosity::Normal,
+        show_output: false,
+    };
 
     #[test]
     fn an_interrupted_run_lists_the_checks_it_stopped() {
@@ -459,7 +496,7 @@ mod tests {
             out,
             format!(
                 "APPROVAL REQUIRED GATES:G0\n    CHECK: true\n    EXPECT: x\n    CWD: /r\n    SHELL: /bin/sh\n    \
-                 NOT RUN: inspect this oracle, then re-run with --approve\n  FAIL GATES:G2: two\n       {fail_outcome}\n\
+                 TIMEOUT: 1s\n    NOT RUN: inspect this oracle, then re-run with --approve\n  FAIL GATES:G2: two\n       {fail_outcome}\n\
                  UNMET: 1 (met: 2) [scope s1]\n  GATES:G2\n"
             )
         );
@@ -473,12 +510,12 @@ mod tests {
         let (out, _) = render(verbose, &run_events(&passed, &failed, &oracle, &verdict));
         let lines: Vec<&str> = out.lines().collect();
         let run = |id| format!("  RUN  GATES:{id} shell=/bin/sh cwd=/r PATH=/bin");
-        assert_eq!(lines[7], run("G1"));
-        assert_eq!(lines[8], "  ... GATES:G1 still running after 5s");
-        assert_eq!(lines[9], "  PASS GATES:G1: one");
-        assert!(lines[10].ends_with("; bytes=2; duration=0.005s"), "{}", lines[10]);
-        assert_eq!(lines[11], run("G2"));
-        assert_eq!(lines[12], "  FAIL GATES:G2: two");
+        assert_eq!(lines[8], run("G1"));
+        assert_eq!(lines[9], "  ... GATES:G1 still running after 5s");
+        assert_eq!(lines[10], "  PASS GATES:G1: one");
+        assert!(lines[11].ends_with("; bytes=2; duration=0.005s"), "{}", lines[11]);
+        assert_eq!(lines[12], run("G2"));
+        assert_eq!(lines[13], "  FAIL GATES:G2: two");
         assert_eq!(out.matches("  RUN  ").count(), 2, "{out}");
         // With a progress line on the terminal there is no slow-check line.
         let (live, _) = render(Style { live: true, ..verbose }, &run_events(&passed, &failed, &oracle, &verdict));
@@ -486,7 +523,7 @@ mod tests {
         // Normal output: every RUN line up front, no slow line, no duration.
         let (normal, _) = render(PLAIN, &run_events(&passed, &failed, &oracle, &verdict));
         let lines: Vec<&str> = normal.lines().collect();
-        assert_eq!((lines[7].to_string(), lines[8].to_string()), (run("G1"), run("G2")));
+        assert_eq!((lines[8].to_string(), lines[9].to_string()), (run("G1"), run("G2")));
         assert!(!normal.contains("still running") && !normal.contains("duration="), "{normal}");
     }
 
@@ -496,5 +533,35 @@ mod tests {
         let (out, err) = render(PLAIN, &[Event::Warning("x.md: warning: w"), Event::Verdict(&failed)]);
         assert_eq!(out, "");
         assert_eq!(err, "x.md: warning: w\ngate-check: error: infrastructure failure prevented 2 approval(s)\n");
+    }
+
+    #[test]
+    fn reapproval_reasons_the_next_command_and_shown_output_are_lines_of_their_own() {
+        let reasons = vec!["approved with CWD /r/\u{202e}x, now /r".to_string()];
+        let failed = CheckResult {
+            output: "first\nAssertionError: 1 != 2\u{1b}[2J\n".into(),
+            exit_code: Some(1),
+            matched: false,
+            ..passed()
+        };
+        let style = Style { show_output: true, ..PLAIN };
+        let (out, _) = render(
+            style,
+            &[
+                Event::ApprovalChanged { reasons: &reasons },
+                Event::ApprovalChanged { reasons: &[] },
+                Event::CheckFinished { qualified: "GATES:G1", title: "t", result: &failed },
+                Event::NextCommand("gate-check --approve GATES.md"),
+            ],
+        );
+        assert_eq!(
+            out,
+            "    CHANGED SINCE APPROVAL: approved with CWD /r/\\u{202E}x, now /r\n    \
+             CHANGED SINCE APPROVAL: an approval for this gate exists with a different signature\n  \
+             FAIL GATES:G1: t\n       exit=1; EXPECT=not matched; output=first | AssertionError: 1 != 2 [2J\n       \
+             output (2 lines):\n       | first\n       | AssertionError: 1 != 2 [2J\nnext: gate-check --approve GATES.md\n"
+        );
+        let (plain, _) = render(PLAIN, &[Event::CheckFinished { qualified: "GATES:G1", title: "t", result: &failed }]);
+        assert!(!plain.contains("output ("), "output is shown only with --show-output: {plain}");
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod human;
 pub mod machine;
+pub mod tail;
 
 use std::path::Path;
 
@@ -27,6 +28,12 @@ pub enum Event<'a> {
         qualified: &'a str,
         oracle: &'a Oracle,
         path_transcript: &'a str,
+    },
+    /// The pending oracle shown last was approved before for this gate with
+    /// another oracle: the bound fields that differ, or none when the
+    /// earlier record does not say.
+    ApprovalChanged {
+        reasons: &'a [String],
     },
     /// The pending oracle shown last was not approved (no `--approve`).
     NotRun,
@@ -91,6 +98,8 @@ pub enum Event<'a> {
         gates: usize,
     },
     Verdict(&'a Verdict),
+    /// The command that moves an unmet run on (approving what it showed).
+    NextCommand(&'a str),
     /// The machine record of the whole run (also of a run that failed),
     /// sent only when some reporter `needs_records`.
     Report(&'a RunReport),
@@ -158,6 +167,9 @@ pub struct CheckRecord {
     pub duration_ms: Option<u64>,
     pub reason: Option<String>,
     pub output_sha256: Option<String>,
+    /// The end of a failed check's output, sanitized like every string.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tail: Option<tail::OutputTail>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -175,6 +187,10 @@ pub struct GateRecord {
     pub runnable: bool,
     /// The definition digest that automatic evidence must be bound to.
     pub definition_digest: Option<String>,
+    /// With `--gate`: whether this gate was chosen (an unchosen one is
+    /// neither run nor counted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected: Option<bool>,
     pub check: Option<CheckRecord>,
 }
 
@@ -192,6 +208,9 @@ pub struct Summary {
     pub abandoned: usize,
     pub reran: Option<usize>,
     pub previously_met_reverified: Option<usize>,
+    /// With `--gate`: the gates not counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_selected: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -216,6 +235,9 @@ pub struct RunReport {
     /// The scope's dispatch waves that are not complete.
     pub waves: WaveRecords,
     pub errors: Vec<String>,
+    /// The command that moves an unmet run on, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_command: Option<String>,
 }
 
 /// Dispatch waves that keep a scope from being complete.
@@ -239,13 +261,21 @@ impl RunReport {
             scope: None,
             outcome: "error",
             exit_code: 2,
-            summary: Summary { met: 0, unmet: 0, abandoned: 0, reran: None, previously_met_reverified: None },
+            summary: Summary {
+                met: 0,
+                unmet: 0,
+                abandoned: 0,
+                reran: None,
+                previously_met_reverified: None,
+                not_selected: None,
+            },
             unmet: Vec::new(),
             abandoned: Vec::new(),
             ledgers: Vec::new(),
             gates: Vec::new(),
             waves: WaveRecords::default(),
             errors,
+            next_command: None,
         }
     }
 
@@ -260,11 +290,13 @@ impl RunReport {
     }
 
     pub fn to_junit(&self) -> String {
-        let failing = |g: &GateRecord| g.state != "met" && g.state != "abandoned";
+        let unselected = |g: &GateRecord| g.selected == Some(false);
+        let failing = |g: &GateRecord| g.state != "met" && g.state != "abandoned" && !unselected(g);
+        let skipping = |g: &GateRecord| g.state == "abandoned" || unselected(g);
         let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         let waves = self.waves.blocking.len() + self.waves.abandoned.len();
         let failures = self.gates.iter().filter(|g| failing(g)).count() + self.waves.blocking.len();
-        let skipped = self.gates.iter().filter(|g| g.state == "abandoned").count() + self.waves.abandoned.len();
+        let skipped = self.gates.iter().filter(|g| skipping(g)).count() + self.waves.abandoned.len();
         let seconds = |gates: &[&GateRecord]| -> f64 {
             gates.iter().filter_map(|g| g.check.as_ref()?.duration_ms).sum::<u64>() as f64 / 1000.0
         };
@@ -292,7 +324,7 @@ impl RunReport {
                 xml_escape(&ledger.path),
                 gates.len(),
                 gates.iter().filter(|g| failing(g)).count(),
-                gates.iter().filter(|g| g.state == "abandoned").count(),
+                gates.iter().filter(|g| skipping(g)).count(),
                 seconds(&gates)
             ));
             for gate in gates {
@@ -305,20 +337,22 @@ impl RunReport {
                     xml_escape(&gate.ledger),
                     gate.line
                 ));
-                if gate.state == "met" {
+                if gate.state == "met" && !unselected(gate) {
                     xml.push_str("/>\n");
                     continue;
                 }
                 xml.push_str(">\n");
                 let message = describe(gate);
-                if gate.state == "abandoned" {
+                if unselected(gate) {
+                    xml.push_str("      <skipped message=\"not selected (--gate)\"/>\n");
+                } else if gate.state == "abandoned" {
                     xml.push_str(&format!("      <skipped message=\"{}\"/>\n", xml_escape(&message)));
                 } else {
                     xml.push_str(&format!(
                         "      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
                         xml_escape(&message),
                         gate.state,
-                        xml_escape(&message)
+                        failure_body(&message, gate.check.as_ref().and_then(|c| c.output_tail.as_ref()))
                     ));
                 }
                 xml.push_str("    </testcase>\n");
@@ -356,7 +390,7 @@ impl RunReport {
         let mut lines: Vec<String> = self
             .gates
             .iter()
-            .filter(|g| g.state != "met")
+            .filter(|g| g.state != "met" && g.selected != Some(false))
             .map(|gate| {
                 let level = if gate.state == "abandoned" { "warning" } else { "error" };
                 format!(
@@ -401,6 +435,21 @@ fn describe(gate: &GateRecord) -> String {
         }
         _ => format!("{}: {state}", gate.title),
     }
+}
+
+/// A JUnit `<failure>` text: the sentence, then the output tail line by
+/// line (each line sanitized on its own, so the line breaks survive).
+fn failure_body(message: &str, tail: Option<&tail::OutputTail>) -> String {
+    let mut body = xml_escape(message);
+    if let Some(tail) = tail {
+        body.push_str("\n\n");
+        body.push_str(&xml_escape(&tail.heading()));
+        for line in &tail.lines {
+            body.push('\n');
+            body.push_str(&xml_escape(line));
+        }
+    }
+    body
 }
 
 /// Every string in a JSON value, sanitized in place.
@@ -460,6 +509,7 @@ mod tests {
                 checked: true,
                 runnable: true,
                 definition_digest: None,
+                selected: None,
                 check: None,
             });
         }

@@ -56,7 +56,7 @@ fn an_unapproved_oracle_is_shown_and_not_run() {
     let (code, out, _) = outcome(&sandbox.cmd().env("PATH", &long_path).output().unwrap());
     assert_eq!(code, 1, "{out}");
     let expected = format!(
-        "APPROVAL REQUIRED GATES:A\n    CHECK: {CHECK}\n    EXPECT: ok\n    CWD: {}\n    SHELL: /bin/sh\n    PATH: {}...\n    NOT RUN: inspect this oracle, then re-run with --approve\n",
+        "APPROVAL REQUIRED GATES:A\n    CHECK: {CHECK}\n    EXPECT: ok\n    CWD: {}\n    SHELL: /bin/sh\n    TIMEOUT: 120s\n    PATH: {}...\n    NOT RUN: inspect this oracle, then re-run with --approve\n",
         sandbox.root.display(),
         &long_path[..800]
     );

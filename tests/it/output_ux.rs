@@ -42,7 +42,8 @@ fn quiet_still_shows_the_oracle_to_approve_without_the_path_line() {
     let cwd = sandbox.root.display();
     sandbox.run(&["-q"]).code(1).stdout_is(&format!(
         "APPROVAL REQUIRED GATES:G1\n    CHECK: echo ok\n    EXPECT: ok\n    CWD: {cwd}\n    SHELL: /bin/sh\n    \
-         NOT RUN: inspect this oracle, then re-run with --approve\nUNMET: 1 (met: 0)\n  GATES:G1\n"
+         TIMEOUT: 120s\n    NOT RUN: inspect this oracle, then re-run with --approve\nUNMET: 1 (met: 0)\n  GATES:G1\n\
+         next: gate-check --approve\n"
     ));
     let approved = sandbox.run(&["-q", "--approve"]).code(0).stdout_contains("    APPROVED: ");
     assert!(approved.stdout().ends_with("json\nALL MET (1 met)\n"), "{}", approved.stdout());

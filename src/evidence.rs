@@ -125,14 +125,22 @@ impl GateState {
 }
 
 pub fn gate_state(gate: &Gate, abandoned: bool) -> GateState {
+    if abandoned || !gate.checked {
+        return gate_state_with_digest(gate, abandoned, None);
+    }
+    gate_state_with_digest(gate, abandoned, gate_digest(gate).as_deref())
+}
+
+/// [`gate_state`] for a caller that already holds `gate_digest(gate)`, so
+/// the definition is hashed once per run.
+pub fn gate_state_with_digest(gate: &Gate, abandoned: bool, digest: Option<&str>) -> GateState {
     if abandoned {
         return GateState::Abandoned;
     }
     if !gate.checked {
         return GateState::Unmet;
     }
-    let digest = gate_digest(gate);
-    let kind = classify(gate.evidence.as_deref(), digest.as_deref());
+    let kind = classify(gate.evidence.as_deref(), digest);
     match (digest.is_some(), kind) {
         (true, EvidenceKind::AutomaticCurrent) => GateState::Met,
         (true, _) => GateState::StaleUnmet,

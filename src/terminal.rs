@@ -3,6 +3,7 @@
 //! a space. That keeps a ledger from rewriting terminal history or reordering
 //! what a reviewer reads.
 
+use std::borrow::Cow;
 use std::io::{BufWriter, Stdout, Write};
 use std::sync::Mutex;
 
@@ -20,7 +21,18 @@ pub fn is_unsafe(c: char) -> bool {
 
 /// `text` with every unsafe character replaced by a space.
 pub fn safe(text: &str) -> String {
-    text.chars().map(|c| if is_unsafe(c) { ' ' } else { c }).collect()
+    sanitize(text).into_owned()
+}
+
+/// [`safe`] without a copy when `text` is already safe, as nearly every
+/// line is: printable ASCII is recognised a byte at a time.
+pub fn sanitize(text: &str) -> Cow<'_, str> {
+    let printable_ascii = text.bytes().all(|b| (0x20..0x7f).contains(&b));
+    if printable_ascii || !text.chars().any(is_unsafe) {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(text.chars().map(|c| if is_unsafe(c) { ' ' } else { c }).collect())
+    }
 }
 
 /// The process's buffered stdout: large reports cost one write per 8 KiB,
@@ -37,7 +49,7 @@ fn with_stdout<T>(act: impl FnOnce(&mut BufWriter<Stdout>) -> T) -> T {
 /// Prints one sanitized line on stdout (subcommands' own output). A closed
 /// pipe must not abort anything half way, so write errors are ignored.
 pub fn say(line: &str) {
-    let line = safe(line);
+    let line = sanitize(line);
     with_stdout(|out| {
         let _ = writeln!(out, "{line}");
     });
@@ -99,5 +111,7 @@ mod tests {
     fn strips_escape_sequences_and_bidi() {
         assert_eq!(safe("a\u{1b}[2Jb\u{202e}c\td"), "a [2Jb c d");
         assert_eq!(safe("plain ünïcode"), "plain ünïcode");
+        assert!(matches!(sanitize("plain ünïcode"), Cow::Borrowed(_)));
+        assert_eq!(sanitize("del\u{7f} c1\u{85} lrm\u{200e}"), "del  c1  lrm ");
     }
 }

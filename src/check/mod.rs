@@ -100,7 +100,7 @@ pub fn execute(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
         }
         // Final states come from the ledgers as they are on disk now; a
         // status run wrote nothing, so what it loaded is current.
-        setup.ledgers = plan::load_ledgers(&setup.target, reporter)?;
+        setup.ledgers = plan::reload_ledgers(std::mem::take(&mut setup.ledgers), reporter)?;
     }
     summarize(options, &setup, &approvals, executed, reporter)
 }
@@ -280,19 +280,36 @@ fn summarize(
     reporter: &mut dyn Reporter,
 ) -> Result<Exit, Error> {
     let (finals, target) = (&setup.ledgers, &setup.target);
+    // Machine records carry every runnable gate's digest; hashing each
+    // definition here serves both them and the gate's state.
+    let digests: Option<Vec<Vec<Option<String>>>> = reporter.needs_records().then(|| {
+        finals.iter().map(|ledger| ledger.document.gates.iter().map(evidence::gate_digest).collect()).collect()
+    });
     let mut states = Vec::with_capacity(finals.len());
     for (index, ledger) in finals.iter().enumerate() {
         let prefix = crate::ledger::qualify(&ledger.path, "");
+        let ledger_digests = digests.as_ref().map(|digests| &digests[index]);
         let ledger_states: Vec<GateState> = ledger
             .document
             .gates
             .iter()
-            .map(|gate| evidence::gate_state(gate, ledger.document.is_abandoned(&gate.id)))
+            .enumerate()
+            .map(|(at, gate)| {
+                let abandoned = ledger.document.is_abandoned(&gate.id);
+                match ledger_digests {
+                    Some(digests) => evidence::gate_state_with_digest(gate, abandoned, digests[at].as_deref()),
+                    None => evidence::gate_state(gate, abandoned),
+                }
+            })
             .collect();
         if options.status {
+            // One buffer for every qualified id: a large ledger's unmet list
+            // costs no allocation per line.
+            let mut qualified = String::new();
             for (gate, state) in ledger.document.gates.iter().zip(&ledger_states) {
                 if !matches!(state, GateState::Met | GateState::Abandoned) && setup.selects(index, &gate.id) {
-                    let qualified = format!("{prefix}{}", gate.id);
+                    qualified.clear();
+                    qualified.extend([prefix.as_str(), gate.id.as_str()]);
                     reporter.event(&Event::GateUnmet {
                         qualified: &qualified,
                         reason: state.reason(),
@@ -349,8 +366,8 @@ fn summarize(
     if let Some(next) = &next {
         reporter.event(&Event::NextCommand(next));
     }
-    if reporter.needs_records() {
-        let mut report = run_report(options, setup, &states, executed.checks, &verdict, &waves);
+    if let Some(digests) = digests {
+        let mut report = run_report(options, setup, &states, digests, executed.checks, &verdict, &waves);
         report.next_command = next;
         reporter.event(&Event::Report(&report));
     }
@@ -396,24 +413,25 @@ fn run_report(
     options: &RunOptions,
     setup: &Setup,
     states: &[Vec<GateState>],
+    digests: Vec<Vec<Option<String>>>,
     mut checks: HashMap<(usize, String), CheckRecord>,
     verdict: &Verdict,
     waves: &crate::dispatch::DispatchSummary,
 ) -> RunReport {
     let mut gates = Vec::new();
-    for (index, (ledger, states)) in setup.ledgers.iter().zip(states).enumerate() {
+    for (index, ((ledger, states), digests)) in setup.ledgers.iter().zip(states).zip(digests).enumerate() {
         let prefix = crate::ledger::qualify(&ledger.path, "");
-        for (gate, state) in ledger.document.gates.iter().zip(states) {
+        for ((gate, state), digest) in ledger.document.gates.iter().zip(states).zip(digests) {
             gates.push(GateRecord {
                 ledger: ledger.text_path.clone(),
                 line: gate.line + 1,
                 id: gate.id.clone(),
-                qualified_id: format!("{prefix}{}", gate.id),
+                qualified_id: [prefix.as_str(), gate.id.as_str()].concat(),
                 title: gate.title.clone(),
                 state: state.name(),
                 checked: gate.checked,
                 runnable: gate.is_runnable(),
-                definition_digest: evidence::gate_digest(gate),
+                definition_digest: digest,
                 selected: setup.selection.as_ref().map(|selection| selection.contains(index, &gate.id)),
                 check: checks.remove(&(index, gate.id.clone())),
             });

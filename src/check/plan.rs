@@ -25,6 +25,8 @@ pub struct Ledger {
     /// The path as text, as bound into approval identities.
     pub text_path: String,
     pub document: Document,
+    /// The parser's warnings, reported each time the ledger is read.
+    pub warnings: Vec<String>,
 }
 
 /// The execution context that `--status` never builds.
@@ -116,19 +118,47 @@ fn path_text(path: &Path) -> Result<String, Error> {
 /// Reads and strictly parses one ledger; warnings are reported as events.
 pub fn load_ledger(path: &Path, reporter: &mut dyn Reporter) -> Result<Ledger, Error> {
     let text = ledger::file::read(path)?;
-    let outcome = ledger::parse(&text);
-    let shown = path.display().to_string();
-    for warning in &outcome.warnings {
-        reporter.event(&Event::Warning(&Diagnostic::new(&shown, None, warning.as_str()).warning_line()));
-    }
+    parse_ledger(path, text, reporter)
+}
+
+fn parse_ledger(path: &Path, text: String, reporter: &mut dyn Reporter) -> Result<Ledger, Error> {
+    let outcome = ledger::parse(text);
+    report_warnings(path, &outcome.warnings, reporter);
     if !outcome.errors.is_empty() {
+        let shown = path.display().to_string();
         return Err(Error::Invalid(outcome.errors.iter().map(|e| e.at(&shown)).collect()));
     }
-    Ok(Ledger { text_path: path_text(path)?, path: path.to_path_buf(), document: outcome.document })
+    let (text_path, warnings) = (path_text(path)?, outcome.warnings);
+    Ok(Ledger { text_path, path: path.to_path_buf(), document: outcome.document, warnings })
+}
+
+fn report_warnings(path: &Path, warnings: &[String], reporter: &mut dyn Reporter) {
+    let shown = path.display().to_string();
+    for warning in warnings {
+        reporter.event(&Event::Warning(&Diagnostic::new(&shown, None, warning.as_str()).warning_line()));
+    }
 }
 
 pub fn load_ledgers(target: &Target, reporter: &mut dyn Reporter) -> Result<Vec<Ledger>, Error> {
     target.files.iter().map(|file| load_ledger(file, reporter)).collect()
+}
+
+/// The ledgers as they are on disk now. One whose bytes are still those it
+/// was parsed from keeps its document (a read and a comparison instead of
+/// a parse) and reports its warnings again, as a fresh parse would.
+pub fn reload_ledgers(previous: Vec<Ledger>, reporter: &mut dyn Reporter) -> Result<Vec<Ledger>, Error> {
+    previous
+        .into_iter()
+        .map(|ledger| {
+            let text = ledger::file::read(&ledger.path)?;
+            if text == ledger.document.source() {
+                report_warnings(&ledger.path, &ledger.warnings, reporter);
+                Ok(ledger)
+            } else {
+                parse_ledger(&ledger.path, text, reporter)
+            }
+        })
+        .collect()
 }
 
 pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Reporter) -> Result<Setup, Error> {
@@ -217,7 +247,8 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
             if ledger.document.is_abandoned(&gate.id) || !gate.is_runnable() || !setup.selects(index, &gate.id) {
                 continue;
             }
-            let state = evidence::gate_state(gate, false);
+            let digest = evidence::gate_digest(gate);
+            let state = evidence::gate_state_with_digest(gate, false, digest.as_deref());
             if !options.reverify && state == GateState::Met {
                 continue;
             }
@@ -231,7 +262,7 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
             })?;
             tasks.push(Task {
                 ledger: index,
-                digest: evidence::gate_digest(gate).unwrap_or_default(),
+                digest: digest.unwrap_or_default(),
                 gate: gate.clone(),
                 qualified,
                 cwd,
@@ -241,4 +272,29 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
         }
     }
     Ok(tasks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::human::{Human, Style};
+
+    #[test]
+    fn reloading_keeps_an_unchanged_ledger_and_reparses_a_changed_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (same, changed) = (dir.path().join("a.md"), dir.path().join("b.md"));
+        std::fs::write(&same, "- [ ] A: a\n  CHECK: true\n  EXPECT: /x/y/\n").unwrap();
+        std::fs::write(&changed, "- [ ] B: b\n").unwrap();
+        let mut reporter = Human::new(Vec::new(), Vec::new(), Style::default());
+        let loaded = vec![load_ledger(&same, &mut reporter).unwrap(), load_ledger(&changed, &mut reporter).unwrap()];
+        let kept_buffer = loaded[0].document.source().as_ptr();
+        std::fs::write(&changed, "- [x] B: b\n").unwrap();
+
+        let reloaded = reload_ledgers(loaded, &mut reporter).unwrap();
+        assert_eq!(reloaded[0].document.source().as_ptr(), kept_buffer, "an unchanged ledger is not parsed again");
+        assert!(reloaded[1].document.gates[0].checked, "a changed ledger is read as it is now");
+        let (_, err) = reporter.into_parts();
+        let warnings = String::from_utf8(err).unwrap();
+        assert_eq!(warnings.matches("a.md: warning: gate A: EXPECT").count(), 2, "{warnings}");
+    }
 }

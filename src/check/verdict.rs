@@ -103,11 +103,11 @@ pub fn verdict(
                 continue;
             }
             match state {
-                GateState::Abandoned => abandoned_ids.push(format!("{prefix}{}", gate.id)),
+                GateState::Abandoned => abandoned_ids.push([prefix.as_str(), gate.id.as_str()].concat()),
                 GateState::Met => met += 1,
                 _ => {
                     unmet += 1;
-                    unmet_ids.push(format!("{prefix}{}", gate.id));
+                    unmet_ids.push([prefix.as_str(), gate.id.as_str()].concat());
                 }
             }
         }
@@ -182,7 +182,15 @@ mod tests {
         let document = crate::ledger::parse(text).document;
         let states =
             document.gates.iter().map(|g| crate::evidence::gate_state(g, document.is_abandoned(&g.id))).collect();
-        (vec![Ledger { path: "/r/GATES.md".into(), text_path: "/r/GATES.md".into(), document }], vec![states])
+        (
+            vec![Ledger {
+                path: "/r/GATES.md".into(),
+                text_path: "/r/GATES.md".into(),
+                document,
+                warnings: Vec::new(),
+            }],
+            vec![states],
+        )
     }
 
     const TWO: &str = "- [x] A: done\n  EVIDENCE: looked\n- [ ] B: open\n";

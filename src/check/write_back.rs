@@ -25,7 +25,7 @@ pub fn write_back(
     ledger: &Ledger,
     batch: &[(&Task, &CheckResult)],
 ) -> Result<Vec<WriteBack>, UpdateError> {
-    file::update(root, &ledger.path, |document| decide(reverify, runtime, document, batch))
+    file::update(root, &ledger.path, Some(&ledger.document), |document| decide(reverify, runtime, document, batch))
 }
 
 /// Pure: what each result does to the ledger as it is now.
@@ -38,7 +38,7 @@ fn decide(
     let mut decisions = Vec::with_capacity(batch.len());
     let mut edits = Vec::new();
     for (task, result) in batch {
-        let Some(fresh) = document.gate(&task.gate.id) else {
+        let Some(fresh) = document.gate_near(&task.gate.id, task.gate.line) else {
             decisions.push(WriteBack::Stale);
             continue;
         };

@@ -10,7 +10,7 @@ use std::path::Path;
 use thiserror::Error;
 
 use crate::durable::{self, Change, FileLock, ReadRefusal};
-use crate::ledger::{parse, Document, Gate};
+use crate::ledger::{parse, Document, Gate, LineEdits};
 
 /// Largest ledger accepted, as in the Node tool.
 pub const MAX_LEDGER_BYTES: u64 = 8 * 1024 * 1024;
@@ -108,8 +108,15 @@ pub enum UpdateError {
 /// in one atomic replacement that keeps the file's owner, group, mode and
 /// extended attributes. No edits, no write. Holding the lock also proves
 /// that no temp file of an earlier, killed rewrite is in use, so those are
-/// removed first.
-pub fn update<T>(root: &Path, path: &Path, decide: impl FnOnce(&Document) -> (T, Vec<Edit>)) -> Result<T, UpdateError> {
+/// removed first. `known` is a document the caller parsed from this file
+/// before: when the bytes under the lock are still its text, it is judged
+/// as it is instead of being parsed again.
+pub fn update<T>(
+    root: &Path,
+    path: &Path,
+    known: Option<&Document>,
+    decide: impl FnOnce(&Document) -> (T, Vec<Edit>),
+) -> Result<T, UpdateError> {
     let lock_path = FileLock::for_target(root, path)?;
     let lock = FileLock::acquire(&lock_path)?;
     // A lock file created by root in a user's repository stays usable by
@@ -120,24 +127,29 @@ pub fn update<T>(root: &Path, path: &Path, decide: impl FnOnce(&Document) -> (T,
     durable::remove_stale_temp_files(path)?;
     durable::update_locked(lock, path, || {
         let text = read(path)?;
-        let outcome = parse(&text);
-        if !outcome.errors.is_empty() {
-            let joined: Vec<String> = outcome.errors.iter().map(ToString::to_string).collect();
-            return Err(UpdateError::Invalid(joined.join("; ")));
-        }
-        let mut document = outcome.document;
-        let (value, mut edits) = decide(&document);
+        let parsed;
+        let document = match known {
+            Some(known) if known.source() == text => known,
+            _ => {
+                let outcome = parse(text);
+                if !outcome.errors.is_empty() {
+                    let joined: Vec<String> = outcome.errors.iter().map(ToString::to_string).collect();
+                    return Err(UpdateError::Invalid(joined.join("; ")));
+                }
+                parsed = outcome.document;
+                &parsed
+            }
+        };
+        let (value, edits) = decide(document);
         if edits.is_empty() {
             return Ok(Change::Keep(value));
         }
-        // Bottom-up, so an inserted EVIDENCE line never shifts a gate still
-        // to be edited.
-        edits.sort_by_key(|edit| std::cmp::Reverse(edit.gate.line));
+        let mut line_edits = LineEdits::default();
         for edit in &edits {
-            document.set_checked(edit.gate.line, edit.checked);
-            document.set_evidence(&edit.gate, &edit.evidence);
+            line_edits.set_checked(document, edit.gate.line, edit.checked);
+            line_edits.set_evidence(document, &edit.gate, &edit.evidence);
         }
-        let bytes = document.render().into_bytes();
+        let bytes = document.render_with(&line_edits).into_bytes();
         // A ledger no mode could read again is worse than one left unchanged.
         if bytes.len() as u64 > MAX_LEDGER_BYTES {
             return Err(LedgerFileError::WouldGrowTooLarge(path.display().to_string()).into());
@@ -145,4 +157,26 @@ pub fn update<T>(root: &Path, path: &Path, decide: impl FnOnce(&Document) -> (T,
         let original = fs::symlink_metadata(path).map_err(io_error(path))?;
         Ok(Change::ReplaceKeeping { value, bytes, original })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unchanged_ledger_is_judged_as_the_caller_parsed_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("GATES.md");
+        fs::write(&path, "- [ ] A: a\n  CHECK: c\n  EXPECT: e\n").unwrap();
+        let known = parse(read(&path).unwrap()).document;
+        let judge = |document: &Document| (std::ptr::eq(document, &known), document.gates[0].checked);
+
+        let edit = Edit { gate: known.gates[0].clone(), checked: true, evidence: "seen".into() };
+        let (reused, _) = update(dir.path(), &path, Some(&known), |d| (judge(d), vec![edit])).unwrap();
+        assert!(reused, "the bytes under the lock were the known text");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "- [x] A: a\n  CHECK: c\n  EXPECT: e\n  EVIDENCE: seen\n");
+
+        let (reused, checked) = update(dir.path(), &path, Some(&known), |d| (judge(d), Vec::new())).unwrap();
+        assert!(!reused && checked, "a changed ledger is parsed as it is now");
+    }
 }

@@ -8,16 +8,51 @@ pub mod text;
 
 pub use parse::{normalize_owns_glob, parse, ParseError, ParseOutcome};
 
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use js_regex::Expectation;
 
-/// One line of the ledger and the terminator that followed it, kept
-/// byte-exact so a rewrite changes only the lines it means to change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Line {
-    pub text: String,
-    pub ending: &'static str,
+/// A line terminator as it appeared in the ledger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    None,
+    Lf,
+    CrLf,
+}
+
+impl Ending {
+    fn as_str(self) -> &'static str {
+        match self {
+            Ending::None => "",
+            Ending::Lf => "\n",
+            Ending::CrLf => "\r\n",
+        }
+    }
+}
+
+/// One line of the ledger as a range of the document's text (without its
+/// terminator), so a large ledger costs one buffer rather than a `String`
+/// per line. Ledgers are capped at 8 MiB, so `u32` offsets suffice.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LineSpan {
+    start: u32,
+    len: u32,
+    ending: Ending,
+}
+
+impl LineSpan {
+    pub(crate) fn new(start: usize, len: usize, ending: Ending) -> LineSpan {
+        // The 8 MiB ledger cap keeps offsets far below u32::MAX; a caller
+        // passing a larger text hits this instead of a wrong slice.
+        let narrow = |n: usize| u32::try_from(n).expect("ledger text exceeds 4 GiB");
+        LineSpan { start: narrow(start), len: narrow(len), ending }
+    }
+
+    fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..(self.start + self.len) as usize
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -32,9 +67,9 @@ pub struct Gate {
     pub cwd: Option<String>,
     pub evidence: Option<String>,
     pub evidence_line: Option<usize>,
-    /// Compiled EXPECT of a runnable gate, shared by gates with the same
-    /// EXPECT text.
-    pub expectation: Option<Arc<Expectation>>,
+    /// A runnable gate's EXPECT pattern, shared by gates with the same
+    /// EXPECT text; `None` for a substring (see [`Gate::expectation`]).
+    pattern: Option<Arc<Expectation>>,
 }
 
 impl Gate {
@@ -42,6 +77,22 @@ impl Gate {
     /// a gate has both or neither.
     pub fn is_runnable(&self) -> bool {
         self.check.is_some() && self.expect.is_some()
+    }
+
+    /// The gate's EXPECT as the parser validated it. A pattern is parsed
+    /// once and shared (its engine is built on first match); a substring is
+    /// rebuilt here, which costs less than keeping one per gate of a
+    /// 100,000-gate ledger.
+    pub fn expectation(&self) -> Option<Cow<'_, Expectation>> {
+        match &self.pattern {
+            Some(pattern) => Some(Cow::Borrowed(pattern)),
+            None => self
+                .expect
+                .as_deref()
+                .filter(|e| !e.is_empty())
+                .and_then(|e| Expectation::parse(e).ok())
+                .map(Cow::Owned),
+        }
     }
 }
 
@@ -54,42 +105,103 @@ pub struct Abandonment {
 
 #[derive(Debug, Clone)]
 pub struct Document {
-    /// The text began with a UTF-8 byte order mark, which `lines` omit.
-    pub byte_order_mark: bool,
-    pub lines: Vec<Line>,
+    /// The ledger as parsed, byte order mark included; edits are kept
+    /// beside it, never applied to it.
+    text: String,
+    lines: Vec<LineSpan>,
+    /// Whether any line ends with CRLF, which inserted lines then use.
+    crlf: bool,
+    /// What `set_checked` and `set_evidence` changed.
+    edits: LineEdits,
     pub gates: Vec<Gate>,
     pub abandoned: Vec<Abandonment>,
     /// The ids in `abandoned`, for constant-time lookups on large ledgers.
-    abandoned_ids: std::collections::HashSet<String>,
+    abandoned_ids: HashSet<String>,
     pub owns: Vec<String>,
 }
 
 impl Document {
+    pub(crate) fn new(
+        text: String,
+        lines: Vec<LineSpan>,
+        gates: Vec<Gate>,
+        abandoned: Vec<Abandonment>,
+        abandoned_ids: HashSet<String>,
+        owns: Vec<String>,
+    ) -> Document {
+        let crlf = lines.iter().any(|line| line.ending == Ending::CrLf);
+        Document { text, lines, crlf, edits: LineEdits::default(), gates, abandoned, abandoned_ids, owns }
+    }
+
     pub fn gate(&self, id: &str) -> Option<&Gate> {
         self.gates.iter().find(|gate| gate.id == id)
+    }
+
+    /// The gate `id`, looked for first on `line`, where it was when the
+    /// caller saw it (gates are in line order): a binary search per lookup
+    /// while the ledger is unchanged, a scan only when it moved.
+    pub fn gate_near(&self, id: &str, line: usize) -> Option<&Gate> {
+        let at = self.gates.partition_point(|gate| gate.line < line);
+        match self.gates.get(at) {
+            Some(gate) if gate.id == id => Some(gate),
+            _ => self.gate(id),
+        }
     }
 
     pub fn is_abandoned(&self, id: &str) -> bool {
         self.abandoned_ids.contains(id)
     }
 
+    /// The ledger text as it was parsed, before any edit.
+    pub fn source(&self) -> &str {
+        &self.text
+    }
+
     /// The ledger text, byte-identical to the input unless lines were edited.
     pub fn render(&self) -> String {
-        let size: usize = self.lines.iter().map(|l| l.text.len() + l.ending.len()).sum();
-        let mut out = String::with_capacity(size + 3);
-        if self.byte_order_mark {
+        self.render_with(&self.edits)
+    }
+
+    /// The ledger text with `edits` applied, which may have been made
+    /// without a mutable document (a write-back judging a shared one).
+    pub fn render_with(&self, edits: &LineEdits) -> String {
+        if edits.replaced.is_empty() && edits.inserted.is_empty() {
+            return self.text.clone();
+        }
+        let extra: usize = edits.replaced.values().chain(edits.inserted.values().flatten()).map(|l| l.len() + 2).sum();
+        let mut out = String::with_capacity(self.text.len() + extra);
+        if self.text.starts_with('\u{feff}') {
             out.push('\u{feff}');
         }
-        for line in &self.lines {
-            out.push_str(&line.text);
-            out.push_str(line.ending);
+        let preferred = self.preferred_ending();
+        let count = self.lines.len();
+        for (index, span) in self.lines.iter().enumerate() {
+            for line in edits.inserted.get(&index).into_iter().flatten() {
+                out.push_str(line);
+                out.push_str(preferred);
+            }
+            out.push_str(edits.line(self, index));
+            // The last line gains a terminator when lines follow it.
+            let appended = index + 1 == count && edits.inserted.contains_key(&count);
+            out.push_str(if appended && span.ending == Ending::None { preferred } else { span.ending.as_str() });
+        }
+        if let Some(appended) = edits.inserted.get(&count) {
+            // Lines added after an unterminated last line inherit its
+            // absence of a final terminator.
+            let unterminated = self.lines.last().is_some_and(|span| span.ending == Ending::None);
+            for (at, line) in appended.iter().enumerate() {
+                out.push_str(line);
+                if !(unterminated && at + 1 == appended.len()) {
+                    out.push_str(preferred);
+                }
+            }
         }
         out
     }
 
     /// The terminator an inserted line uses: CRLF when the file has any.
     fn preferred_ending(&self) -> &'static str {
-        if self.lines.iter().any(|l| l.ending == "\r\n") {
+        if self.crlf {
             "\r\n"
         } else {
             "\n"
@@ -98,40 +210,64 @@ impl Document {
 
     /// Ticks or clears the box of the gate whose line is `line`.
     pub fn set_checked(&mut self, line: usize, checked: bool) {
-        let text = &mut self.lines[line].text;
-        if text.len() >= 5 && text.starts_with("- [") && &text[4..5] == "]" {
-            text.replace_range(3..4, if checked { "x" } else { " " });
-        }
+        let mut edits = std::mem::take(&mut self.edits);
+        edits.set_checked(self, line, checked);
+        self.edits = edits;
     }
 
     /// Replaces the gate's EVIDENCE value, or inserts an EVIDENCE line after
     /// the gate's contiguous attribute lines.
     pub fn set_evidence(&mut self, gate: &Gate, value: &str) {
+        let mut edits = std::mem::take(&mut self.edits);
+        edits.set_evidence(self, gate, value);
+        self.edits = edits;
+    }
+}
+
+/// Edits to one parsed document, kept beside its text and addressed by the
+/// parsed line indexes, so no edit shifts another and none copies the text.
+#[derive(Debug, Clone, Default)]
+pub struct LineEdits {
+    /// Line bodies an edit replaced, by line index.
+    replaced: BTreeMap<usize, String>,
+    /// Lines an edit inserted before the line at the key (the line count:
+    /// after the last line), in insertion order.
+    inserted: BTreeMap<usize, Vec<String>>,
+}
+
+impl LineEdits {
+    /// The body of line `index` of `document` as edited so far.
+    fn line<'a>(&'a self, document: &'a Document, index: usize) -> &'a str {
+        match self.replaced.get(&index) {
+            Some(text) => text,
+            None => &document.text[document.lines[index].range()],
+        }
+    }
+
+    /// [`Document::set_checked`] on `document`.
+    pub fn set_checked(&mut self, document: &Document, line: usize, checked: bool) {
+        let text = self.line(document, line);
+        if text.len() >= 5 && text.starts_with("- [") && &text[4..5] == "]" {
+            let mut edited = text.to_string();
+            edited.replace_range(3..4, if checked { "x" } else { " " });
+            self.replaced.insert(line, edited);
+        }
+    }
+
+    /// [`Document::set_evidence`] on `document`.
+    pub fn set_evidence(&mut self, document: &Document, gate: &Gate, value: &str) {
         if let Some(index) = gate.evidence_line {
-            let text = &mut self.lines[index].text;
-            let indent_len = text.len() - text.trim_start_matches(text::is_js_space).len();
-            let indent = text[..indent_len].to_string();
-            *text = format!("{indent}EVIDENCE: {value}");
+            let text = self.line(document, index);
+            let indent = &text[..text.len() - text.trim_start_matches(text::is_js_space).len()];
+            let edited = format!("{indent}EVIDENCE: {value}");
+            self.replaced.insert(index, edited);
             return;
         }
         let mut at = gate.line + 1;
-        while at < self.lines.len() && parse::is_attribute_line(&self.lines[at].text) {
+        while at < document.lines.len() && parse::is_attribute_line(self.line(document, at)) {
             at += 1;
         }
-        let ending = self.preferred_ending();
-        let new_line = Line { text: format!("  EVIDENCE: {value}"), ending };
-        if at == self.lines.len() {
-            // The previous last line had no terminator; it needs one now and
-            // the inserted line inherits its absence.
-            if let Some(last) = self.lines.last_mut() {
-                if last.ending.is_empty() {
-                    last.ending = ending;
-                    self.lines.push(Line { ending: "", ..new_line });
-                    return;
-                }
-            }
-        }
-        self.lines.insert(at, new_line);
+        self.inserted.entry(at).or_default().push(format!("  EVIDENCE: {value}"));
     }
 }
 

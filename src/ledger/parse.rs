@@ -1,12 +1,13 @@
 //! The strict ledger parser. Every diagnostic is collected, so an author sees
 //! all problems of a ledger in one pass; any error makes the ledger unusable.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::fence::{self, Fence};
 use super::text::{is_js_space, is_single_js_line, js_trim, strip_one_space};
-use super::{Abandonment, Document, Gate, Line};
+use super::{Abandonment, Document, Ending, Gate, LineSpan};
 use js_regex::Expectation;
 
 /// One diagnostic. `line` is one-based; `None` for whole-ledger problems.
@@ -41,29 +42,31 @@ pub struct ParseOutcome {
 
 const ATTRIBUTES: [&str; 4] = ["CHECK", "EXPECT", "EVIDENCE", "CWD"];
 
-/// Splits text into lines, keeping each terminator (`\n` or `\r\n`).
-fn split_lines(text: &str) -> Vec<Line> {
-    let mut lines = Vec::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        match rest.find('\n') {
-            Some(at) => {
-                let (body, ending) = if at > 0 && rest.as_bytes()[at - 1] == b'\r' {
-                    (&rest[..at - 1], "\r\n")
-                } else {
-                    (&rest[..at], "\n")
-                };
-                lines.push(Line { text: body.to_string(), ending });
-                rest = &rest[at + 1..];
-            }
-            None => {
-                lines.push(Line { text: rest.to_string(), ending: "" });
-                rest = "";
-            }
-        }
+/// Splits `text[body..]` into line spans, recording each terminator (`\n`
+/// or `\r\n`).
+fn split_lines(text: &str, body: usize) -> Vec<LineSpan> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::with_capacity(memchr::memchr_iter(b'\n', &bytes[body..]).count() + 1);
+    let mut start = body;
+    for at in memchr::memchr_iter(b'\n', &bytes[body..]).map(|offset| body + offset) {
+        let (len, ending) = if at > start && bytes[at - 1] == b'\r' {
+            (at - 1 - start, Ending::CrLf)
+        } else {
+            (at - start, Ending::Lf)
+        };
+        lines.push(LineSpan::new(start, len, ending));
+        start = at + 1;
+    }
+    if start < bytes.len() {
+        lines.push(LineSpan::new(start, bytes.len() - start, Ending::None));
     }
     lines
 }
+
+/// The parser's lookup tables. Keys are the ledger's own text and the
+/// tables live for one parse, so foldhash's seeded hash is ample and far
+/// cheaper than SipHash on 100,000 gate ids.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// A line that starts with `KEY:` for one of the attribute keywords.
 enum AttributeShape<'a> {
@@ -163,11 +166,41 @@ pub fn normalize_owns_glob(value: &str) -> Result<String, String> {
     Ok(normalized.join("/"))
 }
 
-struct Builder {
+/// Gate id → one-based line of its first declaration. Ids written in the
+/// ledger are borrowed from it; only the `L<line>` stand-ins of gates
+/// without an id are owned.
+struct DeclaredIds<'t> {
+    written: FastMap<&'t str, u32>,
+    stand_ins: FastMap<String, u32>,
+}
+
+impl<'t> DeclaredIds<'t> {
+    fn with_capacity(capacity: usize) -> DeclaredIds<'t> {
+        DeclaredIds {
+            written: FastMap::with_capacity_and_hasher(capacity, Default::default()),
+            stand_ins: FastMap::default(),
+        }
+    }
+
+    fn first_line(&self, id: &str) -> Option<usize> {
+        self.written.get(id).or_else(|| self.stand_ins.get(id)).map(|&line| line as usize)
+    }
+
+    /// Lines fit in `u32`: a ledger is at most 8 MiB.
+    fn declare(&mut self, id: Cow<'t, str>, line: usize) {
+        let line = line as u32;
+        match id {
+            Cow::Borrowed(id) => self.written.insert(id, line),
+            Cow::Owned(id) => self.stand_ins.insert(id, line),
+        };
+    }
+}
+
+struct Builder<'t> {
     gates: Vec<Gate>,
-    /// Gate id → one-based line of its first declaration.
-    gate_lines: HashMap<String, usize>,
-    seen_attributes: Vec<Vec<&'static str>>,
+    gate_lines: DeclaredIds<'t>,
+    /// Per gate, one bit per `ATTRIBUTES` keyword already given.
+    seen_attributes: Vec<u8>,
     abandoned: Vec<Abandonment>,
     abandoned_ids: HashSet<String>,
     owns: Vec<String>,
@@ -175,7 +208,7 @@ struct Builder {
     warnings: Vec<String>,
 }
 
-impl Builder {
+impl Builder<'_> {
     fn error(&mut self, index: usize, message: impl Into<String>) {
         self.errors.push(ParseError { line: Some(index + 1), message: message.into() });
     }
@@ -184,18 +217,26 @@ impl Builder {
 /// Parses ledger text. The document is returned even with errors so callers
 /// can report every diagnostic; it must not be acted on when `errors` is
 /// non-empty.
-pub fn parse(text: &str) -> ParseOutcome {
+pub fn parse(text: impl Into<String>) -> ParseOutcome {
+    let text: String = text.into();
     // A UTF-8 byte order mark is kept for rendering but is not part of the
     // first line, so it cannot hide a gate there.
-    let (byte_order_mark, text) = match text.strip_prefix('\u{feff}') {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    let lines = split_lines(text);
+    let body = if text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
+    let lines = split_lines(&text, body);
+    let (gates, abandoned, abandoned_ids, owns, errors, warnings) = parse_lines(&text, &lines);
+    ParseOutcome { document: Document::new(text, lines, gates, abandoned, abandoned_ids, owns), errors, warnings }
+}
+
+type Parsed = (Vec<Gate>, Vec<Abandonment>, HashSet<String>, Vec<String>, Vec<ParseError>, Vec<String>);
+
+fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
+    // Sized up front (gate lines outside fences can only be fewer), so a
+    // 100,000-gate ledger never holds two copies of a growing table.
+    let gate_lines = lines.iter().filter(|line| source[line.range()].starts_with("- [")).count();
     let mut b = Builder {
-        gates: Vec::new(),
-        gate_lines: HashMap::new(),
-        seen_attributes: Vec::new(),
+        gates: Vec::with_capacity(gate_lines),
+        gate_lines: DeclaredIds::with_capacity(gate_lines),
+        seen_attributes: Vec::with_capacity(gate_lines),
         abandoned: Vec::new(),
         abandoned_ids: HashSet::new(),
         owns: Vec::new(),
@@ -207,7 +248,7 @@ pub fn parse(text: &str) -> ParseOutcome {
     let mut open_fence: Option<(Fence, usize)> = None;
 
     for (index, line) in lines.iter().enumerate() {
-        let text = line.text.as_str();
+        let text = &source[line.range()];
         if let Some((fence, _)) = open_fence {
             if fence.is_closed_by(text) {
                 open_fence = None;
@@ -232,34 +273,35 @@ pub fn parse(text: &str) -> ParseOutcome {
                     if !is_valid_gate_id(id) {
                         b.error(index, format!("invalid gate id {id}"));
                     }
-                    (id.to_string(), title.to_string())
+                    (Cow::Borrowed(id), title)
                 }
                 None => {
                     b.error(index, "gate needs an explicit ID followed by a colon");
-                    (format!("L{}", index + 1), raw_title.to_string())
+                    (Cow::Owned(format!("L{}", index + 1)), raw_title)
                 }
             };
             if title.is_empty() {
                 b.error(index, "gate outcome is blank");
             }
-            if let Some(&first) = b.gate_lines.get(&id) {
+            if let Some(first) = b.gate_lines.first_line(&id) {
                 b.error(index, format!("duplicate gate id {id} (first declared on line {first})"));
             } else {
-                b.gate_lines.insert(id.clone(), index + 1);
+                b.gate_lines.declare(id.clone(), index + 1);
             }
+            let id = id.into_owned();
             b.gates.push(Gate {
                 line: index,
                 checked,
                 id,
-                title,
+                title: title.to_string(),
                 check: None,
                 expect: None,
                 cwd: None,
                 evidence: None,
                 evidence_line: None,
-                expectation: None,
+                pattern: None,
             });
-            b.seen_attributes.push(Vec::new());
+            b.seen_attributes.push(0);
             current = Some(b.gates.len() - 1);
             continue;
         }
@@ -316,11 +358,12 @@ pub fn parse(text: &str) -> ParseOutcome {
                         );
                     }
                 }
-                if b.seen_attributes[gate_index].contains(&key) {
+                let bit = 1 << ATTRIBUTES.iter().position(|known| *known == key).unwrap_or_default();
+                if b.seen_attributes[gate_index] & bit != 0 {
                     let id = b.gates[gate_index].id.clone();
                     b.error(index, format!("duplicate {key} for gate {id}"));
                 }
-                b.seen_attributes[gate_index].push(key);
+                b.seen_attributes[gate_index] |= bit;
                 let gate = &mut b.gates[gate_index];
                 match key {
                     "CHECK" => gate.check = Some(value),
@@ -374,7 +417,7 @@ pub fn parse(text: &str) -> ParseOutcome {
     let unknown: Vec<(usize, String)> = b
         .abandoned
         .iter()
-        .filter(|entry| !b.gate_lines.contains_key(&entry.id))
+        .filter(|entry| b.gate_lines.first_line(&entry.id).is_none())
         .map(|entry| (entry.line, entry.id.clone()))
         .collect();
     for (line, id) in unknown {
@@ -385,18 +428,7 @@ pub fn parse(text: &str) -> ParseOutcome {
     }
     b.errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
 
-    ParseOutcome {
-        document: Document {
-            byte_order_mark,
-            lines,
-            gates: b.gates,
-            abandoned: b.abandoned,
-            abandoned_ids: b.abandoned_ids,
-            owns: b.owns,
-        },
-        errors: b.errors,
-        warnings: b.warnings,
-    }
+    (b.gates, b.abandoned, b.abandoned_ids, b.owns, b.errors, b.warnings)
 }
 
 /// Applies an `ABANDON:` line; false when the line does not have the
@@ -426,15 +458,16 @@ fn parse_abandon(b: &mut Builder, index: usize, rest: &str) -> bool {
 
 /// Whole-gate rules: runnable gates need both CHECK and EXPECT, and EXPECT
 /// must compile.
-fn finish_gates(b: &mut Builder) {
+fn finish_gates(b: &mut Builder<'_>) {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     // Ledgers repeat EXPECT patterns; compiling each distinct one once keeps
     // a 10,000-gate ledger from paying for 10,000 regex compilations.
-    let mut compiled: HashMap<String, Result<Arc<Expectation>, js_regex::PatternError>> = HashMap::new();
-    for gate in &mut b.gates {
+    let mut compiled: FastMap<&str, Result<Arc<Expectation>, js_regex::PatternError>> = FastMap::default();
+    let mut patterns = Vec::with_capacity(b.gates.len());
+    for gate in &b.gates {
         let line = Some(gate.line + 1);
-        let id = gate.id.clone();
+        let id = &gate.id;
         let has_check = gate.check.as_deref().is_some_and(|c| !c.is_empty());
         let has_expect = gate.expect.as_deref().is_some_and(|e| !e.is_empty());
         if gate.check.as_deref() == Some("") || gate.expect.as_deref() == Some("") {
@@ -445,12 +478,30 @@ fn finish_gates(b: &mut Builder) {
                 message: format!("gate {id}: runnable gates require both non-blank CHECK and EXPECT"),
             });
         }
+        let mut pattern = None;
         if let Some(expect) = gate.expect.as_deref().filter(|e| !e.is_empty()) {
-            let parsed =
-                compiled.entry(expect.to_string()).or_insert_with(|| Expectation::parse(expect).map(Arc::new)).clone();
+            let fresh;
+            let parsed = match compiled.get(expect) {
+                Some(parsed) => parsed,
+                None => {
+                    fresh = Expectation::parse(expect).map(Arc::new);
+                    // Only patterns are worth sharing (their engines are
+                    // built once, on first match); a substring costs more to
+                    // remember than to parse again.
+                    if matches!(fresh.as_deref(), Ok(Expectation::Pattern(_))) {
+                        if compiled.is_empty() {
+                            // A ledger with one pattern usually has many.
+                            compiled.reserve(b.gates.len() - patterns.len());
+                        }
+                        compiled.entry(expect).or_insert(fresh)
+                    } else {
+                        &fresh
+                    }
+                }
+            };
             match parsed {
-                Ok(expectation) => {
-                    if expectation.is_path_like() {
+                Ok(parsed) => {
+                    if parsed.is_path_like() {
                         warnings.push(format!(
                             "gate {id}: EXPECT {} is read as a regular expression, so its dots and other \
                              metacharacters are wildcards. Escape the inner slashes to keep the pattern, \
@@ -458,7 +509,9 @@ fn finish_gates(b: &mut Builder) {
                             serde_json::Value::from(expect)
                         ));
                     }
-                    gate.expectation = Some(expectation);
+                    if matches!(**parsed, Expectation::Pattern(_)) {
+                        pattern = Some(Arc::clone(parsed));
+                    }
                 }
                 Err(error) => {
                     let hint = path_hint(expect).unwrap_or_default();
@@ -466,6 +519,11 @@ fn finish_gates(b: &mut Builder) {
                 }
             }
         }
+        patterns.push(pattern);
+    }
+    drop(compiled);
+    for (gate, pattern) in b.gates.iter_mut().zip(patterns) {
+        gate.pattern = pattern;
     }
     b.errors.extend(errors);
     b.warnings.extend(warnings);
@@ -504,6 +562,27 @@ mod tests {
         assert!(gates[0].is_runnable() && !gates[0].checked);
         assert_eq!(gates[1].evidence.as_deref(), Some("seen"));
         assert_eq!(gates[1].evidence_line, Some(5));
+    }
+
+    #[test]
+    fn gates_are_found_where_they_were_and_after_they_moved() {
+        let document = parse("- [ ] A: a\n- [ ] B: b\n- [ ] C: c\n").document;
+        assert_eq!(document.gate_near("B", 1).map(|g| g.line), Some(1));
+        assert_eq!(document.gate_near("B", 0).map(|g| g.line), Some(1));
+        assert_eq!(document.gate_near("A", 7).map(|g| g.line), Some(0));
+        assert!(document.gate_near("D", 2).is_none());
+    }
+
+    #[test]
+    fn patterns_are_shared_and_substrings_rebuilt() {
+        let text = "- [ ] A: a\n  CHECK: c\n  EXPECT: /^o+k$/\n- [ ] B: b\n  CHECK: c\n  EXPECT: /^o+k$/\n\
+                    - [ ] C: c\n  CHECK: c\n  EXPECT: ok\n- [ ] D: d\n";
+        let document = parse(text).document;
+        let [a, b, c, d] = [0, 1, 2, 3].map(|i| document.gates[i].expectation());
+        let (Some(Cow::Borrowed(a)), Some(Cow::Borrowed(b))) = (a, b) else { panic!("patterns are shared") };
+        assert!(std::ptr::eq(a, b) && a.matches("oook").unwrap());
+        assert!(matches!(c.as_deref(), Some(Expectation::Substring(s)) if s == "ok"));
+        assert!(d.is_none());
     }
 
     #[test]

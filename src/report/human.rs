@@ -3,13 +3,14 @@
 //! progress line on the error stream, and the `--quiet`/`--verbose` cuts.
 //! Writes to any `Write`, so it is tested in memory.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use anstyle::AnsiColor;
 
 use crate::check::verdict::{Outcome, Verdict};
 use crate::error::error_line;
-use crate::terminal::safe;
+use crate::terminal::{safe, sanitize};
 use crate::visible::visible;
 
 use super::tail::{self, OutputTail};
@@ -51,6 +52,9 @@ pub struct Human<O: Write, E: Write> {
     err: E,
     style: Style,
     progress_shown: bool,
+    /// The line being written, reused so a long report allocates once and
+    /// reaches `out` in one write per line.
+    line: String,
 }
 
 const GREEN: anstyle::Style = AnsiColor::Green.on_default();
@@ -65,7 +69,7 @@ const ERASE_LINE: &[u8] = b"\r\x1b[2K";
 
 impl<O: Write, E: Write> Human<O, E> {
     pub fn new(out: O, err: E, style: Style) -> Human<O, E> {
-        Human { out, err, style, progress_shown: false }
+        Human { out, err, style, progress_shown: false, line: String::new() }
     }
 
     /// The writers back, for tests that read what was written.
@@ -94,25 +98,38 @@ impl<O: Write, E: Write> Human<O, E> {
     }
 
     /// A line of untrusted text, made safe for a terminal and a CI log.
-    fn clean(&self, text: &str) -> String {
-        let text = safe(text);
+    fn clean<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let text = sanitize(text);
         let indent = text.len() - text.trim_start().len();
         if self.style.workflow_commands_live && text[indent..].starts_with("::") {
             // The runner trims leading blanks before looking for `::`.
-            return format!("{}%3A{}", &text[..indent], &text[indent + 1..]);
+            return Cow::Owned(format!("{}%3A{}", &text[..indent], &text[indent + 1..]));
         }
         text
     }
 
     /// `marker` (trusted, coloured when colour is on) followed by `rest`.
     fn marked(&mut self, color: anstyle::Style, marker: &str, rest: &str) {
+        self.marked_parts(color, marker, &[rest]);
+    }
+
+    /// `marker` followed by the concatenation of `parts`, sanitized piece
+    /// by piece. Every marker starts with a non-blank other than `:`, so
+    /// the line can never open a workflow command.
+    fn marked_parts(&mut self, color: anstyle::Style, marker: &str, parts: &[&str]) {
         self.clear_progress();
-        let line = self.clean(&format!("{marker}{rest}"));
-        let _ = if self.style.color {
-            writeln!(self.out, "{color}{marker}{color:#}{}", &line[marker.len()..])
+        let line = &mut self.line;
+        line.clear();
+        if self.style.color {
+            let _ = std::fmt::Write::write_fmt(line, format_args!("{color}{marker}{color:#}"));
         } else {
-            writeln!(self.out, "{line}")
-        };
+            line.push_str(marker);
+        }
+        for part in parts {
+            line.push_str(&sanitize(part));
+        }
+        line.push('\n');
+        let _ = self.out.write_all(line.as_bytes());
     }
 
     fn plain(&mut self, text: &str) {
@@ -280,7 +297,7 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                 }
             }
             Event::GateUnmet { qualified, reason, title } => {
-                self.marked(YELLOW, "  UNMET", &format!(" {qualified} ({reason}): {title}"));
+                self.marked_parts(YELLOW, "  UNMET", &[" ", qualified, " (", reason, "): ", title]);
             }
             Event::WaveUnmet { wave } => self.marked(YELLOW, "  UNMET", &format!(" {wave}")),
             Event::LedgerSummary { file_name, gates } => {

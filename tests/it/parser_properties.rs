@@ -77,7 +77,7 @@ proptest! {
     #[test]
     fn reparsing_rendered_output_is_stable(text in ledger_text()) {
         let first = parse(&text);
-        let second = parse(&first.document.render());
+        let second = parse(first.document.render());
         prop_assert_eq!(gate_definitions(&first.document), gate_definitions(&second.document));
         prop_assert_eq!(first.errors, second.errors);
     }

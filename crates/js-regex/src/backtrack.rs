@@ -3,6 +3,7 @@
 //! input-dependent cases). It runs on an explicit stack, so no input can overflow the
 //! thread's stack, and every executed instruction or undone choice costs one step.
 
+use super::case_fold;
 use super::charset::{self, CodeSet};
 use super::parser::{Assertion, Flags, Node};
 
@@ -367,11 +368,7 @@ impl Machine<'_, '_> {
         if !self.program.ignore_case {
             return false;
         }
-        if self.program.unicode {
-            charset::canonicalize_unicode(a) == charset::canonicalize_unicode(b)
-        } else {
-            charset::canonicalize_legacy(a) == charset::canonicalize_legacy(b)
-        }
+        case_fold::orbits(self.program.unicode).equal(a, b)
     }
 
     /// New position after matching group `group`'s text at `pos`, or None.

@@ -8,12 +8,15 @@
 //! (`backtrack`). See references/regex.md.
 
 mod backtrack;
+mod case_fold;
+mod case_folding_tables;
 mod charset;
 mod parser;
 mod property_names;
 mod translate;
 mod unicode_tables;
 
+pub use case_folding_tables::CASE_FOLDING_UNICODE_VERSION;
 pub use unicode_tables::UNICODE_VERSION;
 
 use std::sync::{Arc, OnceLock};

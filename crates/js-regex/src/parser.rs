@@ -3,6 +3,7 @@
 //! Literals and classes are resolved to unit sets here, case closure included, so both
 //! engines only ever test set membership.
 
+use super::case_fold;
 use super::charset::{self, CodeSet, MAX_CODE_POINT, MAX_CODE_UNIT};
 
 /// Largest quantifier count V8 keeps; larger written counts clamp to it.
@@ -213,12 +214,10 @@ impl Parser {
     }
 
     fn fold(&self, set: CodeSet) -> CodeSet {
-        if !self.flags.ignore_case {
-            set
-        } else if self.unicode() {
-            charset::fold_closure_unicode(&set)
+        if self.flags.ignore_case {
+            case_fold::orbits(self.unicode()).closure(&set)
         } else {
-            charset::fold_closure_legacy(&set)
+            set
         }
     }
 
@@ -874,7 +873,7 @@ impl Parser {
     /// Strings compare case-insensitively under `i`.
     fn string_key(&self, string: &[u32]) -> Vec<u32> {
         if self.flags.ignore_case {
-            string.iter().map(|&u| charset::canonicalize_unicode(u)).collect()
+            string.iter().map(|&u| case_fold::UNICODE.canonical(u)).collect()
         } else {
             string.to_vec()
         }

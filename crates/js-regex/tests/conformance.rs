@@ -97,8 +97,9 @@ fn catastrophic_backtracking_ends_with_the_budget_error() {
 }
 
 #[test]
-fn property_tables_follow_the_unicode_version_of_the_corpus_node() {
+fn property_and_case_folding_tables_follow_the_unicode_version_of_the_corpus_node() {
     // Regenerate both with the same node: tools/generate-unicode-tables.mjs and
     // tests/conformance/generate-regex-cases.mjs.
     assert_eq!(corpus()["unicode"].as_str(), Some(js_regex::UNICODE_VERSION));
+    assert_eq!(corpus()["unicode"].as_str(), Some(js_regex::CASE_FOLDING_UNICODE_VERSION));
 }

@@ -46,7 +46,9 @@ fn ledger_text() -> impl Strategy<Value = String> {
 fn valid_ledger() -> impl Strategy<Value = (String, usize)> {
     (1usize..6, prop::bool::ANY, prop::bool::ANY, "[ -~]{0,20}").prop_map(|(count, crlf, evidence, note)| {
         let eol = if crlf { "\r\n" } else { "\n" };
-        let mut text = format!("# Gates{eol}{note}{eol}");
+        // The note follows a word so it stays prose: a bare note could open a
+        // fence (```), or be a gate or attribute line of its own.
+        let mut text = format!("# Gates{eol}Note: {note}{eol}");
         for i in 0..count {
             text.push_str(&format!("- [ ] G{i}: outcome {i}{eol}  CHECK: run {i}{eol}  EXPECT: ok {i}{eol}"));
             if evidence {

@@ -122,12 +122,7 @@ fn run_checks(
     }
     let mut write_failures = Vec::new();
     for task in runnable {
-        reporter.event(&Event::CheckStarted {
-            qualified: &task.qualified,
-            shell: &runtime.shell_text,
-            cwd: &task.oracle.cwd,
-            path_transcript: &runtime.path_transcript,
-        });
+        reporter.event(&Event::CheckStarted(task.run_line(runtime)));
     }
     reporter.flush();
     let mut pending: Vec<(usize, CheckResult)> = Vec::new();
@@ -205,13 +200,7 @@ fn run_checks(
                     reporter.flush();
                 }
                 Progress::Started(index) => {
-                    let task = &runnable[index];
-                    reporter.event(&Event::CheckLaunched {
-                        qualified: &task.qualified,
-                        shell: &runtime.shell_text,
-                        cwd: &task.oracle.cwd,
-                        path_transcript: &runtime.path_transcript,
-                    });
+                    reporter.event(&Event::CheckLaunched(runnable[index].run_line(runtime)));
                     reporter.flush();
                 }
                 Progress::Slow(index, seconds) => {

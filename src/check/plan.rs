@@ -12,7 +12,7 @@ use crate::error::{Diagnostic, Error};
 use crate::evidence::{self, GateState};
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, qualify, Document, Gate};
-use crate::report::{Event, Reporter};
+use crate::report::{Event, Reporter, RunLine};
 use crate::runner::ChildEnvironment;
 use crate::target::{self, Looking, Mode, Root, Target};
 use crate::{paths, shell};
@@ -53,6 +53,18 @@ pub struct Task {
     pub starting_state: GateState,
     pub digest: String,
     pub oracle: Oracle,
+}
+
+impl Task {
+    /// What this check's RUN line shows.
+    pub fn run_line<'a>(&'a self, runtime: &'a Runtime) -> RunLine<'a> {
+        RunLine {
+            qualified: &self.qualified,
+            shell: &runtime.shell_text,
+            cwd: &self.oracle.cwd,
+            path_transcript: &runtime.path_transcript,
+        }
+    }
 }
 
 /// What a run resolves before deciding anything about gates.

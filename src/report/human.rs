@@ -14,7 +14,7 @@ use crate::terminal::{safe, sanitize};
 use crate::visible::visible;
 
 use super::tail::{self, OutputTail};
-use super::{Event, Reporter};
+use super::{Event, Reporter, RunLine};
 
 /// How much of the run the human report shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -92,9 +92,9 @@ impl<O: Write, E: Write> Human<O, E> {
         self.style.verbosity == Verbosity::Verbose
     }
 
-    fn run_line(&mut self, qualified: &str, shell: &str, cwd: &str, path_transcript: &str) {
-        let (shell, cwd, path) = (visible(shell), visible(cwd), visible(path_transcript));
-        self.plain(&format!("  RUN  {qualified} shell={shell} cwd={cwd} PATH={path}"));
+    fn run_line(&mut self, line: &RunLine) {
+        let (shell, cwd, path) = (visible(line.shell), visible(line.cwd), visible(line.path_transcript));
+        self.plain(&format!("  RUN  {} shell={shell} cwd={cwd} PATH={path}", line.qualified));
     }
 
     /// A line of untrusted text, made safe for a terminal and a CI log.
@@ -229,14 +229,14 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
             }
             Event::NotRun => self.plain("    NOT RUN: inspect this oracle, then re-run with --approve"),
             Event::Approved { record } => self.plain(&format!("    APPROVED: {}", record.display())),
-            Event::CheckStarted { qualified, shell, cwd, path_transcript } => {
+            Event::CheckStarted(line) => {
                 if self.style.verbosity == Verbosity::Normal {
-                    self.run_line(qualified, shell, cwd, path_transcript);
+                    self.run_line(line);
                 }
             }
-            Event::CheckLaunched { qualified, shell, cwd, path_transcript } => {
+            Event::CheckLaunched(line) => {
                 if self.verbose() {
-                    self.run_line(qualified, shell, cwd, path_transcript);
+                    self.run_line(line);
                 }
             }
             Event::CheckSlow { qualified, seconds } => {
@@ -480,10 +480,9 @@ mod tests {
         oracle: &'a Oracle,
         verdict: &'a Verdict,
     ) -> Vec<Event<'a>> {
-        let started =
-            |qualified| Event::CheckStarted { qualified, shell: "/bin/sh", cwd: "/r", path_transcript: "/bin" };
-        let launched =
-            |qualified| Event::CheckLaunched { qualified, shell: "/bin/sh", cwd: "/r", path_transcript: "/bin" };
+        let line = |qualified| RunLine { qualified, shell: "/bin/sh", cwd: "/r", path_transcript: "/bin" };
+        let started = |qualified| Event::CheckStarted(line(qualified));
+        let launched = |qualified| Event::CheckLaunched(line(qualified));
         vec![
             Event::ApprovalRequired { qualified: "GATES:G0", oracle, path_transcript: "/bin" },
             Event::NotRun,

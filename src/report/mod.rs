@@ -19,6 +19,15 @@ use crate::check::evaluate::CheckResult;
 use crate::check::verdict::Verdict;
 use crate::terminal::safe;
 
+/// What a RUN line shows of a check: where and how it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct RunLine<'a> {
+    pub qualified: &'a str,
+    pub shell: &'a str,
+    pub cwd: &'a str,
+    pub path_transcript: &'a str,
+}
+
 /// One thing that happened in a run, in the order it happened.
 pub enum Event<'a> {
     /// A diagnostic line for stderr (already prefixed `gate-check: `).
@@ -43,19 +52,9 @@ pub enum Event<'a> {
     },
     /// A check about to run, announced for every check before the first
     /// starts (the Node tool's RUN lines).
-    CheckStarted {
-        qualified: &'a str,
-        shell: &'a str,
-        cwd: &'a str,
-        path_transcript: &'a str,
-    },
+    CheckStarted(RunLine<'a>),
     /// The check really started (a worker picked it up).
-    CheckLaunched {
-        qualified: &'a str,
-        shell: &'a str,
-        cwd: &'a str,
-        path_transcript: &'a str,
-    },
+    CheckLaunched(RunLine<'a>),
     /// The check is still running after `seconds` (5, 10, 20, ...).
     CheckSlow {
         qualified: &'a str,

@@ -132,19 +132,14 @@ fn run_checks(
     let mut interrupted_records = Vec::new();
     let mut persist = |pending: &mut Vec<(usize, CheckResult)>, reporter: &mut dyn Reporter| {
         for (ledger_index, ledger) in ledgers.iter().enumerate() {
-            let indexes: Vec<usize> = pending
+            let (indexes, batch): (Vec<usize>, Vec<(&Task, &CheckResult)>) = pending
                 .iter()
-                .map(|(index, _)| *index)
-                .filter(|index| runnable[*index].ledger == ledger_index)
-                .collect();
+                .filter(|(index, _)| runnable[*index].ledger == ledger_index)
+                .map(|(index, result)| (*index, (&runnable[*index], result)))
+                .unzip();
             if indexes.is_empty() {
                 continue;
             }
-            let batch: Vec<(&Task, &CheckResult)> = pending
-                .iter()
-                .filter(|(index, _)| runnable[*index].ledger == ledger_index)
-                .map(|(index, result)| (&runnable[*index], result))
-                .collect();
             let state_root = setup.target.state_root(root, &ledger.path);
             match write_back::write_back(options.reverify, runtime, &state_root, ledger, &batch) {
                 Ok(decisions) => {

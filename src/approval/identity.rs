@@ -4,6 +4,8 @@
 //! EXPECT, resolved CWD or shell, timeout, limits, platform, PATH) needs a
 //! fresh approval.
 
+use std::sync::OnceLock;
+
 use serde::Serialize;
 
 use crate::digest::sha256_hex;
@@ -29,7 +31,7 @@ pub const PLATFORM: &str = if cfg!(target_os = "linux") {
     std::env::consts::OS
 };
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Oracle {
     schema: u32,
@@ -44,7 +46,53 @@ pub struct Oracle {
     max_regex_workers: u64,
     platform: &'static str,
     pub path: String,
+    /// `signature()`, computed once: a run needs it several times per gate
+    /// (planning, lookup, record, write-back), and hashing the identity
+    /// with its PATH costs more than everything else a lookup does.
+    #[serde(skip)]
+    signature: OnceLock<String>,
 }
+
+/// Equal bound fields, so equal signatures; the cached signature is not a field.
+impl PartialEq for Oracle {
+    fn eq(&self, other: &Self) -> bool {
+        let Oracle {
+            schema,
+            check,
+            expect,
+            cwd,
+            shell,
+            timeout_ms,
+            max_output_bytes,
+            regex_timeout_ms,
+            regex_startup_timeout_ms,
+            max_regex_workers,
+            platform,
+            path,
+            signature: _,
+        } = self;
+        (schema, check, expect, cwd, shell, timeout_ms, max_output_bytes)
+            == (
+                &other.schema,
+                &other.check,
+                &other.expect,
+                &other.cwd,
+                &other.shell,
+                &other.timeout_ms,
+                &other.max_output_bytes,
+            )
+            && (regex_timeout_ms, regex_startup_timeout_ms, max_regex_workers, platform, path)
+                == (
+                    &other.regex_timeout_ms,
+                    &other.regex_startup_timeout_ms,
+                    &other.max_regex_workers,
+                    &other.platform,
+                    &other.path,
+                )
+    }
+}
+
+impl Eq for Oracle {}
 
 impl Oracle {
     pub fn new(check: &str, expect: &str, cwd: &str, shell: &str, timeout_secs: u64, path: &str) -> Self {
@@ -61,6 +109,7 @@ impl Oracle {
             max_regex_workers: MAX_REGEX_WORKERS,
             platform: PLATFORM,
             path: path.to_string(),
+            signature: OnceLock::new(),
         }
     }
 
@@ -84,8 +133,8 @@ impl Oracle {
     }
 
     /// SHA-256 of the compact JSON.
-    pub fn signature(&self) -> String {
-        sha256_hex(self.to_json())
+    pub fn signature(&self) -> &str {
+        self.signature.get_or_init(|| sha256_hex(self.to_json()))
     }
 
     /// The record's file name: `sha256(ledger \0 gate \0 signature).json`.
@@ -127,5 +176,15 @@ mod tests {
         }
         assert_ne!(base.record_name("/r/GATES.md", "G2"), name);
         assert_ne!(base.record_name("/r/other.md", "G1"), name);
+    }
+
+    #[test]
+    fn the_signature_is_the_hash_of_the_json_and_equality_ignores_its_cache() {
+        let computed = Oracle::new("c", "e", "/r", "/bin/sh", 120, "/usr/bin");
+        assert_eq!(computed.signature(), sha256_hex(computed.to_json()));
+        let fresh = Oracle::new("c", "e", "/r", "/bin/sh", 120, "/usr/bin");
+        assert_eq!(computed, fresh);
+        assert_ne!(computed, Oracle::new("c", "e", "/r", "/bin/sh", 120, "/usr/bin:/bin"));
+        assert!(!computed.to_json().contains(computed.signature()));
     }
 }

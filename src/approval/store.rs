@@ -174,13 +174,12 @@ impl Store {
         Ok(())
     }
 
-    /// True only for an intact private record naming this exact ledger,
-    /// gate and oracle signature.
-    pub fn is_approved(&self, ledger: &str, gate: &str, oracle: &Oracle) -> Result<bool, StoreError> {
-        let Some(store) = self.open(false)? else {
-            return Ok(false);
-        };
-        Self::holds_record(&store, ledger, gate, oracle)
+    /// Approval lookups for one run. The directory is validated (kind,
+    /// owner, mode, canonical place outside every root) at the first lookup
+    /// that finds it, not at every lookup; each record read is still followed
+    /// by the check that the directory is the one validated.
+    pub fn lookups(&self) -> Lookups<'_> {
+        Lookups { store: self, opened: None }
     }
 
     fn holds_record(store: &OpenStore, ledger: &str, gate: &str, oracle: &Oracle) -> Result<bool, StoreError> {
@@ -195,7 +194,7 @@ impl Store {
         let field = |name: &str| value.get(name).and_then(|v| v.as_str());
         Ok(field("file") == Some(ledger)
             && field("gate") == Some(gate)
-            && field("signature") == Some(oracle.signature().as_str()))
+            && field("signature") == Some(oracle.signature()))
     }
 
     /// Every valid record of the store, by ledger and gate, whatever its
@@ -266,6 +265,27 @@ impl Store {
     }
 }
 
+/// See `Store::lookups`.
+pub struct Lookups<'a> {
+    store: &'a Store,
+    opened: Option<OpenStore>,
+}
+
+impl Lookups<'_> {
+    /// True only for an intact private record naming this exact ledger,
+    /// gate and oracle signature.
+    pub fn is_approved(&mut self, ledger: &str, gate: &str, oracle: &Oracle) -> Result<bool, StoreError> {
+        if self.opened.is_none() {
+            // Looked for again while missing: `--approve` may create it.
+            self.opened = self.store.open(false)?;
+        }
+        match &self.opened {
+            Some(store) => Store::holds_record(store, ledger, gate, oracle),
+            None => Ok(false),
+        }
+    }
+}
+
 /// Why writing an approval record failed: refused before the write, or
 /// the atomic replacement itself.
 enum ApprovalWrite {
@@ -292,7 +312,7 @@ fn record_text(ledger: &str, gate: &str, oracle: &Oracle, approved_at: std::time
         schema: 1,
         file: ledger,
         gate,
-        signature: &signature,
+        signature,
         oracle,
         approved_at: humantime::format_rfc3339_millis(approved_at).to_string(),
     };

@@ -28,9 +28,10 @@ pub fn seek_approvals(
 ) -> Approvals {
     let mut approvals = Approvals::default();
     let mut earlier = None;
+    let mut lookups = runtime.store.lookups();
     for task in tasks {
         let ledger = &ledgers[task.ledger];
-        match runtime.store.is_approved(&ledger.text_path, &task.gate.id, &task.oracle) {
+        match lookups.is_approved(&ledger.text_path, &task.gate.id, &task.oracle) {
             Ok(true) => approvals.runnable.push(task),
             Ok(false) => {
                 reporter.event(&Event::ApprovalRequired {

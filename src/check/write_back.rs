@@ -43,7 +43,7 @@ fn decide(
             continue;
         };
         let same_definition = evidence::gate_digest(fresh).as_deref() == Some(task.digest.as_str());
-        let same_oracle = oracle_for(runtime, fresh, &task.oracle.cwd).signature() == task.oracle.signature();
+        let same_oracle = oracle_for(runtime, fresh, &task.oracle.cwd) == task.oracle;
         if !same_definition || !same_oracle {
             decisions.push(WriteBack::Stale);
             continue;

@@ -7,18 +7,17 @@ use std::fs;
 
 use rustix::process::Pid;
 
-/// The children of every thread of this process (a re-parented orphan is
-/// adopted by one of our threads, a check leader by the thread that spawned
-/// it). Empty when the kernel lacks `CONFIG_PROC_CHILDREN`.
+/// The children of this process's main thread: where the kernel re-parents
+/// every orphan of a child subreaper (its first live thread), so every check
+/// descendant we adopted is listed here. Check leaders are children of the
+/// worker threads that spawned them and are not listed; they are tracked by
+/// the registry instead. Reading one task's list, not every thread's, keeps
+/// the sweep after each check to a single small read. Empty when the kernel
+/// lacks `CONFIG_PROC_CHILDREN`.
 pub fn children() -> Vec<Pid> {
-    let Ok(tasks) = fs::read_dir("/proc/self/task") else { return Vec::new() };
-    let mut found = Vec::new();
-    for task in tasks.flatten() {
-        if let Ok(list) = fs::read_to_string(task.path().join("children")) {
-            found.extend(list.split_ascii_whitespace().filter_map(|pid| pid.parse().ok()).filter_map(Pid::from_raw));
-        }
-    }
-    found
+    let main_thread = rustix::process::getpid().as_raw_nonzero();
+    let Ok(list) = fs::read_to_string(format!("/proc/self/task/{main_thread}/children")) else { return Vec::new() };
+    list.split_ascii_whitespace().filter_map(|pid| pid.parse().ok()).filter_map(Pid::from_raw).collect()
 }
 
 pub struct ProcessInfo {

@@ -69,8 +69,9 @@ pub enum Engine {
 pub struct Pattern {
     source: Box<str>,
     flags: Box<str>,
-    /// Text every match contains (empty if none is known).
-    required: Box<str>,
+    /// Text every match contains (empty if none is known); found at the
+    /// first match, since validating a ledger's patterns must stay cheap.
+    required: OnceLock<Box<str>>,
     compiled: OnceLock<Result<Arc<Compiled>, String>>,
 }
 
@@ -156,9 +157,19 @@ impl Pattern {
         compiled.backtrack_match(&compiled.backtracking, output, step_budget)
     }
 
+    /// Text every match contains (empty if none is known).
+    fn required(&self) -> &str {
+        self.required.get_or_init(|| {
+            let Ok(flags) = parser::Flags::parse(&self.flags) else { return Box::default() };
+            on_deep_stack(&self.source, || parser::parse(&self.source, flags))
+                .map(|parsed| required_text(&parsed.root, flags).into())
+                .unwrap_or_default()
+        })
+    }
+
     fn is_match(&self, output: &str) -> Result<bool, MatchError> {
         // Output without the required text cannot match: no engine needs to be built.
-        if !output.contains(&*self.required) {
+        if !output.contains(self.required()) {
             return Ok(false);
         }
         let compiled = self.compiled()?;
@@ -180,14 +191,14 @@ impl Pattern {
         }
     }
 
-    /// Checks the pattern as `new RegExp` would, without building any engine; returns the
-    /// longest text every match must contain (empty if none is known).
-    fn validate(source: &str, flags: &str) -> Result<String, PatternError> {
+    /// Checks the pattern as `new RegExp` would, without building any engine.
+    fn validate(source: &str, flags: &str) -> Result<(), PatternError> {
         let parsed_flags = parser::Flags::parse(flags).map_err(PatternError::Invalid)?;
-        on_deep_stack(source, || {
-            parser::parse(source, parsed_flags).map(|parsed| required_text(&parsed.root, parsed_flags))
-        })
-        .map_err(|message| PatternError::Invalid(format!("/{source}/{flags}: {message}")))
+        if is_plainly_valid(source) {
+            return Ok(());
+        }
+        on_deep_stack(source, || parser::parse(source, parsed_flags).map(drop))
+            .map_err(|message| PatternError::Invalid(format!("/{source}/{flags}: {message}")))
     }
 }
 
@@ -272,11 +283,11 @@ impl Expectation {
         if source.encode_utf16().count() > MAX_PATTERN_CHARS {
             return Err(PatternError::TooLong);
         }
-        let required = Pattern::validate(source, flags)?.into();
+        Pattern::validate(source, flags)?;
         Ok(Expectation::Pattern(Pattern {
             source: source.into(),
             flags: flags.into(),
-            required,
+            required: OnceLock::new(),
             compiled: OnceLock::new(),
         }))
     }
@@ -296,6 +307,36 @@ impl Expectation {
             Expectation::Pattern(pattern) => has_unescaped_slash(&pattern.source),
         }
     }
+}
+
+/// True for a source that is valid under every flag set by its shape alone,
+/// the shape most EXPECT patterns have: literal characters, `.`, `^`, `$`,
+/// `|`, the escapes `\d \D \w \W \s \S \b \B \f \n \r \t \v`, escaped
+/// syntax characters and `/`, and `*`, `+` or `?` (each optionally lazy) right
+/// after something repeatable. False means only "parse it to know": groups,
+/// classes, braces and every other escape are left to the parser.
+fn is_plainly_valid(source: &str) -> bool {
+    let mut chars = source.chars().peekable();
+    // Whether the previous item can take a quantifier (assertions cannot).
+    let mut repeatable = false;
+    while let Some(ch) = chars.next() {
+        repeatable = match ch {
+            '\\' => match chars.next() {
+                Some('d' | 'D' | 'w' | 'W' | 's' | 'S' | 'f' | 'n' | 'r' | 't' | 'v') => true,
+                Some('^' | '$' | '\\' | '.' | '*' | '+' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '|' | '/') => true,
+                Some('b' | 'B') => false,
+                _ => return false,
+            },
+            '*' | '+' | '?' if repeatable => {
+                chars.next_if_eq(&'?');
+                false
+            }
+            '*' | '+' | '?' | '(' | ')' | '[' | ']' | '{' | '}' => return false,
+            '^' | '$' | '|' => false,
+            _ => true,
+        };
+    }
+    true
 }
 
 /// The longest run of single characters at the top level of the pattern: every match
@@ -367,12 +408,14 @@ mod tests {
 
     #[test]
     fn a_parsed_expectation_is_small_and_uncompiled() {
-        // Ledgers hold one per gate; the engines (kilobytes each) wait for the first match.
-        assert!(std::mem::size_of::<Expectation>() <= 80, "{}", std::mem::size_of::<Expectation>());
+        // Ledgers hold one per gate; the engines (kilobytes each) and the required text
+        // wait for the first match.
+        assert!(std::mem::size_of::<Expectation>() <= 96, "{}", std::mem::size_of::<Expectation>());
         let Ok(Expectation::Pattern(pattern)) = Expectation::parse(r"/^v1\b/") else {
             panic!("a valid pattern");
         };
         assert!(pattern.compiled.get().is_none());
+        assert!(pattern.required.get().is_none());
         assert_eq!(Expectation::Pattern(pattern.clone()).matches("v1 ok"), Ok(true));
         assert_eq!(pattern.engine_for("v1"), Engine::Linear);
         assert!(pattern.compiled.get().is_some());
@@ -382,7 +425,52 @@ mod tests {
         let Ok(Expectation::Pattern(pattern)) = Expectation::parse(expect) else {
             panic!("{expect} is a valid pattern");
         };
-        pattern.required.into()
+        pattern.required().into()
+    }
+
+    /// Every source over an alphabet of syntax characters, escapes and
+    /// literals, up to `length` characters.
+    fn sources(alphabet: &[&str], length: usize) -> Vec<String> {
+        let mut all = vec![String::new()];
+        let mut previous = vec![String::new()];
+        for _ in 0..length {
+            previous =
+                previous.iter().flat_map(|start| alphabet.iter().map(move |piece| format!("{start}{piece}"))).collect();
+            all.extend(previous.iter().cloned());
+        }
+        all
+    }
+
+    #[test]
+    fn a_plainly_valid_source_is_one_the_parser_accepts_under_every_flag_set() {
+        // The parser is JavaScript-exact (the conformance corpus); the shortcut may only
+        // ever skip it for sources it would accept.
+        let alphabet = [
+            "a", ".", "^", "$", "|", "*", "+", "?", "(", ")", "[", "]", "{", "}", "\\", "\\d", "\\b", "\\/", "\\1",
+            "\\c", "\\-", "\\k", "-", "\u{e9}",
+        ];
+        let mut plain = 0;
+        for source in sources(&alphabet, 3) {
+            if !is_plainly_valid(&source) {
+                continue;
+            }
+            plain += 1;
+            for flags in ["", "i", "m", "s", "u", "v", "imsy"] {
+                let parsed = parser::parse(&source, parser::Flags::parse(flags).unwrap());
+                assert!(
+                    parsed.is_ok(),
+                    "/{source}/{flags} was taken as plainly valid: {parsed:?}",
+                    parsed = parsed.err()
+                );
+            }
+        }
+        assert!(plain > 1000, "{plain}");
+        for source in [r"^ok \d+ passed$", r"v1\.2\.3", r"a+?b*c??", r"\/usr\/bin", r"x|y|", ""] {
+            assert!(is_plainly_valid(source), "{source}");
+        }
+        for source in [r"a**", r"^*", r"\b+", r"(a)", r"[a]", r"a{2}", r"\1", r"\-", r"\c", "+a", "a|*"] {
+            assert!(!is_plainly_valid(source), "{source}");
+        }
     }
 
     #[test]

@@ -261,6 +261,8 @@ pub fn oracle_for(runtime: &Runtime, gate: &Gate, cwd: &str) -> Oracle {
 /// `--reverify`; abandoned and manual gates never run.
 pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Result<Vec<Task>, Error> {
     let mut tasks = Vec::new();
+    // Gates mostly share a few working directories: each is inspected once.
+    let mut inspected: Vec<PathBuf> = Vec::new();
     for (index, ledger) in setup.ledgers.iter().enumerate() {
         for gate in &ledger.document.gates {
             if ledger.document.is_abandoned(&gate.id) || !gate.is_runnable() || !setup.selects(index, &gate.id) {
@@ -273,7 +275,10 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
             }
             let qualified = qualify(&ledger.path, &gate.id);
             let cwd = gate_cwd(options, setup, ledger, gate);
-            require_directory(&cwd, &format!("gate {qualified} CWD"))?;
+            if !inspected.contains(&cwd) {
+                require_directory(&cwd, &format!("gate {qualified} CWD"))?;
+                inspected.push(cwd.clone());
+            }
             let oracle = oracle_for(runtime, gate, &path_text(&cwd)?);
             crate::approval::store::check_recordable(&ledger.text_path, &gate.id, &oracle).map_err(|error| {
                 let shown = ledger.path.display().to_string();

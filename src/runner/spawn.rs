@@ -34,7 +34,7 @@ pub fn spawn(shell: &Path, command: &str, cwd: &Path, environment: &ChildEnviron
     let directory = text(cwd.as_os_str().as_bytes())?;
     let (stdout, stdout_child) = pipe_with(PipeFlags::CLOEXEC)?;
     let (stderr, stderr_child) = pipe_with(PipeFlags::CLOEXEC)?;
-    let null = std::fs::File::open("/dev/null")?;
+    let null = dev_null()?;
 
     let mut actions = PosixSpawnFileActions::init()?;
     actions.add_dup2(null.as_raw_fd(), 0)?;
@@ -66,6 +66,18 @@ pub fn spawn(shell: &Path, command: &str, cwd: &Path, environment: &ChildEnviron
     let pid = posix_spawn(shell, &actions, &attributes, &args, &environment.entries)?;
     let leader = Pid::from_raw(pid.as_raw()).ok_or_else(|| io::Error::other("posix_spawn returned pid 0"))?;
     Ok(Spawned { leader, stdout, stderr })
+}
+
+/// `/dev/null` for every check's stdin, opened once per run (close-on-exec:
+/// a child gets it only as its stdin).
+#[cfg(target_os = "linux")]
+fn dev_null() -> io::Result<&'static std::fs::File> {
+    static NULL: std::sync::OnceLock<std::fs::File> = std::sync::OnceLock::new();
+    if let Some(null) = NULL.get() {
+        return Ok(null);
+    }
+    let opened = std::fs::File::open("/dev/null")?;
+    Ok(NULL.get_or_init(|| opened))
 }
 
 /// The environment every check inherits (gate-check never changes its

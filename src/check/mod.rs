@@ -192,22 +192,22 @@ fn run_checks(
                             oldest_pending.get_or_insert_with(Instant::now);
                         }
                     }
-                    reporter.flush();
                 }
                 Progress::Started(index) => {
                     reporter.event(&Event::CheckLaunched(runnable[index].run_line(runtime)));
-                    reporter.flush();
                 }
                 Progress::Slow(index, seconds) => {
                     reporter.event(&Event::CheckSlow { qualified: &runnable[index].qualified, seconds });
-                    reporter.flush();
                 }
                 Progress::Running(line) => reporter.event(&Event::Progress(line.as_deref())),
-                Progress::Quiet => {}
-            }
-            if oldest_pending.is_some_and(|since| since.elapsed() >= pool::QUIET_AFTER) {
-                persist(&mut pending, reporter);
-                oldest_pending = None;
+                // Output is written once per look, not once per line: a
+                // reader of a pipe is then woken a few times a second, not
+                // once per result.
+                Progress::Looked if oldest_pending.is_some_and(|since| since.elapsed() >= pool::WRITE_BACK_AFTER) => {
+                    persist(&mut pending, reporter);
+                    oldest_pending = None;
+                }
+                Progress::Looked => reporter.flush(),
             }
         },
     );

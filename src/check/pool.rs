@@ -19,14 +19,22 @@ pub enum Progress {
     Slow(usize, u64),
     /// The next result in task order.
     Finished(usize, CheckResult),
-    /// Nothing finished for a while: a moment to persist what is pending.
-    Quiet,
+    /// Everything sent so far has been handed on: a moment to flush output
+    /// and persist what is due. Comes at least every `LOOK_EVERY`.
+    Looked,
     /// The progress line: the longest-running check, or `None` to clear it.
     Running(Option<String>),
 }
 
-/// How often the consumer hears `Quiet` while nothing finishes.
-pub const QUIET_AFTER: Duration = Duration::from_millis(100);
+/// How long a finished result may wait to be written back.
+pub const WRITE_BACK_AFTER: Duration = Duration::from_millis(100);
+
+/// How long the consumer sleeps between looks at what the workers sent.
+/// Workers never wake it per message: on a virtual machine, waking a thread
+/// on another CPU twice per check cost more than everything else gate-check
+/// adds to a trivial check. It looks this often, and at once when the last
+/// worker is done, so a run never ends late.
+const LOOK_EVERY: Duration = Duration::from_millis(20);
 
 enum Message {
     Started(usize),
@@ -49,18 +57,20 @@ pub fn run_rolling(
 ) {
     let next = AtomicUsize::new(0);
     let workers = jobs.min(tasks.len());
-    let workers_left = AtomicUsize::new(workers);
     let running: Mutex<BTreeMap<usize, Instant>> = Mutex::new(BTreeMap::new());
     // Dropping the sender wakes the progress thread at once when all is done.
     let (stop_progress, progress_stopped) = mpsc::channel::<()>();
+    // Messages are only ever taken with `try_recv`, so sending one never
+    // wakes the consumer; the workers' ends disconnect `all_done`, which does.
     let (sender, receiver) = mpsc::channel();
+    let (worker_done, all_done) = mpsc::channel::<()>();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let sender = sender.clone();
             let (next, evaluate_one, running) = (&next, &evaluate_one, &running);
-            let left = WorkerExit(&workers_left);
+            let worker_done = worker_done.clone();
             scope.spawn(move || loop {
-                let _left = &left;
+                let _done = &worker_done;
                 let index = next.fetch_add(1, Ordering::SeqCst);
                 let Some(task) = tasks.get(index) else { break };
                 lock(running).insert(index, Instant::now());
@@ -76,31 +86,39 @@ pub fn run_rolling(
         }
         let progress_sender = sender.clone();
         drop(sender);
+        drop(worker_done);
         let running = &running;
         scope.spawn(move || watch_progress(tasks, running, progress_stopped, progress_sender));
         let mut waiting = BTreeMap::new();
         let mut expected = 0;
         let mut shown = false;
+        let mut workers_ended = false;
         while expected < tasks.len() {
-            match receiver.recv_timeout(QUIET_AFTER) {
-                Ok(Message::Done(index, result)) => {
-                    waiting.insert(index, result);
-                    while let Some(result) = waiting.remove(&expected) {
-                        on_event(Progress::Finished(expected, result));
-                        expected += 1;
+            while let Ok(message) = receiver.try_recv() {
+                match message {
+                    Message::Done(index, result) => {
+                        waiting.insert(index, result);
+                        while let Some(result) = waiting.remove(&expected) {
+                            on_event(Progress::Finished(expected, result));
+                            expected += 1;
+                        }
+                    }
+                    Message::Started(index) => on_event(Progress::Started(index)),
+                    Message::Slow(index, seconds) => on_event(Progress::Slow(index, seconds)),
+                    Message::Running(line) => {
+                        shown = true;
+                        on_event(Progress::Running(Some(line)));
                     }
                 }
-                Ok(Message::Started(index)) => on_event(Progress::Started(index)),
-                Ok(Message::Slow(index, seconds)) => on_event(Progress::Slow(index, seconds)),
-                Ok(Message::Running(line)) => {
-                    shown = true;
-                    on_event(Progress::Running(Some(line)));
-                }
-                // A worker that died leaves its result missing; stop waiting
-                // once every worker is gone and the channel is drained.
-                Err(mpsc::RecvTimeoutError::Timeout) if workers_left.load(Ordering::SeqCst) == 0 => break,
-                Err(mpsc::RecvTimeoutError::Timeout) => on_event(Progress::Quiet),
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            on_event(Progress::Looked);
+            // A worker that died leaves its result missing: once every
+            // worker is gone and what they sent is drained, stop waiting.
+            if expected >= tasks.len() || workers_ended {
+                break;
+            }
+            if let Err(mpsc::RecvTimeoutError::Disconnected) = all_done.recv_timeout(LOOK_EVERY) {
+                workers_ended = true;
             }
         }
         drop(stop_progress);
@@ -108,15 +126,6 @@ pub fn run_rolling(
             on_event(Progress::Running(None));
         }
     });
-}
-
-/// Counts a worker out when its thread ends, normally or by panic.
-struct WorkerExit<'a>(&'a AtomicUsize);
-
-impl Drop for WorkerExit<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -131,6 +131,10 @@ pub struct Check {
     pub exit_watch: Option<OwnedFd>,
     /// Inodes of the check's output pipes, to tell whose an orphan is.
     pipe_inodes: Vec<u64>,
+    /// With an exit watch, our copies of the pipes' write ends, closed when
+    /// the leader exits: the pipes then cannot report end-of-file first, and
+    /// the supervisor wakes once when a check ends, not twice.
+    writers: Option<[OwnedFd; 2]>,
 }
 
 pub enum Launch {
@@ -159,7 +163,8 @@ pub fn launch(start: impl FnOnce() -> io::Result<Spawned>) -> Result<(Check, [Ow
         .filter_map(|pipe| rustix::fs::fstat(pipe).ok())
         .map(|stat| stat.st_ino)
         .collect();
-    Ok((Check { leader: spawned.leader, exit_watch, pipe_inodes }, [spawned.stdout, spawned.stderr]))
+    let writers = spawned.writers.filter(|_| exit_watch.is_some());
+    Ok((Check { leader: spawned.leader, exit_watch, pipe_inodes, writers }, [spawned.stdout, spawned.stderr]))
 }
 
 /// The descriptor that becomes readable when the run is interrupted.
@@ -172,6 +177,11 @@ impl Check {
     /// unreaped leader keeps the group id ours.
     pub fn kill_group(&self) {
         let _ = killpg(nix_pid(self.leader), Signal::SIGKILL);
+    }
+
+    /// Lets the pipes reach end-of-file once nothing but the check holds them.
+    pub fn release_writers(&mut self) {
+        self.writers = None;
     }
 
     /// The leader's exit status without reaping it, if it has exited.

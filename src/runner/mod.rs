@@ -227,6 +227,7 @@ impl Supervision {
 
     fn on_exit(&mut self, exit: Exit) {
         self.exit = Some(exit);
+        self.check.release_writers();
         if self.terminate_by.is_none() && containment::interruption().is_some() {
             // The interrupt's SIGTERM may have ended it before the wake-up
             // was seen: its result is not its own.

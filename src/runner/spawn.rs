@@ -12,6 +12,8 @@ pub struct Spawned {
     pub leader: Pid,
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
+    /// Our copies of the pipes' write ends, when kept (see `Check::writers`).
+    pub writers: Option<[OwnedFd; 2]>,
 }
 
 /// `posix_spawn` (a vfork-style clone in glibc) costs a fraction of the
@@ -65,7 +67,7 @@ pub fn spawn(shell: &Path, command: &str, cwd: &Path, environment: &ChildEnviron
     attributes.set_sigdefault(&defaults)?;
     let pid = posix_spawn(shell, &actions, &attributes, &args, &environment.entries)?;
     let leader = Pid::from_raw(pid.as_raw()).ok_or_else(|| io::Error::other("posix_spawn returned pid 0"))?;
-    Ok(Spawned { leader, stdout, stderr })
+    Ok(Spawned { leader, stdout, stderr, writers: Some([stdout_child, stderr_child]) })
 }
 
 /// `/dev/null` for every check's stdin, opened once per run (close-on-exec:
@@ -132,5 +134,5 @@ pub fn spawn(shell: &Path, command: &str, cwd: &Path, environment: &ChildEnviron
     let leader = Pid::from_child(&child);
     // Dropping `Child` neither waits nor kills: the runner reaps the leader.
     drop(child);
-    Ok(Spawned { leader, stdout, stderr })
+    Ok(Spawned { leader, stdout, stderr, writers: None })
 }

@@ -211,7 +211,7 @@ type GateFinding = (Severity, &'static str, String);
 fn gate_findings(gate: &Gate) -> Vec<GateFinding> {
     let mut found = Vec::new();
     let title = gate.title.as_str();
-    match (gate.check.as_deref(), gate.expect.as_deref(), gate.expectation().as_deref()) {
+    match (gate.check.as_deref(), gate.expect.as_deref(), gate.expectation().as_ref()) {
         (Some(check), Some(expect), Some(expectation)) => {
             runnable_findings(check, expect, expectation, title, &mut found);
         }

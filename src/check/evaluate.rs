@@ -115,7 +115,7 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResul
     };
     let mut matched = false;
     if error.is_none() {
-        match task.gate.expectation().as_deref().map(|e: &Expectation| e.matches(&output)) {
+        match task.expectation.as_deref().map(|e: &Expectation| e.matches(&output)) {
             Some(Ok(yes)) => matched = yes,
             Some(Err(budget)) => error = Some(budget.to_string()),
             None => error = Some("gate has no EXPECT".into()),

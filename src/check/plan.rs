@@ -2,8 +2,11 @@
 //! execution context `--status` never needs, and decide which gates must
 //! be checked, each with its exact approval oracle.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use js_regex::Expectation;
 
 use crate::approval::store::Store;
 use crate::approval::Oracle;
@@ -53,6 +56,9 @@ pub struct Task {
     pub starting_state: GateState,
     pub digest: String,
     pub oracle: Oracle,
+    /// The gate's EXPECT, shared by every task with the same EXPECT text so
+    /// that a pattern's engine is built once per run.
+    pub expectation: Option<Arc<Expectation>>,
 }
 
 impl Task {
@@ -263,6 +269,7 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
     let mut tasks = Vec::new();
     // Gates mostly share a few working directories: each is inspected once.
     let mut inspected: Vec<PathBuf> = Vec::new();
+    let mut expectations: HashMap<&str, Arc<Expectation>> = HashMap::new();
     for (index, ledger) in setup.ledgers.iter().enumerate() {
         for gate in &ledger.document.gates {
             if ledger.document.is_abandoned(&gate.id) || !gate.is_runnable() || !setup.selects(index, &gate.id) {
@@ -284,8 +291,17 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
                 let shown = ledger.path.display().to_string();
                 Error::Invalid(vec![Diagnostic::new(shown, Some(gate.line + 1), error.to_string())])
             })?;
+            let expectation = gate.expect.as_deref().and_then(|expect| match expectations.get(expect) {
+                Some(shared) => Some(Arc::clone(shared)),
+                None => {
+                    let fresh = Arc::new(gate.expectation()?);
+                    expectations.insert(expect, Arc::clone(&fresh));
+                    Some(fresh)
+                }
+            });
             tasks.push(Task {
                 ledger: index,
+                expectation,
                 digest: digest.unwrap_or_default(),
                 gate: gate.clone(),
                 qualified,

@@ -8,9 +8,7 @@ pub mod text;
 
 pub use parse::{normalize_owns_glob, parse, ParseError, ParseOutcome};
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
 
 use js_regex::Expectation;
 
@@ -67,9 +65,6 @@ pub struct Gate {
     pub cwd: Option<String>,
     pub evidence: Option<String>,
     pub evidence_line: Option<usize>,
-    /// A runnable gate's EXPECT pattern, shared by gates with the same
-    /// EXPECT text; `None` for a substring (see [`Gate::expectation`]).
-    pattern: Option<Arc<Expectation>>,
 }
 
 impl Gate {
@@ -79,20 +74,11 @@ impl Gate {
         self.check.is_some() && self.expect.is_some()
     }
 
-    /// The gate's EXPECT as the parser validated it. A pattern is parsed
-    /// once and shared (its engine is built on first match); a substring is
-    /// rebuilt here, which costs less than keeping one per gate of a
-    /// 100,000-gate ledger.
-    pub fn expectation(&self) -> Option<Cow<'_, Expectation>> {
-        match &self.pattern {
-            Some(pattern) => Some(Cow::Borrowed(pattern)),
-            None => self
-                .expect
-                .as_deref()
-                .filter(|e| !e.is_empty())
-                .and_then(|e| Expectation::parse(e).ok())
-                .map(Cow::Owned),
-        }
+    /// The gate's EXPECT, read again: the parser validated it and kept
+    /// nothing, which costs far less for a 100,000-gate ledger than keeping
+    /// a pattern per gate. A pattern's engine is built on its first match.
+    pub fn expectation(&self) -> Option<Expectation> {
+        self.expect.as_deref().filter(|e| !e.is_empty()).and_then(|e| Expectation::parse(e).ok())
     }
 }
 

@@ -3,12 +3,10 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 use super::fence::{self, Fence};
 use super::text::{is_js_space, is_single_js_line, js_trim, strip_one_space};
 use super::{Abandonment, Document, Ending, Gate, LineSpan};
-use js_regex::Expectation;
 
 /// One diagnostic. `line` is one-based; `None` for whole-ledger problems.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -299,7 +297,6 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
                 cwd: None,
                 evidence: None,
                 evidence_line: None,
-                pattern: None,
             });
             b.seen_attributes.push(0);
             current = Some(b.gates.len() - 1);
@@ -457,76 +454,37 @@ fn parse_abandon(b: &mut Builder, index: usize, rest: &str) -> bool {
 }
 
 /// Whole-gate rules: runnable gates need both CHECK and EXPECT, and EXPECT
-/// must compile.
+/// must compile. Patterns are only validated here: a check that runs builds
+/// its own (see `check::plan`), so reading a ledger keeps nothing per pattern.
 fn finish_gates(b: &mut Builder<'_>) {
-    let mut errors = Vec::new();
-    let mut warnings = Vec::new();
-    // Ledgers repeat EXPECT patterns; compiling each distinct one once keeps
-    // a 10,000-gate ledger from paying for 10,000 regex compilations.
-    let mut compiled: FastMap<&str, Result<Arc<Expectation>, js_regex::PatternError>> = FastMap::default();
-    let mut patterns = Vec::with_capacity(b.gates.len());
     for gate in &b.gates {
         let line = Some(gate.line + 1);
         let id = &gate.id;
         let has_check = gate.check.as_deref().is_some_and(|c| !c.is_empty());
         let has_expect = gate.expect.as_deref().is_some_and(|e| !e.is_empty());
         if gate.check.as_deref() == Some("") || gate.expect.as_deref() == Some("") {
-            errors.push(ParseError { line, message: format!("gate {id}: CHECK and EXPECT cannot be blank") });
+            b.errors.push(ParseError { line, message: format!("gate {id}: CHECK and EXPECT cannot be blank") });
         } else if has_check != has_expect {
-            errors.push(ParseError {
+            b.errors.push(ParseError {
                 line,
                 message: format!("gate {id}: runnable gates require both non-blank CHECK and EXPECT"),
             });
         }
-        let mut pattern = None;
-        if let Some(expect) = gate.expect.as_deref().filter(|e| !e.is_empty()) {
-            let fresh;
-            let parsed = match compiled.get(expect) {
-                Some(parsed) => parsed,
-                None => {
-                    fresh = Expectation::parse(expect).map(Arc::new);
-                    // Only patterns are worth sharing (their engines are
-                    // built once, on first match); a substring costs more to
-                    // remember than to parse again.
-                    if matches!(fresh.as_deref(), Ok(Expectation::Pattern(_))) {
-                        if compiled.is_empty() {
-                            // A ledger with one pattern usually has many.
-                            compiled.reserve(b.gates.len() - patterns.len());
-                        }
-                        compiled.entry(expect).or_insert(fresh)
-                    } else {
-                        &fresh
-                    }
-                }
-            };
-            match parsed {
-                Ok(parsed) => {
-                    if parsed.is_path_like() {
-                        warnings.push(format!(
-                            "gate {id}: EXPECT {} is read as a regular expression, so its dots and other \
-                             metacharacters are wildcards. Escape the inner slashes to keep the pattern, \
-                             or drop the wrapping slashes to match a literal substring.",
-                            serde_json::Value::from(expect)
-                        ));
-                    }
-                    if matches!(**parsed, Expectation::Pattern(_)) {
-                        pattern = Some(Arc::clone(parsed));
-                    }
-                }
-                Err(error) => {
-                    let hint = path_hint(expect).unwrap_or_default();
-                    errors.push(ParseError { line, message: format!("gate {id}: {error}{hint}") });
-                }
+        let Some(expect) = gate.expect.as_deref().filter(|e| !e.is_empty()) else { continue };
+        match js_regex::validate(expect) {
+            Ok(js_regex::Validated::Pattern { path_like: true }) => b.warnings.push(format!(
+                "gate {id}: EXPECT {} is read as a regular expression, so its dots and other metacharacters are \
+                 wildcards. Escape the inner slashes to keep the pattern, or drop the wrapping slashes to match a \
+                 literal substring.",
+                serde_json::Value::from(expect)
+            )),
+            Ok(_) => {}
+            Err(error) => {
+                let hint = path_hint(expect).unwrap_or_default();
+                b.errors.push(ParseError { line, message: format!("gate {id}: {error}{hint}") });
             }
         }
-        patterns.push(pattern);
     }
-    drop(compiled);
-    for (gate, pattern) in b.gates.iter_mut().zip(patterns) {
-        gate.pattern = pattern;
-    }
-    b.errors.extend(errors);
-    b.warnings.extend(warnings);
 }
 
 /// For an EXPECT that failed to compile as a regex but reads like an
@@ -574,14 +532,12 @@ mod tests {
     }
 
     #[test]
-    fn patterns_are_shared_and_substrings_rebuilt() {
-        let text = "- [ ] A: a\n  CHECK: c\n  EXPECT: /^o+k$/\n- [ ] B: b\n  CHECK: c\n  EXPECT: /^o+k$/\n\
-                    - [ ] C: c\n  CHECK: c\n  EXPECT: ok\n- [ ] D: d\n";
+    fn a_gate_reads_its_expect_as_a_pattern_or_a_substring() {
+        let text = "- [ ] A: a\n  CHECK: c\n  EXPECT: /^o+k$/\n- [ ] C: c\n  CHECK: c\n  EXPECT: ok\n- [ ] D: d\n";
         let document = parse(text).document;
-        let [a, b, c, d] = [0, 1, 2, 3].map(|i| document.gates[i].expectation());
-        let (Some(Cow::Borrowed(a)), Some(Cow::Borrowed(b))) = (a, b) else { panic!("patterns are shared") };
-        assert!(std::ptr::eq(a, b) && a.matches("oook").unwrap());
-        assert!(matches!(c.as_deref(), Some(Expectation::Substring(s)) if s == "ok"));
+        let [a, c, d] = [0, 1, 2].map(|i| document.gates[i].expectation());
+        assert!(matches!(&a, Some(js_regex::Expectation::Pattern(_))) && a.unwrap().matches("oook").unwrap());
+        assert!(matches!(c, Some(js_regex::Expectation::Substring(s)) if s == "ok"));
         assert!(d.is_none());
     }
 

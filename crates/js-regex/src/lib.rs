@@ -273,6 +273,30 @@ fn on_deep_stack<T: Send>(source: &str, work: impl FnOnce() -> Result<T, String>
     })
 }
 
+/// What an EXPECT value is, as `Expectation::parse` would read it, found without keeping
+/// anything: a ledger validates every gate's EXPECT, but only checks that run need one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Validated {
+    Substring,
+    /// A valid `/pattern/flags`; `path_like` as `Expectation::is_path_like`.
+    Pattern {
+        path_like: bool,
+    },
+}
+
+/// Checks an EXPECT value exactly as `Expectation::parse` does, and allocates nothing
+/// for the patterns most ledgers hold.
+pub fn validate(expect: &str) -> Result<Validated, PatternError> {
+    let Some((source, flags)) = split_regex_literal(expect) else {
+        return Ok(Validated::Substring);
+    };
+    if source.encode_utf16().count() > MAX_PATTERN_CHARS {
+        return Err(PatternError::TooLong);
+    }
+    Pattern::validate(source, flags)?;
+    Ok(Validated::Pattern { path_like: has_unescaped_slash(source) })
+}
+
 impl Expectation {
     /// Reads an EXPECT value. Wrapping slashes always mean a regex, which is validated
     /// here and compiled on its first match.
@@ -280,10 +304,7 @@ impl Expectation {
         let Some((source, flags)) = split_regex_literal(expect) else {
             return Ok(Expectation::Substring(expect.to_string()));
         };
-        if source.encode_utf16().count() > MAX_PATTERN_CHARS {
-            return Err(PatternError::TooLong);
-        }
-        Pattern::validate(source, flags)?;
+        validate(expect)?;
         Ok(Expectation::Pattern(Pattern {
             source: source.into(),
             flags: flags.into(),
@@ -486,6 +507,22 @@ mod tests {
         assert_eq!(required(r"/\uD83D\uDE00/"), "\u{1F600}");
         // A lone surrogate matches half of an astral character: no text stands for it.
         assert_eq!(required(r"/a\uD83D/"), "");
+    }
+
+    #[test]
+    fn validation_reads_every_expect_as_parsing_does() {
+        for expect in ["ok", "/^ok$/", "/a/b/", "/(/", "/x/Q", "/x/gg", r"/\d+ passed/m", "/[/"] {
+            let validated = validate(expect);
+            let parsed = Expectation::parse(expect);
+            match (&validated, &parsed) {
+                (Ok(Validated::Substring), Ok(Expectation::Substring(_))) => {}
+                (Ok(Validated::Pattern { path_like }), Ok(parsed @ Expectation::Pattern(_))) => {
+                    assert_eq!(*path_like, parsed.is_path_like(), "{expect}");
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b, "{expect}"),
+                _ => panic!("{expect}: {validated:?} but {parsed:?}"),
+            }
+        }
     }
 
     #[test]

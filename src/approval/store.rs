@@ -367,7 +367,10 @@ fn read_record(path: &Path) -> Result<Option<String>, StoreError> {
     };
     assert_private(path, &read.metadata, false)?;
     // A record that is not text is simply not an approval.
-    Ok(Some(String::from_utf8_lossy(&read.bytes).into_owned()))
+    Ok(Some(
+        String::from_utf8(read.bytes)
+            .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned()),
+    ))
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! after showing it.
 
 use crate::approval::changes::{self, RecordedOracle};
-use crate::approval::store::EarlierRecords;
+use crate::approval::store::{EarlierRecords, Query};
 use crate::approval::Oracle;
 use crate::error::error_line;
 use crate::report::{Event, Reporter};
@@ -28,10 +28,15 @@ pub fn seek_approvals(
 ) -> Approvals {
     let mut approvals = Approvals::default();
     let mut earlier = None;
-    let mut lookups = runtime.store.lookups();
-    for task in tasks {
+    let queries: Vec<Query> = tasks
+        .iter()
+        .map(|task| Query { ledger: &ledgers[task.ledger].text_path, gate: &task.gate.id, oracle: &task.oracle })
+        .collect();
+    let found = runtime.store.approved(&queries);
+    drop(queries);
+    for (task, found) in tasks.into_iter().zip(found) {
         let ledger = &ledgers[task.ledger];
-        match lookups.is_approved(&ledger.text_path, &task.gate.id, &task.oracle) {
+        match found {
             Ok(true) => approvals.runnable.push(task),
             Ok(false) => {
                 reporter.event(&Event::ApprovalRequired {

@@ -215,6 +215,24 @@ fn a_background_process_holding_the_output_fails_the_check_quickly() {
 }
 
 #[test]
+fn a_check_that_closes_its_output_early_is_judged_when_it_exits() {
+    // gate-check holds the pipes' write ends until the leader exits: the
+    // output read before the close counts, and so does the exit status that
+    // comes after it.
+    let sandbox = Sandbox::new();
+    let ledger = [
+        gate("A", "echo said-it; exec >&- 2>&-; sleep 0.3; exit 0", "said-it"),
+        gate("B", "echo said-it; exec >&- 2>&-; sleep 0.3; exit 3", "said-it"),
+    ]
+    .join("\n");
+    sandbox.write("GATES.md", &ledger);
+    let (code, out, err) = outcome(&sandbox.cmd().args(["--approve"]).output().unwrap());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("PASS GATES:A"), "{out}");
+    assert!(out.contains("FAIL GATES:B") && out.contains("exit=3; EXPECT=matched; output=said-it"), "{out}");
+}
+
+#[test]
 fn a_timed_out_check_keeps_the_output_it_printed() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("A", "echo before-the-hang; setsid sleep 300", "never"));

@@ -8,7 +8,10 @@
 //! `scripts/gate-lint.mjs`, `scripts/stop-hook.mjs`, `scripts/lib/`); each
 //! Node figure comes from `node DIR/scripts/... ARGS` on the same files.
 //! Contenders run paired and alternating, several rounds, and every figure
-//! is the median. Peak RSS is the child's own high-water mark from `wait4`,
+//! is the median; the ratio of two contenders that ran side by side is the
+//! median of their per-round ratios (the ratio of medians across separate
+//! runs, such as a regex ledger against a plain one). Peak RSS is the
+//! child's own high-water mark from `wait4`,
 //! the figure `/usr/bin/time -v` prints. Every row prints its goal and PASS
 //! or MISS; a goal that needs Node says so when `--node` is absent.
 //!
@@ -238,6 +241,11 @@ struct Figure {
     median: Duration,
     rss_kib: Option<u64>,
     rounds: usize,
+    /// Each round's time, in round order.
+    per_round: Vec<Duration>,
+    /// Which `paired` call measured it: figures of one call ran round by
+    /// round side by side.
+    call: usize,
 }
 
 impl Figure {
@@ -247,9 +255,18 @@ impl Figure {
     fn rss_mib(&self) -> Option<f64> {
         self.rss_kib.map(|kib| kib as f64 / KIB_PER_MIB)
     }
-    /// How many times longer this took than `other`.
+    /// How many times longer this took than `other`. Figures measured side
+    /// by side give the median of their per-round ratios: both runs of a
+    /// round saw the same machine, so a slow spell of the host cancels out.
+    /// Otherwise, the ratio of the medians.
     fn times(&self, other: &Figure) -> f64 {
-        self.median.as_secs_f64() / other.median.as_secs_f64().max(1e-9)
+        let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
+        if self.call != other.call || self.per_round.len() != other.per_round.len() {
+            return ratio(self.median, other.median);
+        }
+        let mut ratios: Vec<f64> = self.per_round.iter().zip(&other.per_round).map(|(a, b)| ratio(*a, *b)).collect();
+        ratios.sort_by(f64::total_cmp);
+        ratios[ratios.len() / 2]
     }
     fn show(&self) -> String {
         match self.rss_mib() {
@@ -267,6 +284,8 @@ fn median_of<T: Ord + Copy>(mut values: Vec<T>) -> Option<T> {
 /// Runs every contender once per round, rotating who goes first so no tool
 /// always runs on a warm (or a cold) cache, and returns each one's medians.
 fn paired(rounds: usize, contenders: &mut [Contender<'_>]) -> Result<BTreeMap<String, Figure>> {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let count = contenders.len();
     // Only the figures are kept: a run's output is checked, then dropped.
     let mut samples: Vec<Vec<(Duration, Option<u64>)>> = (0..count).map(|_| Vec::new()).collect();
@@ -283,9 +302,10 @@ fn paired(rounds: usize, contenders: &mut [Contender<'_>]) -> Result<BTreeMap<St
         .zip(samples)
         .map(|(contender, runs)| {
             let rounds = runs.len();
-            let median = median_of(runs.iter().map(|(elapsed, _)| *elapsed).collect()).unwrap_or_default();
+            let per_round: Vec<Duration> = runs.iter().map(|(elapsed, _)| *elapsed).collect();
+            let median = median_of(per_round.clone()).unwrap_or_default();
             let rss_kib = median_of(runs.iter().filter_map(|(_, rss)| *rss).collect());
-            (contender.name.clone(), Figure { median, rss_kib, rounds })
+            (contender.name.clone(), Figure { median, rss_kib, rounds, per_round, call })
         })
         .collect())
 }

@@ -181,16 +181,25 @@ impl Store {
     /// directory is the one validated. A large batch is read on a few
     /// threads: each lookup is a handful of system calls and a hash.
     pub fn approved(&self, queries: &[Query<'_>]) -> Vec<Result<bool, StoreError>> {
+        if queries.is_empty() {
+            return Vec::new();
+        }
+        let look =
+            |store: &OpenStore, query: &Query<'_>| Self::holds_record(store, query.ledger, query.gate, query.oracle);
         let store = match self.open(false) {
             Ok(Some(store)) => store,
             Ok(None) => return queries.iter().map(|_| Ok(false)).collect(),
-            // Each lookup fails as this one did, with its own error.
+            // The store could not be validated: each lookup tries on its
+            // own and reports its own error, as one lookup at a time would.
             Err(error) => {
-                let rest = queries.iter().skip(1).map(|_| self.open(false).map(|_| false));
+                let rest = queries[1..].iter().map(|query| match self.open(false)? {
+                    Some(store) => look(&store, query),
+                    None => Ok(false),
+                });
                 return std::iter::once(Err(error)).chain(rest).collect();
             }
         };
-        let look = |query: &Query<'_>| Self::holds_record(&store, query.ledger, query.gate, query.oracle);
+        let look = |query: &Query<'_>| look(&store, query);
         let threads = std::thread::available_parallelism()
             .map_or(1, usize::from)
             .min(MAX_LOOKUP_THREADS)

@@ -210,18 +210,24 @@ impl Store {
         std::thread::scope(|scope| {
             let workers: Vec<_> = queries
                 .chunks(queries.len().div_ceil(threads))
-                .map(|chunk| (chunk.len(), scope.spawn(|| chunk.iter().map(look).collect::<Vec<_>>())))
-                .collect();
-            workers
-                .into_iter()
-                .flat_map(|(count, worker)| {
-                    worker.join().unwrap_or_else(|_| {
-                        let failed =
-                            || StoreError::Io(self.dir.display().to_string(), std::io::Error::other("lookup failed"));
-                        (0..count).map(|_| Err(failed())).collect()
-                    })
+                .map(|chunk| {
+                    let read = || chunk.iter().map(look).collect::<Vec<_>>();
+                    (chunk, std::thread::Builder::new().spawn_scoped(scope, read))
                 })
-                .collect()
+                .collect();
+            let mut found = Vec::with_capacity(queries.len());
+            for (chunk, worker) in workers {
+                match worker.map(|worker| worker.join()) {
+                    Ok(Ok(answers)) => found.extend(answers),
+                    // A lookup that failed this way approves nothing.
+                    Ok(Err(_)) => found.extend(chunk.iter().map(|_| {
+                        Err(StoreError::Io(self.dir.display().to_string(), std::io::Error::other("lookup failed")))
+                    })),
+                    // A thread that could not start leaves its share to this one.
+                    Err(_) => found.extend(chunk.iter().map(look)),
+                }
+            }
+            found
         })
     }
 

@@ -200,6 +200,28 @@ fn store_inside_the_root_is_refused() {
 }
 
 #[test]
+fn a_large_batch_of_lookups_keeps_each_answer_with_its_own_gate() {
+    // 150 gates are looked up on several threads: each answer must land on
+    // its gate, so changing one gate's CHECK stops exactly that gate.
+    let sandbox = Sandbox::new();
+    let gates = |changed: usize| -> String {
+        (0..150)
+            .map(|i| gate(&format!("G{i}"), if i == changed { "echo ok && true" } else { "echo ok" }, "ok"))
+            .collect()
+    };
+    sandbox.write("GATES.md", &gates(usize::MAX));
+    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(sandbox.approval_count(), 150);
+    sandbox.write("GATES.md", &gates(137));
+    let (code, out, err) = outcome(&cmd(&sandbox).output().unwrap());
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(out.matches("APPROVAL REQUIRED").count(), 1, "{out}");
+    assert!(out.contains("APPROVAL REQUIRED GATES:G137\n"), "{out}");
+    assert_eq!(out.matches("  PASS GATES:G").count(), 149, "{out}");
+}
+
+#[test]
 fn broken_stores_fail_closed() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &ledger());

@@ -121,6 +121,10 @@ fn run_checks(
         executed.checks.insert((task.ledger, task.gate.id.clone()), not_run_record(reason));
     }
     let mut write_failures = Vec::new();
+    for task in runnable {
+        reporter.event(&Event::CheckStarted(task.run_line(runtime)));
+    }
+    reporter.flush();
     let mut pending: Vec<(usize, CheckResult)> = Vec::new();
     let mut oldest_pending: Option<Instant> = None;
     // Interrupted checks have no result: nothing about them is written back.
@@ -162,12 +166,6 @@ fn run_checks(
         |task| evaluate::evaluate(task, runtime, options.timeout_secs),
         |progress| {
             match progress {
-                Progress::Begun => {
-                    for task in runnable {
-                        reporter.event(&Event::CheckStarted(task.run_line(runtime)));
-                    }
-                    reporter.flush();
-                }
                 Progress::Finished(index, result) => {
                     let task = &runnable[index];
                     let key = (task.ledger, task.gate.id.clone());

@@ -12,10 +12,6 @@ use super::plan::Task;
 
 /// What the pool hands its consumer.
 pub enum Progress {
-    /// The workers have started, and nothing else has been handed on yet:
-    /// what must come before every result can be written now, while the
-    /// first checks already run.
-    Begun,
     /// A worker started the task with this index.
     Started(usize),
     /// The task with this index has been running for this many seconds: a
@@ -93,7 +89,6 @@ pub fn run_rolling(
         drop(worker_done);
         let running = &running;
         scope.spawn(move || watch_progress(tasks, running, progress_stopped, progress_sender));
-        on_event(Progress::Begun);
         let mut waiting = BTreeMap::new();
         let mut expected = 0;
         let mut shown = false;

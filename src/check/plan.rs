@@ -268,7 +268,7 @@ pub fn oracle_for(runtime: &Runtime, gate: &Gate, cwd: &str) -> Oracle {
 pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Result<Vec<Task>, Error> {
     let mut tasks = Vec::new();
     // Gates mostly share a few working directories: each is inspected once.
-    let mut inspected: Vec<PathBuf> = Vec::new();
+    let mut inspected: HashSet<PathBuf> = HashSet::new();
     let mut expectations: HashMap<&str, Arc<Expectation>> = HashMap::new();
     for (index, ledger) in setup.ledgers.iter().enumerate() {
         for gate in &ledger.document.gates {
@@ -284,7 +284,7 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
             let cwd = gate_cwd(options, setup, ledger, gate);
             if !inspected.contains(&cwd) {
                 require_directory(&cwd, &format!("gate {qualified} CWD"))?;
-                inspected.push(cwd.clone());
+                inspected.insert(cwd.clone());
             }
             let oracle = oracle_for(runtime, gate, &path_text(&cwd)?);
             crate::approval::store::check_recordable(&ledger.text_path, &gate.id, &oracle).map_err(|error| {

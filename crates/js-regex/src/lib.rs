@@ -429,8 +429,8 @@ mod tests {
 
     #[test]
     fn a_parsed_expectation_is_small_and_uncompiled() {
-        // Ledgers hold one per gate; the engines (kilobytes each) and the required text
-        // wait for the first match.
+        // A run holds one per distinct EXPECT; the engines (kilobytes each) and the
+        // required text wait for the first match.
         assert!(std::mem::size_of::<Expectation>() <= 96, "{}", std::mem::size_of::<Expectation>());
         let Ok(Expectation::Pattern(pattern)) = Expectation::parse(r"/^v1\b/") else {
             panic!("a valid pattern");

@@ -9,10 +9,10 @@
 //! Node figure comes from `node DIR/scripts/... ARGS` on the same files.
 //! Contenders run paired and alternating, several rounds, and every figure
 //! is the median; the ratio of two contenders that ran side by side is the
-//! median of their per-round ratios (the ratio of medians across separate
-//! runs, such as a regex ledger against a plain one). Peak RSS is the
-//! child's own high-water mark from `wait4`,
-//! the figure `/usr/bin/time -v` prints. Every row prints its goal and PASS
+//! median of their per-round ratios (the `--status` and hook rows run the
+//! regex and the plain ledger side by side; other ratios across separate
+//! calls are ratios of medians). Peak RSS is the child's own high-water mark
+//! from `wait4`, the figure `/usr/bin/time -v` prints. Every row prints its goal and PASS
 //! or MISS; a goal that needs Node says so when `--node` is absent.
 //!
 //! The `--status`, lint and hook ledgers hold unchecked runnable gates, each
@@ -513,6 +513,27 @@ impl Expect {
             Expect::Regex => "regex",
         }
     }
+    const BOTH: [Expect; 2] = [Expect::Regex, Expect::Plain];
+
+    /// `contender`, named as one of this ledger's within a call that runs
+    /// both ledgers' contenders side by side (see `split`).
+    fn owns(self, contender: Contender<'_>) -> Contender<'_> {
+        Contender { name: format!("{} @{}", contender.name, self.name()), ..contender }
+    }
+
+    /// The figures of such a call, one map per ledger under the plain names.
+    fn split(figures: BTreeMap<String, Figure>) -> BTreeMap<Expect, BTreeMap<String, Figure>> {
+        let mut split: BTreeMap<Expect, BTreeMap<String, Figure>> = BTreeMap::new();
+        for (name, figure) in figures {
+            for expect in Expect::BOTH {
+                if let Some(plain_name) = name.strip_suffix(&format!(" @{}", expect.name())) {
+                    split.entry(expect).or_default().insert(plain_name.to_string(), figure.clone());
+                }
+            }
+        }
+        split
+    }
+
     fn text(self, index: usize) -> String {
         match self {
             Expect::Plain => format!("ok {index}"),
@@ -548,12 +569,13 @@ fn thousands(value: usize) -> String {
 }
 
 /// The floor for reading a ledger: one `grep -c` pass counting its gates.
-fn grep_floor<'a>(workspace: &'a Workspace, file: &'a str, gates: usize) -> Contender<'a> {
+fn grep_floor(workspace: &Workspace, file: impl Into<String>, gates: usize) -> Contender<'_> {
+    let file = file.into();
     Contender {
         name: "floor".into(),
         run: Box::new(move || {
             let mut command = workspace.command(Path::new("grep"));
-            command.args(["-c", "^- \\[", file]);
+            command.args(["-c", "^- \\[", &file]);
             let measured = measure(&mut command, None)?;
             measured.expect("grep -c", 0, &format!("{gates}\n"))?;
             Ok(measured)
@@ -575,41 +597,47 @@ impl StatusMatrix {
 
     fn get(&mut self, tools: &Tools, gates: usize, expect: Expect) -> Result<&BTreeMap<String, Figure>> {
         if !self.figures.contains_key(&(gates, expect)) {
-            let figures = self.measure(tools, gates, expect)?;
-            self.figures.insert((gates, expect), figures);
+            for (kind, figures) in self.measure(tools, gates)? {
+                self.figures.insert((gates, kind), figures);
+            }
         }
         Ok(&self.figures[&(gates, expect)])
     }
 
-    fn measure(&self, tools: &Tools, gates: usize, expect: Expect) -> Result<BTreeMap<String, Figure>> {
-        let file = format!("status-{gates}-{}.md", expect.name());
-        self.workspace.write(&file, &ledger(gates, expect))?;
+    /// Both EXPECT kinds of one size in one paired call, so their ratio
+    /// compares runs made side by side.
+    fn measure(&self, tools: &Tools, gates: usize) -> Result<BTreeMap<Expect, BTreeMap<String, Figure>>> {
         let workspace = &self.workspace;
         // Every gate is unchecked, so both tools list each one and end with
         // the same summary line.
         let summary = format!("UNMET: {gates} (met: 0)");
-        let mut contenders = vec![
-            Contender {
+        let summary = summary.as_str();
+        let mut contenders = Vec::new();
+        for expect in Expect::BOTH {
+            let file = format!("status-{gates}-{}.md", expect.name());
+            workspace.write(&file, &ledger(gates, expect))?;
+            let gate_check_file = file.clone();
+            contenders.push(expect.owns(Contender {
                 name: "gate-check".into(),
-                run: Box::new(|| {
-                    let measured = measure(&mut tools.gate_check(workspace, &["--status", &file]), None)?;
-                    measured.expect("gate-check --status", 1, &summary)?;
+                run: Box::new(move || {
+                    let measured = measure(&mut tools.gate_check(workspace, &["--status", &gate_check_file]), None)?;
+                    measured.expect("gate-check --status", 1, summary)?;
                     Ok(measured)
                 }),
-            },
-            grep_floor(workspace, &file, gates),
-        ];
-        if tools.node_skill.is_some() {
-            contenders.push(Contender {
-                name: "node".into(),
-                run: Box::new(|| {
-                    let measured = tools.node(workspace, "gate-check.mjs", &["--status", &file], None)?;
-                    measured.expect("node gate-check.mjs --status", 1, &summary)?;
-                    Ok(measured)
-                }),
-            });
+            }));
+            contenders.push(expect.owns(grep_floor(workspace, file.clone(), gates)));
+            if tools.node_skill.is_some() {
+                contenders.push(expect.owns(Contender {
+                    name: "node".into(),
+                    run: Box::new(move || {
+                        let measured = tools.node(workspace, "gate-check.mjs", &["--status", &file], None)?;
+                        measured.expect("node gate-check.mjs --status", 1, summary)?;
+                        Ok(measured)
+                    }),
+                }));
+            }
         }
-        paired(tools.rounds, &mut contenders)
+        Ok(Expect::split(paired(tools.rounds, &mut contenders)?))
     }
 }
 
@@ -787,8 +815,10 @@ fn bench_lint(tools: &Tools, tally: &mut Tally) -> Result<()> {
 
 fn bench_hook(tools: &Tools, tally: &mut Tally) -> Result<()> {
     const GATES: usize = 10_000;
-    let mut per_ledger = BTreeMap::new();
-    for expect in [Expect::Regex, Expect::Plain] {
+    let block = "\"decision\":\"block\"";
+    // One workspace per ledger, every contender of both in one paired call.
+    let mut ledgers = Vec::new();
+    for expect in Expect::BOTH {
         let workspace = Workspace::new()?;
         workspace.write("GATES.md", &ledger(GATES, expect))?;
         let payload = serde_json::json!({
@@ -797,41 +827,42 @@ fn bench_hook(tools: &Tools, tally: &mut Tally) -> Result<()> {
             "hook_event_name": "Stop",
         })
         .to_string();
+        ledgers.push((expect, workspace, payload));
+    }
+    let mut contenders = Vec::new();
+    for (expect, workspace, payload) in &ledgers {
         // A block counts towards the six-block release; starting each run
         // from no state keeps every run on the same (blocking) path.
         let state = workspace.root.join(".unlazy-hook-state.json");
-        let fresh_state = || match fs::remove_file(&state) {
+        let fresh_state = move || match fs::remove_file(&state) {
             Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
             _ => Ok(()),
         };
-        let block = "\"decision\":\"block\"";
-        let workspace = &workspace;
         let payload = payload.as_bytes();
-        let mut contenders = vec![
-            Contender {
-                name: "gate-check".into(),
-                run: Box::new(|| {
-                    fresh_state()?;
-                    let measured = measure(&mut tools.gate_check(workspace, &["hook", "stop"]), Some(payload))?;
-                    measured.expect("gate-check hook stop", 0, block)?;
-                    Ok(measured)
-                }),
-            },
-            grep_floor(workspace, "GATES.md", GATES),
-        ];
+        let node_fresh_state = fresh_state.clone();
+        contenders.push(expect.owns(Contender {
+            name: "gate-check".into(),
+            run: Box::new(move || {
+                fresh_state()?;
+                let measured = measure(&mut tools.gate_check(workspace, &["hook", "stop"]), Some(payload))?;
+                measured.expect("gate-check hook stop", 0, block)?;
+                Ok(measured)
+            }),
+        }));
+        contenders.push(expect.owns(grep_floor(workspace, "GATES.md", GATES)));
         if tools.node_skill.is_some() {
-            contenders.push(Contender {
+            contenders.push(expect.owns(Contender {
                 name: "node".into(),
-                run: Box::new(|| {
-                    fresh_state()?;
+                run: Box::new(move || {
+                    node_fresh_state()?;
                     let measured = tools.node(workspace, "stop-hook.mjs", &[], Some(payload))?;
                     measured.expect("node stop-hook.mjs", 0, block)?;
                     Ok(measured)
                 }),
-            });
+            }));
         }
-        per_ledger.insert(expect, paired(tools.rounds, &mut contenders)?);
     }
+    let per_ledger = Expect::split(paired(tools.rounds, &mut contenders)?);
     let regex = &per_ledger[&Expect::Regex];
     let plain = &per_ledger[&Expect::Plain];
     let mut row = Row::new(

@@ -900,15 +900,16 @@ fn bench_reverify(tools: &Tools, checks: usize, tally: &mut Tally) -> Result<()>
     let all_met = format!("ALL MET ({checks} met, reran: {checks}, previously met reverified: {checks})");
     let workspace = &workspace;
     let all_met = all_met.as_str();
+    let reverify = |name: &str| Contender {
+        name: name.into(),
+        run: Box::new(move || {
+            let measured = measure(&mut tools.gate_check(workspace, &["--reverify"]), None)?;
+            measured.expect("gate-check --reverify", 0, all_met)?;
+            Ok(measured)
+        }),
+    };
     let mut contenders = vec![
-        Contender {
-            name: "gate-check".into(),
-            run: Box::new(|| {
-                let measured = measure(&mut tools.gate_check(workspace, &["--reverify"]), None)?;
-                measured.expect("gate-check --reverify", 0, all_met)?;
-                Ok(measured)
-            }),
-        },
+        reverify("gate-check"),
         Contender {
             name: "floor".into(),
             run: Box::new(|| {
@@ -940,14 +941,7 @@ fn bench_reverify(tools: &Tools, checks: usize, tally: &mut Tally) -> Result<()>
         // it gets one round unless --rounds asks for more; each round pairs
         // it with a gate-check run of its own.
         let mut pair = vec![
-            Contender {
-                name: "gate-check (paired with node)".into(),
-                run: Box::new(|| {
-                    let measured = measure(&mut tools.gate_check(workspace, &["--reverify"]), None)?;
-                    measured.expect("gate-check --reverify", 0, all_met)?;
-                    Ok(measured)
-                }),
-            },
+            reverify("gate-check (paired with node)"),
             Contender {
                 name: "node".into(),
                 run: Box::new(|| {

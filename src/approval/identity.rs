@@ -31,7 +31,7 @@ pub const PLATFORM: &str = if cfg!(target_os = "linux") {
     std::env::consts::OS
 };
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Oracle {
     schema: u32,
@@ -50,49 +50,21 @@ pub struct Oracle {
     /// (planning, lookup, record, write-back), and hashing the identity
     /// with its PATH costs more than everything else a lookup does.
     #[serde(skip)]
-    signature: OnceLock<String>,
+    signature: SignatureCache,
 }
 
-/// Equal bound fields, so equal signatures; the cached signature is not a field.
-impl PartialEq for Oracle {
-    fn eq(&self, other: &Self) -> bool {
-        let Oracle {
-            schema,
-            check,
-            expect,
-            cwd,
-            shell,
-            timeout_ms,
-            max_output_bytes,
-            regex_timeout_ms,
-            regex_startup_timeout_ms,
-            max_regex_workers,
-            platform,
-            path,
-            signature: _,
-        } = self;
-        (schema, check, expect, cwd, shell, timeout_ms, max_output_bytes)
-            == (
-                &other.schema,
-                &other.check,
-                &other.expect,
-                &other.cwd,
-                &other.shell,
-                &other.timeout_ms,
-                &other.max_output_bytes,
-            )
-            && (regex_timeout_ms, regex_startup_timeout_ms, max_regex_workers, platform, path)
-                == (
-                    &other.regex_timeout_ms,
-                    &other.regex_startup_timeout_ms,
-                    &other.max_regex_workers,
-                    &other.platform,
-                    &other.path,
-                )
+/// The cached signature: derived from the bound fields, so it takes no
+/// part in comparing oracles.
+#[derive(Debug, Clone, Default)]
+struct SignatureCache(OnceLock<String>);
+
+impl PartialEq for SignatureCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
     }
 }
 
-impl Eq for Oracle {}
+impl Eq for SignatureCache {}
 
 impl Oracle {
     pub fn new(check: &str, expect: &str, cwd: &str, shell: &str, timeout_secs: u64, path: &str) -> Self {
@@ -109,7 +81,7 @@ impl Oracle {
             max_regex_workers: MAX_REGEX_WORKERS,
             platform: PLATFORM,
             path: path.to_string(),
-            signature: OnceLock::new(),
+            signature: SignatureCache::default(),
         }
     }
 
@@ -134,7 +106,7 @@ impl Oracle {
 
     /// SHA-256 of the compact JSON.
     pub fn signature(&self) -> &str {
-        self.signature.get_or_init(|| sha256_hex(self.to_json()))
+        self.signature.0.get_or_init(|| sha256_hex(self.to_json()))
     }
 
     /// The record's file name: `sha256(ledger \0 gate \0 signature).json`.

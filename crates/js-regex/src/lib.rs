@@ -191,8 +191,12 @@ impl Pattern {
         }
     }
 
-    /// Checks the pattern as `new RegExp` would, without building any engine.
+    /// Checks the pattern as the Node tool does (its length, then `new RegExp`), without
+    /// building any engine.
     fn validate(source: &str, flags: &str) -> Result<(), PatternError> {
+        if source.encode_utf16().count() > MAX_PATTERN_CHARS {
+            return Err(PatternError::TooLong);
+        }
         let parsed_flags = parser::Flags::parse(flags).map_err(PatternError::Invalid)?;
         if is_plainly_valid(source) {
             return Ok(());
@@ -290,9 +294,6 @@ pub fn validate(expect: &str) -> Result<Validated, PatternError> {
     let Some((source, flags)) = split_regex_literal(expect) else {
         return Ok(Validated::Substring);
     };
-    if source.encode_utf16().count() > MAX_PATTERN_CHARS {
-        return Err(PatternError::TooLong);
-    }
     Pattern::validate(source, flags)?;
     Ok(Validated::Pattern { path_like: has_unescaped_slash(source) })
 }
@@ -304,7 +305,7 @@ impl Expectation {
         let Some((source, flags)) = split_regex_literal(expect) else {
             return Ok(Expectation::Substring(expect.to_string()));
         };
-        validate(expect)?;
+        Pattern::validate(source, flags)?;
         Ok(Expectation::Pattern(Pattern {
             source: source.into(),
             flags: flags.into(),

@@ -6,6 +6,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
+use std::os::fd::BorrowedFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -174,12 +175,23 @@ pub struct StableRead {
 /// one hard link, at most `max_bytes`, and the name still refers to the same
 /// file (device and inode) after the read. `Ok(None)` when nothing is there.
 pub fn read_stable(path: &Path, max_bytes: u64) -> Result<Option<StableRead>, ReadRefusal> {
-    let opened = OpenOptions::new().read(true).custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits()).open(path);
-    let file = match opened {
-        Ok(file) => file,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(error) if error.raw_os_error() == Some(nix::libc::ELOOP) => return Err(ReadRefusal::Link),
-        Err(error) => return Err(ReadRefusal::Io(error)),
+    read_stable_at(rustix::fs::CWD, path, max_bytes)
+}
+
+/// `read_stable` of `name` inside the directory `directory` is open on: the
+/// name is looked up in that directory, whatever its path names meanwhile.
+pub fn read_stable_at(
+    directory: BorrowedFd<'_>,
+    name: &Path,
+    max_bytes: u64,
+) -> Result<Option<StableRead>, ReadRefusal> {
+    use rustix::fs::{openat, statat, AtFlags, Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let file = match openat(directory, name, flags, Mode::empty()) {
+        Ok(fd) => File::from(fd),
+        Err(rustix::io::Errno::NOENT) => return Ok(None),
+        Err(rustix::io::Errno::LOOP) => return Err(ReadRefusal::Link),
+        Err(error) => return Err(ReadRefusal::Io(error.into())),
     };
     let metadata = file.metadata().map_err(ReadRefusal::Io)?;
     if !metadata.file_type().is_file() {
@@ -199,10 +211,11 @@ pub fn read_stable(path: &Path, max_bytes: u64) -> Result<Option<StableRead>, Re
     if bytes.len() as u64 > max_bytes {
         return Err(ReadRefusal::TooLarge);
     }
-    match fs::symlink_metadata(path) {
-        Ok(named) if named.dev() == metadata.dev() && named.ino() == metadata.ino() => {
-            Ok(Some(StableRead { bytes, metadata }))
-        }
+    // `st_dev` is signed on macOS.
+    #[allow(clippy::unnecessary_cast)]
+    let same_file = |named: &rustix::fs::Stat| named.st_dev as u64 == metadata.dev() && named.st_ino == metadata.ino();
+    match statat(directory, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(named) if same_file(&named) => Ok(Some(StableRead { bytes, metadata })),
         _ => Err(ReadRefusal::Changed),
     }
 }

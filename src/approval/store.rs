@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::fs::{self, File};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -69,7 +69,7 @@ fn assert_private(path: &Path, meta: &fs::Metadata, directory: bool) -> Result<(
         let kind = if directory { "directory" } else { "file" };
         return Err(StoreError::NotReal(path.display().to_string(), kind));
     }
-    if meta.uid() != nix::unistd::geteuid().as_raw() {
+    if meta.uid() != effective_uid() {
         return Err(StoreError::WrongOwner(path.display().to_string()));
     }
     if meta.mode() & 0o077 != 0 {
@@ -78,14 +78,24 @@ fn assert_private(path: &Path, meta: &fs::Metadata, directory: bool) -> Result<(
     Ok(())
 }
 
+/// This process never changes its user, so one system call answers for the
+/// whole run.
+fn effective_uid() -> u32 {
+    static UID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *UID.get_or_init(|| nix::unistd::geteuid().as_raw())
+}
+
 fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
     a.dev() == b.dev() && a.ino() == b.ino()
 }
 
-/// A validated store directory and the identity it had when validated.
+/// A validated store directory, the identity it had when validated, and a
+/// handle on it: records are looked up in the directory that was
+/// validated, whatever its path names meanwhile.
 struct OpenStore {
     path: PathBuf,
     meta: fs::Metadata,
+    handle: File,
 }
 
 #[derive(Serialize)]
@@ -160,9 +170,14 @@ impl Store {
         if self.canonical_roots.iter().any(|root| canonical.starts_with(root)) {
             return Err(StoreError::CanonicalInsideRoot(canonical.display().to_string()));
         }
-        let meta = fs::symlink_metadata(&canonical).map_err(io_error(&canonical))?;
+        let handle = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW)
+            .open(&canonical)
+            .map_err(io_error(&canonical))?;
+        let meta = handle.metadata().map_err(io_error(&canonical))?;
         assert_private(&canonical, &meta, true)?;
-        Ok(Some(OpenStore { path: canonical, meta }))
+        Ok(Some(OpenStore { path: canonical, meta, handle }))
     }
 
     fn assert_unchanged(store: &OpenStore) -> Result<(), StoreError> {
@@ -177,9 +192,9 @@ impl Store {
     /// Whether each query has an intact private record naming exactly its
     /// ledger, gate and oracle signature, in the order asked. The directory
     /// is validated once (kind, owner, mode, canonical place outside every
-    /// root), and each record read is still followed by the check that the
-    /// directory is the one validated. A large batch is read on a few
-    /// threads: each lookup is a handful of system calls and a hash.
+    /// root) and every record is read from that directory through its
+    /// handle. A large batch is read on a few threads: each lookup is a
+    /// handful of system calls and a hash.
     pub fn approved(&self, queries: &[Query<'_>]) -> Vec<Result<bool, StoreError>> {
         if queries.is_empty() {
             return Vec::new();
@@ -232,18 +247,15 @@ impl Store {
     }
 
     fn holds_record(store: &OpenStore, ledger: &str, gate: &str, oracle: &Oracle) -> Result<bool, StoreError> {
-        let path = store.path.join(oracle.record_name(ledger, gate));
-        let Some(text) = read_record(&path)? else {
+        let Some(text) = read_record(store, &oracle.record_name(ledger, gate))? else {
             return Ok(false);
         };
-        Self::assert_unchanged(store)?;
-        let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+        let Ok(identity) = serde_json::from_str::<RecordIdentity>(&text) else {
             return Ok(false);
         };
-        let field = |name: &str| value.get(name).and_then(|v| v.as_str());
-        Ok(field("file") == Some(ledger)
-            && field("gate") == Some(gate)
-            && field("signature") == Some(oracle.signature()))
+        Ok(identity.file.as_deref() == Some(ledger)
+            && identity.gate.as_deref() == Some(gate)
+            && identity.signature.as_deref() == Some(oracle.signature()))
     }
 
     /// Every valid record of the store, by ledger and gate, whatever its
@@ -268,7 +280,7 @@ impl Store {
             let Some(name) = name.to_str().filter(|name| name.ends_with(".json")) else {
                 continue;
             };
-            let Ok(Some(text)) = read_record(&store.path.join(name)) else {
+            let Ok(Some(text)) = read_record(&store, name) else {
                 continue;
             };
             let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
@@ -392,12 +404,13 @@ fn record_size_bound(ledger: &str, gate: &str, oracle: &Oracle) -> usize {
     RECORD_SKELETON_BYTES + 6 * texts.iter().map(|text| text.len()).sum::<usize>()
 }
 
-/// Reads a record without following links, blocking on FIFOs, or trusting
-/// a file that is linked, foreign, loose or swapped while being read.
-/// `None` when there is no record.
-fn read_record(path: &Path) -> Result<Option<String>, StoreError> {
-    let shown = || path.display().to_string();
-    let read = match durable::read_stable(path, MAX_RECORD_BYTES) {
+/// Reads the record `name` of `store` without following links, blocking on
+/// FIFOs, or trusting a file that is linked, foreign, loose or swapped while
+/// being read. `None` when there is no record.
+fn read_record(store: &OpenStore, name: &str) -> Result<Option<String>, StoreError> {
+    use std::os::fd::AsFd;
+    let shown = || store.path.join(name).display().to_string();
+    let read = match durable::read_stable_at(store.handle.as_fd(), Path::new(name), MAX_RECORD_BYTES) {
         Ok(Some(read)) => read,
         Ok(None) => return Ok(None),
         Err(ReadRefusal::Link | ReadRefusal::NotRegular) => return Err(StoreError::NotReal(shown(), "file")),
@@ -406,12 +419,55 @@ fn read_record(path: &Path) -> Result<Option<String>, StoreError> {
         Err(ReadRefusal::Changed) => return Err(StoreError::ChangedWhileRead(shown())),
         Err(ReadRefusal::Io(error)) => return Err(StoreError::Io(shown(), error)),
     };
-    assert_private(path, &read.metadata, false)?;
+    assert_private(&store.path.join(name), &read.metadata, false)?;
     // A record that is not text is simply not an approval.
     Ok(Some(
         String::from_utf8(read.bytes)
             .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned()),
     ))
+}
+
+/// The fields of a record an approval is decided on. As with `JSON.parse`,
+/// the last of repeated keys wins and a value that is not a string is no
+/// value; everything else (the `oracle` object above all) is skipped
+/// without being built.
+#[derive(Default)]
+struct RecordIdentity {
+    file: Option<String>,
+    gate: Option<String>,
+    signature: Option<String>,
+}
+
+impl<'de> serde::Deserialize<'de> for RecordIdentity {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = RecordIdentity;
+            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                formatter.write_str("an approval record object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RecordIdentity, A::Error> {
+                let mut identity = RecordIdentity::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let slot = match key.as_ref() {
+                        "file" => &mut identity.file,
+                        "gate" => &mut identity.gate,
+                        "signature" => &mut identity.signature,
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = match map.next_value::<serde_json::Value>()? {
+                        serde_json::Value::String(text) => Some(text),
+                        _ => None,
+                    };
+                }
+                Ok(identity)
+            }
+        }
+        deserializer.deserialize_map(Fields)
+    }
 }
 
 #[cfg(test)]

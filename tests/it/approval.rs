@@ -319,6 +319,37 @@ fn records_with_wrong_fields_are_not_approvals() {
     }
 }
 
+/// A record is read as `JSON.parse` reads it: of repeated keys the last
+/// counts, escapes in keys and values are decoded, and a key whose last value
+/// is not a string has no value.
+#[test]
+fn records_are_read_as_the_node_tool_parses_them() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &ledger());
+    let (record, signature) = expected_record(&sandbox);
+    let file = serde_json::to_string(sandbox.path("GATES.md").to_str().unwrap()).unwrap();
+    let escaped_file = file.replace('/', "\\/");
+    let approve = [
+        format!(r#"{{"file":{file},"gate":"A","signature":5,"signature":"{signature}"}}"#),
+        format!(
+            r#"{{"fil\u0065":{escaped_file},"gate":"\u0041","oracle":{{"nested":[1,{{"signature":0}}]}},"signature":"{signature}"}}"#
+        ),
+    ];
+    let refuse = [
+        format!(r#"{{"file":{file},"gate":"A","signature":"{signature}","signature":null}}"#),
+        format!(r#"{{"file":{file},"gate":["A"],"signature":"{signature}"}}"#),
+        format!(r#"[{file},"A","{signature}"]"#),
+    ];
+    for (body, approved) in approve.iter().map(|b| (b, true)).chain(refuse.iter().map(|b| (b, false))) {
+        sandbox.write("GATES.md", &ledger());
+        fs::write(&record, body).unwrap();
+        chmod(&record, 0o600);
+        let (code, out, err) = outcome(&cmd(&sandbox).output().unwrap());
+        assert_eq!(code, if approved { 0 } else { 1 }, "{body}: {out}{err}");
+        assert_eq!(out.contains("APPROVAL REQUIRED GATES:A"), !approved, "{body}: {out}");
+    }
+}
+
 #[test]
 fn concurrent_approvals_leave_one_valid_record() {
     let sandbox = Sandbox::new();

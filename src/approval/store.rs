@@ -189,61 +189,9 @@ impl Store {
         Ok(())
     }
 
-    /// Whether each query has an intact private record naming exactly its
-    /// ledger, gate and oracle signature, in the order asked. The directory
-    /// is validated once (kind, owner, mode, canonical place outside every
-    /// root) and every record is read from that directory through its
-    /// handle. A large batch is read on a few threads: each lookup is a
-    /// handful of system calls and a hash.
-    pub fn approved(&self, queries: &[Query<'_>]) -> Vec<Result<bool, StoreError>> {
-        if queries.is_empty() {
-            return Vec::new();
-        }
-        let look =
-            |store: &OpenStore, query: &Query<'_>| Self::holds_record(store, query.ledger, query.gate, query.oracle);
-        let store = match self.open(false) {
-            Ok(Some(store)) => store,
-            Ok(None) => return queries.iter().map(|_| Ok(false)).collect(),
-            // The store could not be validated: each lookup tries on its
-            // own and reports its own error, as one lookup at a time would.
-            Err(error) => {
-                let rest = queries[1..].iter().map(|query| match self.open(false)? {
-                    Some(store) => look(&store, query),
-                    None => Ok(false),
-                });
-                return std::iter::once(Err(error)).chain(rest).collect();
-            }
-        };
-        let look = |query: &Query<'_>| look(&store, query);
-        let threads = std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .min(MAX_LOOKUP_THREADS)
-            .min(queries.len().div_ceil(LOOKUPS_PER_THREAD));
-        if threads <= 1 {
-            return queries.iter().map(look).collect();
-        }
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = queries
-                .chunks(queries.len().div_ceil(threads))
-                .map(|chunk| {
-                    let read = || chunk.iter().map(look).collect::<Vec<_>>();
-                    (chunk, std::thread::Builder::new().spawn_scoped(scope, read))
-                })
-                .collect();
-            let mut found = Vec::with_capacity(queries.len());
-            for (chunk, worker) in workers {
-                match worker.map(|worker| worker.join()) {
-                    Ok(Ok(answers)) => found.extend(answers),
-                    // A lookup that failed this way approves nothing.
-                    Ok(Err(_)) => found.extend(chunk.iter().map(|_| {
-                        Err(StoreError::Io(self.dir.display().to_string(), std::io::Error::other("lookup failed")))
-                    })),
-                    // A thread that could not start leaves its share to this one.
-                    Err(_) => found.extend(chunk.iter().map(look)),
-                }
-            }
-            found
-        })
+    /// A run of lookups against this store, validated once (see `Lookups`).
+    pub fn lookups(&self) -> Lookups<'_> {
+        Lookups { store: self, opened: None }
     }
 
     fn holds_record(store: &OpenStore, ledger: &str, gate: &str, oracle: &Oracle) -> Result<bool, StoreError> {
@@ -326,18 +274,32 @@ impl Store {
     }
 }
 
-/// One approval to look up (see `Store::approved`).
-pub struct Query<'a> {
-    /// The ledger's path as records spell it.
-    pub ledger: &'a str,
-    pub gate: &'a str,
-    pub oracle: &'a Oracle,
+/// Lookups of approvals, one at a time, against a store directory that is
+/// validated once (kind, owner, mode, canonical place outside every root),
+/// at the first lookup: each record is then read from that directory through
+/// its handle, a handful of system calls and a hash. A store that could not
+/// be validated is tried again by every later lookup, each reporting its own
+/// error, as separate lookups would.
+pub struct Lookups<'a> {
+    store: &'a Store,
+    /// The validated store (`None` inside when it does not exist), once the
+    /// first lookup validated it.
+    opened: Option<Option<OpenStore>>,
 }
 
-/// Lookups below this many per thread stay on the calling thread: starting
-/// a thread costs about as much as a few dozen lookups.
-const LOOKUPS_PER_THREAD: usize = 64;
-const MAX_LOOKUP_THREADS: usize = 4;
+impl Lookups<'_> {
+    /// Whether there is an intact private record naming exactly this ledger
+    /// (as records spell it), gate and oracle signature.
+    pub fn approved(&mut self, ledger: &str, gate: &str, oracle: &Oracle) -> Result<bool, StoreError> {
+        if self.opened.is_none() {
+            self.opened = Some(self.store.open(false)?);
+        }
+        match &self.opened {
+            Some(Some(store)) => Store::holds_record(store, ledger, gate, oracle),
+            _ => Ok(false),
+        }
+    }
+}
 
 /// Why writing an approval record failed: refused before the write, or
 /// the atomic replacement itself.

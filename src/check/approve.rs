@@ -3,75 +3,86 @@
 //! after showing it.
 
 use crate::approval::changes::{self, RecordedOracle};
-use crate::approval::store::{EarlierRecords, Query};
+use crate::approval::store::EarlierRecords;
 use crate::approval::Oracle;
 use crate::error::error_line;
 use crate::report::{Event, Reporter};
 
 use super::plan::{Ledger, Runtime, Task};
 
-/// Tasks split by approval.
+/// Each task and whether approval admitted it to run.
 #[derive(Default)]
 pub struct Approvals {
-    pub runnable: Vec<Task>,
-    pub not_run: Vec<Task>,
+    pub tasks: Vec<Task>,
+    pub admitted: Vec<bool>,
     /// Approvals the store could not validate or record.
     pub failures: usize,
 }
 
+impl Approvals {
+    pub fn runnable(&self) -> impl Iterator<Item = &Task> {
+        self.tasks.iter().zip(&self.admitted).filter(|(_, admitted)| **admitted).map(|(task, _)| task)
+    }
+
+    pub fn not_run(&self) -> impl Iterator<Item = &Task> {
+        self.tasks.iter().zip(&self.admitted).filter(|(_, admitted)| !**admitted).map(|(task, _)| task)
+    }
+}
+
+/// Decides in task order whether each task may run, calling `admit` with
+/// each decision as soon as it is made: a check can start while the
+/// approvals of later ones are still being looked up. Returns how many
+/// approvals the store could not validate or record.
 pub fn seek_approvals(
     approve: bool,
     runtime: &Runtime,
     ledgers: &[Ledger],
-    tasks: Vec<Task>,
+    tasks: &[Task],
     reporter: &mut dyn Reporter,
-) -> Approvals {
-    let mut approvals = Approvals::default();
+    mut admit: impl FnMut(bool),
+) -> usize {
+    let mut failures = 0;
     let mut earlier = None;
-    let queries: Vec<Query> = tasks
-        .iter()
-        .map(|task| Query { ledger: &ledgers[task.ledger].text_path, gate: &task.gate.id, oracle: &task.oracle })
-        .collect();
-    let found = runtime.store.approved(&queries);
-    drop(queries);
-    for (task, found) in tasks.into_iter().zip(found) {
+    let mut lookups = runtime.store.lookups();
+    for task in tasks {
         let ledger = &ledgers[task.ledger];
-        match found {
-            Ok(true) => approvals.runnable.push(task),
+        let admitted = match lookups.approved(&ledger.text_path, &task.gate.id, &task.oracle) {
+            Ok(true) => true,
             Ok(false) => {
                 reporter.event(&Event::ApprovalRequired {
                     qualified: &task.qualified,
                     oracle: &task.oracle,
                     path_transcript: &runtime.path_transcript,
                 });
-                explain_reapproval(runtime, &mut earlier, &ledger.text_path, &task, reporter);
+                explain_reapproval(runtime, &mut earlier, &ledger.text_path, task, reporter);
                 if !approve {
                     reporter.event(&Event::NotRun);
-                    approvals.not_run.push(task);
+                    admit(false);
                     continue;
                 }
                 match runtime.store.approve(&ledger.text_path, &task.gate.id, &task.oracle) {
                     Ok(record) => {
                         reporter.event(&Event::Approved { record: &record });
-                        approvals.runnable.push(task);
+                        true
                     }
                     Err(error) => {
                         let line = error_line(&format!("could not record approval for {}: {error}", task.qualified));
                         reporter.event(&Event::Warning(&line));
-                        approvals.failures += 1;
-                        approvals.not_run.push(task);
+                        failures += 1;
+                        false
                     }
                 }
             }
             Err(error) => {
                 let line = error_line(&format!("could not validate approval for {}: {error}", task.qualified));
                 reporter.event(&Event::Warning(&line));
-                approvals.failures += 1;
-                approvals.not_run.push(task);
+                failures += 1;
+                false
             }
-        }
+        };
+        admit(admitted);
     }
-    approvals
+    failures
 }
 
 /// When this gate was approved before with another oracle, says which bound

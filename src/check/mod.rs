@@ -68,7 +68,7 @@ impl RunOptions {
 struct Executed {
     /// Machine records of what happened to each gate's check, by (ledger, id).
     checks: HashMap<(usize, String), CheckRecord>,
-    /// Indexes into the runnable tasks of results discarded as stale.
+    /// Indexes into the tasks of results discarded as stale.
     stale: Vec<usize>,
     reverified: usize,
     /// Qualified ids of the checks an interrupt stopped while they ran.
@@ -93,8 +93,7 @@ pub fn execute(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
                 })?;
             }
         }
-        approvals = approve::seek_approvals(options.approve, &runtime, &setup.ledgers, tasks, reporter);
-        executed = run_checks(options, &runtime, &setup, &approvals, reporter)?;
+        (approvals, executed) = run_checks(options, &runtime, &setup, tasks, reporter)?;
         if let Some(signal) = crate::runner::interruption() {
             return Ok(report_interruption(options, signal, &executed.interrupted, reporter));
         }
@@ -105,37 +104,33 @@ pub fn execute(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
     summarize(options, &setup, &approvals, executed, reporter)
 }
 
-/// Runs the approved checks, reports each result in ledger order, and
-/// writes results back in batches as they arrive.
+/// Admits each task by approval and runs the admitted checks, each as soon
+/// as it is approved; reports each result in ledger order, and writes
+/// results back in batches as they arrive.
 fn run_checks(
     options: &RunOptions,
     runtime: &Runtime,
     setup: &Setup,
-    approvals: &Approvals,
+    tasks: Vec<Task>,
     reporter: &mut dyn Reporter,
-) -> Result<Executed, Error> {
-    let (ledgers, runnable, root) = (&setup.ledgers, &approvals.runnable, &setup.root);
+) -> Result<(Approvals, Executed), Error> {
+    let (ledgers, root) = (&setup.ledgers, &setup.root);
     let mut executed = Executed::default();
-    for task in &approvals.not_run {
-        let reason = if options.approve { "approval could not be recorded" } else { "approval required" };
-        executed.checks.insert((task.ledger, task.gate.id.clone()), not_run_record(reason));
-    }
+    let mut admitted = Vec::with_capacity(tasks.len());
+    let mut approval_failures = 0;
     let mut write_failures = Vec::new();
-    for task in runnable {
-        reporter.event(&Event::CheckStarted(task.run_line(runtime)));
-    }
-    reporter.flush();
     let mut pending: Vec<(usize, CheckResult)> = Vec::new();
     let mut oldest_pending: Option<Instant> = None;
     // Interrupted checks have no result: nothing about them is written back.
     let mut interrupted = Vec::new();
     let mut interrupted_records = Vec::new();
+    let mut not_run_records = Vec::new();
     let mut persist = |pending: &mut Vec<(usize, CheckResult)>, reporter: &mut dyn Reporter| {
         for (ledger_index, ledger) in ledgers.iter().enumerate() {
             let (indexes, batch): (Vec<usize>, Vec<(&Task, &CheckResult)>) = pending
                 .iter()
-                .filter(|(index, _)| runnable[*index].ledger == ledger_index)
-                .map(|(index, result)| (*index, (&runnable[*index], result)))
+                .filter(|(index, _)| tasks[*index].ledger == ledger_index)
+                .map(|(index, result)| (*index, (&tasks[*index], result)))
                 .unzip();
             if indexes.is_empty() {
                 continue;
@@ -161,13 +156,29 @@ fn run_checks(
         reporter.flush();
     };
     pool::run_rolling(
-        runnable,
+        &tasks,
         options.jobs,
         |task| evaluate::evaluate(task, runtime, options.timeout_secs),
         |progress| {
             match progress {
+                Progress::Admit(admission) => {
+                    let admit = |runs| {
+                        admission.admit(runs);
+                        admitted.push(runs);
+                    };
+                    approval_failures =
+                        approve::seek_approvals(options.approve, runtime, ledgers, &tasks, reporter, admit);
+                    let reason = if options.approve { "approval could not be recorded" } else { "approval required" };
+                    for (task, _) in tasks.iter().zip(&admitted).filter(|(_, admitted)| !**admitted) {
+                        not_run_records.push(((task.ledger, task.gate.id.clone()), not_run_record(reason)));
+                    }
+                    for (task, _) in tasks.iter().zip(&admitted).filter(|(_, admitted)| **admitted) {
+                        reporter.event(&Event::CheckStarted(task.run_line(runtime)));
+                    }
+                    reporter.flush();
+                }
                 Progress::Finished(index, result) => {
-                    let task = &runnable[index];
+                    let task = &tasks[index];
                     let key = (task.ledger, task.gate.id.clone());
                     match result.interrupted {
                         Some(Interrupted::WhileRunning) => {
@@ -194,10 +205,10 @@ fn run_checks(
                     }
                 }
                 Progress::Started(index) => {
-                    reporter.event(&Event::CheckLaunched(runnable[index].run_line(runtime)));
+                    reporter.event(&Event::CheckLaunched(tasks[index].run_line(runtime)));
                 }
                 Progress::Slow(index, seconds) => {
-                    reporter.event(&Event::CheckSlow { qualified: &runnable[index].qualified, seconds });
+                    reporter.event(&Event::CheckSlow { qualified: &tasks[index].qualified, seconds });
                 }
                 Progress::Running(line) => reporter.event(&Event::Progress(line.as_deref())),
                 // Output is written once per look, not once per line: a
@@ -212,10 +223,10 @@ fn run_checks(
         },
     );
     persist(&mut pending, reporter);
-    executed.checks.extend(interrupted_records);
+    executed.checks.extend(interrupted_records.into_iter().chain(not_run_records));
     executed.interrupted = interrupted;
     if write_failures.is_empty() {
-        Ok(executed)
+        Ok((Approvals { tasks, admitted, failures: approval_failures }, executed))
     } else {
         Err(Error::Infrastructure(write_failures))
     }
@@ -320,24 +331,21 @@ fn summarize(
             reporter.event(&Event::WaveUnmet { wave });
         }
     }
-    let runnable = &approvals.runnable;
     let facts = RunFacts {
         reverify: options.reverify,
-        reran: runnable.len(),
+        reran: approvals.runnable().count(),
         reverified: executed.reverified,
         approval_failures: approvals.failures,
         not_rerun_met: approvals
-            .not_run
-            .iter()
+            .not_run()
             .filter(|task| task.starting_state == GateState::Met)
             .map(|task| (task.ledger, task.gate.id.as_str(), task.qualified.as_str()))
             .collect(),
         stale: executed
             .stale
             .iter()
-            .map(|&index| {
-                (runnable[index].ledger, runnable[index].gate.id.as_str(), runnable[index].qualified.as_str())
-            })
+            .map(|&index| &approvals.tasks[index])
+            .map(|task| (task.ledger, task.gate.id.as_str(), task.qualified.as_str()))
             .collect(),
         selection: setup.selection.as_ref(),
     };
@@ -345,7 +353,7 @@ fn summarize(
     reporter.event(&Event::Verdict(&verdict));
     // Oracles left pending for approval are why this run is unmet; the
     // command that shows and approves exactly them is the next step.
-    let next = (!options.approve && approvals.failures == 0 && !approvals.not_run.is_empty())
+    let next = (!options.approve && approvals.failures == 0 && approvals.not_run().next().is_some())
         .then(|| approve_command(options));
     if let Some(next) = &next {
         reporter.event(&Event::NextCommand(next));

@@ -1,17 +1,21 @@
-//! Rolling concurrency: up to `jobs` checks at once, results handed on in
-//! task order as soon as they and all earlier ones are done, plus the live
-//! progress line's text.
+//! Rolling concurrency: up to `jobs` checks at once, each started as soon
+//! as it is admitted, results handed on in task order as soon as they and
+//! all earlier ones are done, plus the live progress line's text.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::evaluate::CheckResult;
 use super::plan::Task;
 
 /// What the pool hands its consumer.
-pub enum Progress {
+pub enum Progress<'a> {
+    /// The first event: decide, in task order, which tasks run. Workers
+    /// start each admitted task at once; nothing else reaches the consumer
+    /// until it returns, and a task left undecided does not run.
+    Admit(&'a Admission),
     /// A worker started the task with this index.
     Started(usize),
     /// The task with this index has been running for this many seconds: a
@@ -36,30 +40,78 @@ pub const WRITE_BACK_AFTER: Duration = Duration::from_millis(100);
 /// worker is done, so a run never ends late.
 const LOOK_EVERY: Duration = Duration::from_millis(20);
 
+/// Which tasks run, decided in task order by the consumer while workers
+/// already run the tasks decided.
+pub struct Admission {
+    decided: Mutex<Decided>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct Decided {
+    runs: Vec<bool>,
+    closed: bool,
+}
+
+impl Admission {
+    /// Decides the next task in order.
+    pub fn admit(&self, runs: bool) {
+        lock(&self.decided).runs.push(runs);
+        self.changed.notify_all();
+    }
+
+    /// Ends admission: a task not decided by now does not run.
+    fn close(&self) {
+        lock(&self.decided).closed = true;
+        self.changed.notify_all();
+    }
+
+    /// Whether task `index` runs, waiting until it is decided.
+    fn runs(&self, index: usize) -> bool {
+        let mut decided = lock(&self.decided);
+        loop {
+            if let Some(runs) = decided.runs.get(index) {
+                return *runs;
+            }
+            if decided.closed {
+                return false;
+            }
+            decided = self.changed.wait(decided).unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+}
+
+/// Closes admission when dropped, also when the consumer panics: no worker
+/// may wait for a decision forever.
+struct ClosedAtEnd<'a>(&'a Admission);
+
+impl Drop for ClosedAtEnd<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 enum Message {
     Started(usize),
     Done(usize, CheckResult),
-    Running(String),
-    Slow(usize, u64),
 }
 
 /// The first milestone at which a running check is reported slow; each
 /// later one is twice the previous.
 const FIRST_SLOW_MILESTONE_SECS: u64 = 5;
 
-/// Runs `tasks` on up to `jobs` threads and calls `on_event` on the calling
-/// thread only, so the consumer needs no locking.
+/// Runs the admitted `tasks` on up to `jobs` threads and calls `on_event`
+/// on the calling thread only, so the consumer needs no locking.
 pub fn run_rolling(
     tasks: &[Task],
     jobs: usize,
     evaluate_one: impl Fn(&Task) -> CheckResult + Sync,
     mut on_event: impl FnMut(Progress),
 ) {
+    let admission = Admission { decided: Mutex::new(Decided::default()), changed: Condvar::new() };
     let next = AtomicUsize::new(0);
     let workers = jobs.min(tasks.len());
     let running: Mutex<BTreeMap<usize, Instant>> = Mutex::new(BTreeMap::new());
-    // Dropping the sender wakes the progress thread at once when all is done.
-    let (stop_progress, progress_stopped) = mpsc::channel::<()>();
     // Messages are only ever taken with `try_recv`, so sending one never
     // wakes the consumer; the workers' ends disconnect `all_done`, which does.
     let (sender, receiver) = mpsc::channel();
@@ -67,12 +119,15 @@ pub fn run_rolling(
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let sender = sender.clone();
-            let (next, evaluate_one, running) = (&next, &evaluate_one, &running);
+            let (next, evaluate_one, running, admission) = (&next, &evaluate_one, &running, &admission);
             let worker_done = worker_done.clone();
             scope.spawn(move || loop {
                 let _done = &worker_done;
                 let index = next.fetch_add(1, Ordering::SeqCst);
                 let Some(task) = tasks.get(index) else { break };
+                if !admission.runs(index) {
+                    continue;
+                }
                 lock(running).insert(index, Instant::now());
                 if sender.send(Message::Started(index)).is_err() {
                     break;
@@ -84,14 +139,23 @@ pub fn run_rolling(
                 }
             });
         }
-        let progress_sender = sender.clone();
         drop(sender);
         drop(worker_done);
-        let running = &running;
-        scope.spawn(move || watch_progress(tasks, running, progress_stopped, progress_sender));
+        {
+            let _closed = ClosedAtEnd(&admission);
+            on_event(Progress::Admit(&admission));
+        }
         let mut waiting = BTreeMap::new();
+        // The next task in order whose result is due: tasks that do not run
+        // have none.
         let mut expected = 0;
-        let mut shown = false;
+        let skip_unadmitted = |expected: &mut usize| {
+            while *expected < tasks.len() && !admission.runs(*expected) {
+                *expected += 1;
+            }
+        };
+        skip_unadmitted(&mut expected);
+        let mut watch = Watch::default();
         let mut workers_ended = false;
         while expected < tasks.len() {
             while let Ok(message) = receiver.try_recv() {
@@ -101,16 +165,13 @@ pub fn run_rolling(
                         while let Some(result) = waiting.remove(&expected) {
                             on_event(Progress::Finished(expected, result));
                             expected += 1;
+                            skip_unadmitted(&mut expected);
                         }
                     }
                     Message::Started(index) => on_event(Progress::Started(index)),
-                    Message::Slow(index, seconds) => on_event(Progress::Slow(index, seconds)),
-                    Message::Running(line) => {
-                        shown = true;
-                        on_event(Progress::Running(Some(line)));
-                    }
                 }
             }
+            watch.look(tasks, &running, &mut on_event);
             on_event(Progress::Looked);
             // A worker that died leaves its result missing: once every
             // worker is gone and what they sent is drained, stop waiting.
@@ -121,8 +182,7 @@ pub fn run_rolling(
                 workers_ended = true;
             }
         }
-        drop(stop_progress);
-        if shown {
+        if !watch.shown.is_empty() {
             on_event(Progress::Running(None));
         }
     });
@@ -132,24 +192,28 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Sends the progress line whenever it changes (the longest-running check
-/// once it has run for a second), and each running check's slow milestones.
-fn watch_progress(
-    tasks: &[Task],
-    running: &Mutex<BTreeMap<usize, Instant>>,
-    stopped: mpsc::Receiver<()>,
-    sender: mpsc::Sender<Message>,
-) {
-    const TICK: Duration = Duration::from_millis(200);
-    let mut shown = String::new();
-    let mut next_milestone: BTreeMap<usize, u64> = BTreeMap::new();
-    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(TICK) {
+/// The progress line and slow milestones, worked out at each look: the
+/// consumer wakes every `LOOK_EVERY` anyway, so no thread of its own is
+/// needed (every thread of the process makes each spawn a little dearer).
+#[derive(Default)]
+struct Watch {
+    /// The progress line last sent; empty when none is shown.
+    shown: String,
+    /// Each running check's next slow milestone, in seconds.
+    next_milestone: BTreeMap<usize, u64>,
+}
+
+impl Watch {
+    /// Reports the slow milestones each running check has passed, and the
+    /// progress line (the longest-running check once it has run for a
+    /// second) when it changed.
+    fn look(&mut self, tasks: &[Task], running: &Mutex<BTreeMap<usize, Instant>>, on_event: &mut impl FnMut(Progress)) {
         let mut slow = Vec::new();
         let line = {
             let running = lock(running);
-            next_milestone.retain(|index, _| running.contains_key(index));
+            self.next_milestone.retain(|index, _| running.contains_key(index));
             for (index, started) in running.iter() {
-                let milestone = next_milestone.entry(*index).or_insert(FIRST_SLOW_MILESTONE_SECS);
+                let milestone = self.next_milestone.entry(*index).or_insert(FIRST_SLOW_MILESTONE_SECS);
                 if started.elapsed().as_secs() >= *milestone {
                     slow.push((*index, *milestone));
                     *milestone *= 2;
@@ -165,15 +229,11 @@ fn watch_progress(
             })
         };
         for (index, seconds) in slow {
-            if sender.send(Message::Slow(index, seconds)).is_err() {
-                return;
-            }
+            on_event(Progress::Slow(index, seconds));
         }
-        if let Some(line) = line.filter(|line| *line != shown) {
-            if sender.send(Message::Running(line.clone())).is_err() {
-                break;
-            }
-            shown = line;
+        if let Some(line) = line.filter(|line| *line != self.shown) {
+            on_event(Progress::Running(Some(line.clone())));
+            self.shown = line;
         }
     }
 }

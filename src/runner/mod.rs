@@ -146,6 +146,7 @@ pub fn run_check(request: &CheckRequest) -> CheckOutcome {
             return CheckOutcome::unstarted(RunFailure::Spawn(message), started);
         }
     };
+    spawn::prepare_next();
     let capture = Capture {
         pipes: [Some(stdout), Some(stderr)],
         kept: [Vec::new(), Vec::new()],

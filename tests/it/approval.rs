@@ -201,8 +201,10 @@ fn store_inside_the_root_is_refused() {
 
 #[test]
 fn a_large_batch_of_lookups_keeps_each_answer_with_its_own_gate() {
-    // 150 gates are looked up on several threads: each answer must land on
-    // its gate, so changing one gate's CHECK stops exactly that gate.
+    // Approved checks start while later gates are still being looked up:
+    // each answer must land on its gate, so changing one gate's CHECK stops
+    // exactly that gate, and the report keeps the Node tool's order (every
+    // approval block, then every RUN line, then the results in ledger order).
     let sandbox = Sandbox::new();
     let gates = |changed: usize| -> String {
         (0..150)
@@ -213,12 +215,23 @@ fn a_large_batch_of_lookups_keeps_each_answer_with_its_own_gate() {
     let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(sandbox.approval_count(), 150);
-    sandbox.write("GATES.md", &gates(137));
-    let (code, out, err) = outcome(&cmd(&sandbox).output().unwrap());
-    assert_eq!(code, 1, "{out}{err}");
-    assert_eq!(out.matches("APPROVAL REQUIRED").count(), 1, "{out}");
-    assert!(out.contains("APPROVAL REQUIRED GATES:G137\n"), "{out}");
-    assert_eq!(out.matches("  PASS GATES:G").count(), 149, "{out}");
+    for jobs in ["1", "4"] {
+        sandbox.write("GATES.md", &gates(137));
+        let (code, out, err) = outcome(&cmd(&sandbox).args(["--jobs", jobs]).output().unwrap());
+        assert_eq!(code, 1, "{out}{err}");
+        assert_eq!(out.matches("APPROVAL REQUIRED").count(), 1, "{out}");
+        assert!(out.contains("APPROVAL REQUIRED GATES:G137\n"), "{out}");
+        let lines: Vec<&str> = out.lines().collect();
+        let position = |prefix: &str| lines.iter().position(|line| line.starts_with(prefix)).unwrap();
+        let runs: Vec<&str> = lines.iter().filter_map(|line| line.strip_prefix("  RUN  GATES:")).collect();
+        let passes: Vec<&str> = lines.iter().filter_map(|line| line.strip_prefix("  PASS GATES:")).collect();
+        let expected: Vec<String> = (0..150).filter(|i| *i != 137).map(|i| format!("G{i}")).collect();
+        assert_eq!(runs.iter().map(|run| run.split(' ').next().unwrap()).collect::<Vec<_>>(), expected, "{out}");
+        assert_eq!(passes.iter().map(|pass| pass.split(':').next().unwrap()).collect::<Vec<_>>(), expected, "{out}");
+        assert!(position("APPROVAL REQUIRED") < position("  RUN  "), "{out}");
+        assert!(lines.iter().rposition(|line| line.starts_with("  RUN  ")).unwrap() < position("  PASS "), "{out}");
+        assert!(sandbox.read("GATES.md").contains("- [ ] G137:"), "the unapproved gate stays unmet");
+    }
 }
 
 #[test]

@@ -170,9 +170,16 @@ impl Store {
         if self.canonical_roots.iter().any(|root| canonical.starts_with(root)) {
             return Err(StoreError::CanonicalInsideRoot(canonical.display().to_string()));
         }
+        // Looking records up needs only search permission on the directory,
+        // as a path would: on Linux the handle is `O_PATH`, which asks for no
+        // read permission.
+        #[cfg(target_os = "linux")]
+        let lookup_only = nix::libc::O_PATH;
+        #[cfg(not(target_os = "linux"))]
+        let lookup_only = 0;
         let handle = fs::OpenOptions::new()
             .read(true)
-            .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW)
+            .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW | lookup_only)
             .open(&canonical)
             .map_err(io_error(&canonical))?;
         let meta = handle.metadata().map_err(io_error(&canonical))?;

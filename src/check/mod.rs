@@ -169,11 +169,12 @@ fn run_checks(
                     approval_failures =
                         approve::seek_approvals(options.approve, runtime, ledgers, &tasks, reporter, admit);
                     let reason = if options.approve { "approval could not be recorded" } else { "approval required" };
-                    for (task, _) in tasks.iter().zip(&admitted).filter(|(_, admitted)| !**admitted) {
-                        not_run_records.push(((task.ledger, task.gate.id.clone()), not_run_record(reason)));
-                    }
-                    for (task, _) in tasks.iter().zip(&admitted).filter(|(_, admitted)| **admitted) {
-                        reporter.event(&Event::CheckStarted(task.run_line(runtime)));
+                    for (task, admitted) in tasks.iter().zip(&admitted) {
+                        if *admitted {
+                            reporter.event(&Event::CheckStarted(task.run_line(runtime)));
+                        } else {
+                            not_run_records.push(((task.ledger, task.gate.id.clone()), not_run_record(reason)));
+                        }
                     }
                     reporter.flush();
                 }

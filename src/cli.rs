@@ -1,6 +1,7 @@
 //! The command line: clap definitions, the Node tool's option rules, and the
 //! mapping of outcomes and errors to an `Exit` status.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::builder::NonEmptyStringValueParser;
@@ -368,18 +369,59 @@ fn report_parse_error(error: &clap::Error) -> Exit {
     }
 }
 
+/// The first line of a clap error, without its `error: ` label.
+fn first_error_line(error: &clap::Error) -> String {
+    if error.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        let command = Cli::command();
+        let events: Vec<String> = command
+            .find_subcommand("hook")
+            .map(|hook| hook.get_subcommands().map(|event| event.get_name().to_string()).collect())
+            .unwrap_or_default();
+        return format!("a hook event is required: gate-check hook {}", events.join("|"));
+    }
+    let rendered = error.render().to_string();
+    let first = rendered.lines().find(|line| !line.trim().is_empty()).unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).trim().to_string()
+}
+
+/// The Node tool reads every argument before it answers `--help`, so an
+/// unknown option anywhere beside the checker's `--help` is still a usage
+/// error (exit 2). A subcommand's help is clap's alone.
+fn unknown_beside_help(arguments: &[OsString]) -> Option<clap::Error> {
+    let first = arguments.get(1)?.to_str()?;
+    if Cli::command().find_subcommand(first).is_some() {
+        return None;
+    }
+    let end = arguments.iter().position(|argument| argument == "--").unwrap_or(arguments.len());
+    let without_help: Vec<&OsString> = arguments
+        .iter()
+        .enumerate()
+        .filter(|(at, argument)| *at >= end || (*argument != "--help" && *argument != "-h"))
+        .map(|(_, argument)| argument)
+        .collect();
+    Cli::try_parse_from(without_help).err().filter(|error| error.kind() == clap::error::ErrorKind::UnknownArgument)
+}
+
 /// Parses the process arguments, runs, and returns the exit status.
 pub fn main() -> Exit {
-    let mut cli = match Cli::try_parse() {
+    // Every line any subcommand prints is neutralized alike.
+    terminal::set_workflow_commands_live(crate::config::github_actions());
+    let arguments: Vec<OsString> = std::env::args_os().collect();
+    let mut cli = match Cli::try_parse_from(&arguments) {
         Ok(cli) => cli,
         // A Stop hook that exits 2 blocks the agent with its stderr as the
         // reason, so a broken hook command line must never do that.
-        Err(error) if error.use_stderr() && std::env::args().nth(1).as_deref() == Some("hook") => {
-            terminal::warn(&format!("gate-check hook: {}; not blocking", error.kind()));
+        Err(error) if error.use_stderr() && arguments.get(1).is_some_and(|first| first == "hook") => {
+            terminal::warn(&format!("gate-check hook: {}; not blocking", first_error_line(&error)));
             return Exit::Met;
+        }
+        Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => {
+            return report_parse_error(unknown_beside_help(&arguments).as_ref().unwrap_or(&error));
         }
         Err(error) => return report_parse_error(&error),
     };
+    // The Node tool skips every `--`, not only the first.
+    cli.files.retain(|file| file.as_os_str() != "--");
     match cli.command.take() {
         Some(Command::Completions { shell }) => return print_completions(shell),
         Some(Command::Man(args)) => return crate::manual::run(&args, Cli::command()),

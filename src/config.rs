@@ -91,6 +91,12 @@ impl Terminal {
     }
 }
 
+/// True when a GitHub Actions runner runs this process (and reads its
+/// output for workflow commands).
+pub fn github_actions() -> bool {
+    std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
+}
+
 fn non_empty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|value| !value.is_empty())
 }
@@ -99,7 +105,7 @@ impl Environment {
     pub fn from_process() -> Result<Environment, Error> {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::infrastructure(format!("cannot read the working directory: {e}")))?;
-        let github_actions = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+        let github_actions = github_actions();
         Ok(Environment {
             cwd,
             variables: std::env::vars_os().collect(),

@@ -134,9 +134,8 @@ impl Error {
     pub fn is_usage(&self) -> bool {
         match self {
             Error::Usage(_) | Error::LedgerFile(LedgerFileError::Missing(_)) => true,
-            // The store refusing to live inside the repository is a choice
-            // of UNLAZY_APPROVAL_DIR the user can correct, as in the Node tool.
-            Error::Store(StoreError::InsideRoot(_)) => true,
+            // A store inside the repository is a mistake of configuration,
+            // not of the command line: `--help` has nothing to say about it.
             _ => false,
         }
     }
@@ -175,6 +174,7 @@ mod tests {
         assert!(!Error::from(LedgerFileError::TooLarge("big.md".into())).is_usage());
         assert!(!Error::Invalid(vec![Diagnostic::new("GATES.md", Some(3), "duplicate id")]).is_usage());
         assert!(!Error::infrastructure("cannot update GATES.md").is_usage());
+        assert!(!Error::from(StoreError::InsideRoot("/r".into())).is_usage());
     }
 
     #[test]

@@ -14,8 +14,9 @@ pub fn requested(flag: Option<&str>, from_environment: Option<&str>) -> String {
     flag.or(from_environment).unwrap_or(DEFAULT_SHELL).to_string()
 }
 
-/// Resolves `requested` to a shell file (a path against `cwd`, a bare name
-/// on `path_var`), or a one-line reason.
+/// Resolves `requested` to the absolute path of a shell file (a path
+/// against `cwd`, a bare name on `path_var`, whose relative entries are taken
+/// against `cwd` too), or a one-line reason.
 pub fn resolve(requested: &str, cwd: &Path, path_var: &str) -> Result<PathBuf, String> {
     let is_file = |candidate: &Path| std::fs::metadata(candidate).map(|m| m.is_file()).unwrap_or(false);
     if requested.contains('/') {
@@ -25,7 +26,9 @@ pub fn resolve(requested: &str, cwd: &Path, path_var: &str) -> Result<PathBuf, S
         }
     } else {
         for directory in path_var.split(':').filter(|d| !d.is_empty()) {
-            let candidate = paths::normalize(&Path::new(directory).join(requested));
+            // A relative PATH entry names a place under the working
+            // directory; the shell is shown and approved by where it is.
+            let candidate = paths::resolve(cwd, &Path::new(directory).join(requested));
             if is_file(&candidate) {
                 return Ok(candidate);
             }

@@ -211,6 +211,24 @@ pub fn present_but_not_real(root: &Path, directory: &Path) -> bool {
     matches!(inspect_directory(root, directory), Ok(Directory::NotReal))
 }
 
+/// Whether `<root>/.unlazy/` holds a pipeline that cannot be trusted:
+/// `.unlazy` itself is a link or not a directory, or one of its entries
+/// named like a scope is a link. `list_scopes` leaves such entries out, so
+/// without this a linked pipeline would look like no pipeline at all.
+pub fn has_untrusted_pipeline(root: &Path) -> bool {
+    let base = StateDir::new(root).path();
+    if present_but_not_real(root, &base) {
+        return true;
+    }
+    let Ok(entries) = fs::read_dir(&base) else {
+        return false;
+    };
+    entries.filter_map(Result::ok).any(|entry| {
+        let linked = entry.file_type().is_ok_and(|kind| kind.is_symlink());
+        linked && entry.file_name().to_str().is_some_and(|name| validate_scope_id(name, "scope").is_ok())
+    })
+}
+
 /// Pipelines under `<root>/.unlazy/`, sorted.
 pub fn list_scopes(root: &Path) -> Vec<String> {
     let base = StateDir::new(root).path();

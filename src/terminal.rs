@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::io::{BufWriter, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// True for characters that must never reach a terminal raw.
@@ -35,6 +36,58 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Whether a GitHub Actions runner reads this process's output for
+/// workflow commands (`::error ...`, `::add-mask::`); set once at start.
+static WORKFLOW_COMMANDS_LIVE: AtomicBool = AtomicBool::new(false);
+
+/// Says, once at start, whether the output is read for workflow commands.
+pub fn set_workflow_commands_live(live: bool) {
+    WORKFLOW_COMMANDS_LIVE.store(live, Ordering::Relaxed);
+}
+
+pub fn workflow_commands_live() -> bool {
+    WORKFLOW_COMMANDS_LIVE.load(Ordering::Relaxed)
+}
+
+/// `line` made unable to open a workflow command: the runner trims leading
+/// blanks and looks for `::`, so the first of those colons is written
+/// `%3A`. Every other line is returned as it is.
+pub fn neutralize_workflow_command(line: Cow<'_, str>) -> Cow<'_, str> {
+    let indent = line.len() - line.trim_start().len();
+    if !line[indent..].starts_with("::") {
+        return line;
+    }
+    Cow::Owned(format!("{}%3A{}", &line[..indent], &line[indent + 1..]))
+}
+
+/// Every line of `text` neutralized as by [`neutralize_workflow_command`].
+pub fn neutralize_workflow_commands(text: &str) -> Cow<'_, str> {
+    if !text.contains("::") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for piece in text.split_inclusive('\n') {
+        let (line, ending) = match piece.strip_suffix('\n') {
+            Some(line) => (line, "\n"),
+            None => (piece, ""),
+        };
+        out.push_str(&neutralize_workflow_command(Cow::Borrowed(line)));
+        out.push_str(ending);
+    }
+    Cow::Owned(out)
+}
+
+/// A line as this process prints it: sanitized, and neutralized where a
+/// runner reads workflow commands.
+fn printable(line: &str) -> Cow<'_, str> {
+    let line = sanitize(line);
+    if workflow_commands_live() {
+        neutralize_workflow_command(line)
+    } else {
+        line
+    }
+}
+
 /// The process's buffered stdout: large reports cost one write per 8 KiB,
 /// and callers flush before anything slow. Everything that writes either
 /// stream goes through here, so stdout and stderr interleave in the order
@@ -49,7 +102,7 @@ fn with_stdout<T>(act: impl FnOnce(&mut BufWriter<Stdout>) -> T) -> T {
 /// Prints one sanitized line on stdout (subcommands' own output). A closed
 /// pipe must not abort anything half way, so write errors are ignored.
 pub fn say(line: &str) {
-    let line = sanitize(line);
+    let line = printable(line);
     with_stdout(|out| {
         let _ = writeln!(out, "{line}");
     });
@@ -64,7 +117,7 @@ pub fn flush() {
 
 /// Prints one sanitized line on stderr, after any pending stdout.
 pub fn warn(line: &str) {
-    let _ = Stderr.write_all(format!("{}\n", safe(line)).as_bytes());
+    let _ = Stderr.write_all(format!("{}\n", printable(line)).as_bytes());
 }
 
 /// Writes trusted, preformatted bytes (help, completions, manual) to stdout.
@@ -113,5 +166,13 @@ mod tests {
         assert_eq!(safe("plain ünïcode"), "plain ünïcode");
         assert!(matches!(sanitize("plain ünïcode"), Cow::Borrowed(_)));
         assert_eq!(sanitize("del\u{7f} c1\u{85} lrm\u{200e}"), "del  c1  lrm ");
+    }
+
+    #[test]
+    fn workflow_commands_are_neutralized_line_by_line() {
+        assert_eq!(neutralize_workflow_command(Cow::Borrowed("  ::error x::y")), "  %3A:error x::y");
+        assert_eq!(neutralize_workflow_command(Cow::Borrowed("a ::error")), "a ::error");
+        assert_eq!(neutralize_workflow_commands("ok\n::add-mask::s\n\t::warning::w"), "ok\n%3A:add-mask::s\n\t%3A:warning::w");
+        assert!(matches!(neutralize_workflow_commands("no commands"), Cow::Borrowed(_)));
     }
 }

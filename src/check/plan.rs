@@ -124,13 +124,42 @@ impl Selection {
 }
 
 fn require_directory(path: &Path, label: &str) -> Result<(), Error> {
+    match directory_problem(path, label) {
+        None => Ok(()),
+        Some(DirectoryProblem::Usage(message)) => Err(Error::Usage(message)),
+        Some(DirectoryProblem::Inspect(message)) => Err(Error::infrastructure(message)),
+    }
+}
+
+/// Why `path` cannot serve as a directory, if it cannot.
+enum DirectoryProblem {
+    /// Missing or not a directory: the input names the wrong thing.
+    Usage(String),
+    /// It could not be inspected.
+    Inspect(String),
+}
+
+fn directory_problem(path: &Path, label: &str) -> Option<DirectoryProblem> {
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => Err(Error::usage(format!("{label} is not a directory: {}", path.display()))),
+        Ok(meta) if meta.is_dir() => None,
+        Ok(_) => Some(DirectoryProblem::Usage(format!("{label} is not a directory: {}", path.display()))),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            Err(Error::usage(format!("{label} does not exist: {}", path.display())))
+            Some(DirectoryProblem::Usage(format!("{label} does not exist: {}", path.display())))
         }
-        Err(error) => Err(Error::infrastructure(format!("cannot inspect {label} {}: {error}", path.display()))),
+        Err(error) => Some(DirectoryProblem::Inspect(format!("cannot inspect {label} {}: {error}", path.display()))),
+    }
+}
+
+/// A gate's working directory must exist: a wrong CWD attribute is a ledger
+/// mistake, reported at its line.
+fn require_gate_directory(path: &Path, ledger: &Ledger, gate: &Gate, qualified: &str) -> Result<(), Error> {
+    match directory_problem(path, &format!("gate {qualified} CWD")) {
+        None => Ok(()),
+        Some(DirectoryProblem::Usage(message)) => {
+            let line = gate.cwd_line.unwrap_or(gate.line) + 1;
+            Err(Error::Invalid(vec![Diagnostic::new(ledger.path.display().to_string(), Some(line), message)]))
+        }
+        Some(DirectoryProblem::Inspect(message)) => Err(Error::infrastructure(message)),
     }
 }
 
@@ -219,14 +248,14 @@ pub fn build_runtime(options: &RunOptions, env: &Environment, roots: &[PathBuf])
     let shell = shell::resolve(&requested, &env.cwd, &path_var).map_err(Error::Usage)?;
     let store = Store::locate(roots, env)?;
     // The cap counts UTF-16 code units, as the Node tool's string length does.
-    let flat = path_var.replace(['\r', '\n'], " ");
-    let mut path_transcript = utf16_prefix(&flat, PATH_TRANSCRIPT_CHARS).to_string();
+    // Kept raw: every display escapes it alike (a newline shows as `\x0A`).
+    let mut path_transcript = utf16_prefix(&path_var, PATH_TRANSCRIPT_CHARS).to_string();
     if utf16_len(&path_var) > PATH_TRANSCRIPT_CHARS {
         path_transcript.push_str("...");
     }
     Ok(Runtime {
         shell_text: path_text(&shell)?,
-        shell: paths::resolve(&env.cwd, &shell),
+        shell,
         child_environment: ChildEnvironment::new(&env.variables),
         path_summary: evidence::path_summary(&path_var),
         path_transcript,
@@ -283,7 +312,7 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
             let qualified = qualify(&ledger.path, &gate.id);
             let cwd = gate_cwd(options, setup, ledger, gate);
             if !inspected.contains(&cwd) {
-                require_directory(&cwd, &format!("gate {qualified} CWD"))?;
+                require_gate_directory(&cwd, ledger, gate, &qualified)?;
                 inspected.insert(cwd.clone());
             }
             let oracle = oracle_for(runtime, gate, &path_text(&cwd)?);

@@ -124,6 +124,9 @@ enum Choice {
     Legacy,
     /// Let the stop through, with a note when there is one.
     Skip(Option<String>),
+    /// No trustworthy pipeline but an untrusted one (a linked scope or
+    /// `.unlazy`): blocked as a discovery failure, as a named scope is.
+    Untrusted,
 }
 
 /// `--scope` from the installed command, then the pipeline bound to this
@@ -175,6 +178,11 @@ fn choose(root: &Path, pinned: Option<&str>, from_environment: Option<&str>, ses
         return named(scope);
     }
     if scopes.is_empty() {
+        // As `--status` does, which then finds no ledger and fails.
+        let no_ledgers = target::resolve(root, &[], None).is_ok_and(|found| found.files.is_empty());
+        if no_ledgers && target::has_untrusted_pipeline(root) {
+            return Choice::Untrusted;
+        }
         return Choice::Legacy;
     }
     let unowned: Vec<&str> = bindings
@@ -198,6 +206,7 @@ fn choose(root: &Path, pinned: Option<&str>, from_environment: Option<&str>, ses
 fn discover(root: &Path, choice: &Choice) -> Result<Vec<PathBuf>, String> {
     let scope = match choice {
         Choice::Scope(scope) => Some(scope.as_str()),
+        Choice::Untrusted => return Err("a pipeline under .unlazy/ is a link".into()),
         _ => None,
     };
     let mut files = target::resolve(root, &[], scope)?.files;
@@ -270,7 +279,7 @@ fn decide(env: Option<&Environment>, pinned: Option<&str>) {
         Choice::Skip(Some(message)) => return allow_with(message),
         Choice::Skip(None) => return,
         Choice::Scope(scope) => Some(scope.as_str()),
-        Choice::Legacy => None,
+        Choice::Legacy | Choice::Untrusted => None,
     };
     let key = state::session_key(session, scope);
     let (assessment, state_path) = match discover(&root, &choice) {

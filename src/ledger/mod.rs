@@ -63,6 +63,8 @@ pub struct Gate {
     pub check: Option<String>,
     pub expect: Option<String>,
     pub cwd: Option<String>,
+    /// Zero-based index of the CWD line, for diagnostics about it.
+    pub cwd_line: Option<usize>,
     pub evidence: Option<String>,
     pub evidence_line: Option<usize>,
 }

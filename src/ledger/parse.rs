@@ -296,6 +296,7 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
                 expect: None,
                 cwd: None,
                 evidence: None,
+                cwd_line: None,
                 evidence_line: None,
             });
             b.seen_attributes.push(0);
@@ -365,7 +366,10 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
                 match key {
                     "CHECK" => gate.check = Some(value),
                     "EXPECT" => gate.expect = Some(value),
-                    "CWD" => gate.cwd = Some(value),
+                    "CWD" => {
+                        gate.cwd = Some(value);
+                        gate.cwd_line = Some(index);
+                    }
                     _ => {
                         gate.evidence = Some(value);
                         gate.evidence_line = Some(index);

@@ -100,10 +100,8 @@ impl<O: Write, E: Write> Human<O, E> {
     /// A line of untrusted text, made safe for a terminal and a CI log.
     fn clean<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let text = sanitize(text);
-        let indent = text.len() - text.trim_start().len();
-        if self.style.workflow_commands_live && text[indent..].starts_with("::") {
-            // The runner trims leading blanks before looking for `::`.
-            return Cow::Owned(format!("{}%3A{}", &text[..indent], &text[indent + 1..]));
+        if self.style.workflow_commands_live {
+            return crate::terminal::neutralize_workflow_command(text);
         }
         text
     }

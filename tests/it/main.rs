@@ -17,6 +17,7 @@ mod errors;
 mod evidence;
 mod expect_regex;
 mod hardening;
+mod hardening_two;
 mod hook;
 mod hostile;
 mod human_output;

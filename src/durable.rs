@@ -115,6 +115,15 @@ fn is_temp_name_for(candidate: &str, name: &str) -> bool {
         .is_some_and(|random| random.len() == TEMP_RANDOM_CHARS && random.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
+/// The name of the file a temp file of `replace_file` was for, when
+/// `candidate` is such a temp name.
+pub fn temp_file_target(candidate: &str) -> Option<&str> {
+    let inner = candidate.strip_prefix('.')?.strip_suffix(TEMP_SUFFIX)?;
+    let (target, random) = inner.rsplit_once('.')?;
+    let random_ok = random.len() == TEMP_RANDOM_CHARS && random.bytes().all(|b| b.is_ascii_alphanumeric());
+    (random_ok && !target.is_empty()).then_some(target)
+}
+
 /// Removes the temp files a killed `replace_file` of `path` left behind.
 /// The caller must hold the lock that serializes every replacement of
 /// `path`: then no live writer owns such a file, and one is removed only
@@ -409,15 +418,26 @@ impl FileLock {
     /// lock of another program is waited for as long as the Node tool
     /// would wait (30 s), then refused with `TimedOut`.
     pub fn acquire(path: &Path) -> io::Result<FileLock> {
-        Self::acquire_until(path, None)
+        Self::acquire_until(path, None, FOREIGN_LOCK_WAIT)
     }
 
     /// Like `acquire`, but gives up with `TimedOut` after `wait`.
     pub fn acquire_within(path: &Path, wait: Duration) -> io::Result<FileLock> {
-        Self::acquire_until(path, Some(Instant::now() + wait))
+        Self::acquire_until(path, Some(Instant::now() + wait), FOREIGN_LOCK_WAIT)
     }
 
-    fn acquire_until(path: &Path, deadline: Option<Instant>) -> io::Result<FileLock> {
+    /// The lock at `path` if nobody holds it now, else `WouldBlock`.
+    pub fn try_acquire(path: &Path) -> io::Result<FileLock> {
+        Self::acquire_until(path, Some(Instant::now()), Duration::ZERO)
+    }
+
+    /// Like `acquire`, but a lock of another program is waited for only
+    /// `foreign_wait` (the Node tool waits 10 s for an approval lock).
+    pub fn acquire_waiting_for_foreign(path: &Path, foreign_wait: Duration) -> io::Result<FileLock> {
+        Self::acquire_until(path, None, foreign_wait)
+    }
+
+    fn acquire_until(path: &Path, deadline: Option<Instant>, foreign_wait: Duration) -> io::Result<FileLock> {
         let directory = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         remove_crashed_locks(directory, path);
         let mut foreign_since: Option<((u64, u64), Instant)> = None;
@@ -445,7 +465,7 @@ impl FileLock {
                         _ => now,
                     };
                     foreign_since = Some((identity, since));
-                    if now >= since + FOREIGN_LOCK_WAIT {
+                    if now >= since + foreign_wait {
                         return Err(foreign_timeout(path, pid));
                     }
                 }
@@ -692,6 +712,11 @@ mod tests {
             assert!(!is_temp_name_for(other, "GATES.md"), "{other}");
         }
         assert!(!is_temp_name_for(".OTHER.md.aB3xYz.tmp", "GATES.md"));
+        assert_eq!(temp_file_target(".GATES.md.aB3xYz.tmp"), Some("GATES.md"));
+        assert_eq!(temp_file_target(".a.json.aB3xYz.tmp"), Some("a.json"));
+        for other in [".aB3xYz.tmp", "GATES.md.aB3xYz.tmp", ".GATES.md.aB3xY.tmp", ".GATES.md.tmp"] {
+            assert_eq!(temp_file_target(other), None, "{other}");
+        }
     }
 
     #[test]

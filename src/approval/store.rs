@@ -15,7 +15,7 @@ use super::changes::RecordedOracle;
 use super::Oracle;
 use crate::config::Environment;
 use crate::digest::sha256_hex;
-use crate::durable::{self, Change, ReadRefusal};
+use crate::durable::{self, Change, FileLock, ReadRefusal};
 use crate::paths;
 use crate::pipeline::StateDir;
 
@@ -54,6 +54,9 @@ pub enum StoreError {
     ChangedWhileRead(String),
     #[error("approval directory changed during use: {0}")]
     DirectoryChanged(String),
+    /// The approval lock could not be taken (the error names it).
+    #[error("{0}")]
+    Lock(std::io::Error),
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
 }
@@ -226,7 +229,14 @@ impl Store {
             return Ok(records);
         };
         let mut names = Vec::new();
-        for entry in fs::read_dir(&store.path).map_err(io_error(&store.path))? {
+        let entries = match fs::read_dir(&store.path) {
+            Ok(entries) => entries,
+            // A store with write and search permission only (0300) holds
+            // records that can be looked up but not listed: none is known.
+            Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => return Ok(records),
+            Err(error) => return Err(io_error(&store.path)(error)),
+        };
+        for entry in entries {
             names.push(entry.map_err(io_error(&store.path))?.file_name());
         }
         // In name order, so the explanation does not depend on directory order.
@@ -254,13 +264,17 @@ impl Store {
         Ok(records)
     }
 
-    /// Records consent for this oracle; concurrent approvals are serialized
-    /// by a lock on the store directory. Returns the record's path.
+    /// Records consent for this oracle. Writers of one record are
+    /// serialized by the Node tool's approval lock, `<record>.json.lock`
+    /// (created exclusively; a Node holder is waited for 10 s, as Node
+    /// waits, then refused), which needs only write and search permission
+    /// on the store. Returns the record's path.
     pub fn approve(&self, ledger: &str, gate: &str, oracle: &Oracle) -> Result<PathBuf, StoreError> {
         let store = self.open(true)?.ok_or_else(|| StoreError::NotReal(self.dir.display().to_string(), "directory"))?;
-        let lock = File::open(&store.path).map_err(io_error(&store.path))?;
-        lock.lock().map_err(io_error(&store.path))?;
         let path = store.path.join(oracle.record_name(ledger, gate));
+        let lock_path = approval_lock(&path);
+        let lock = FileLock::acquire_waiting_for_foreign(&lock_path, NODE_APPROVAL_LOCK_WAIT).map_err(StoreError::Lock)?;
+        sweep_stale_temp_files(&store, &path)?;
         // A concurrent approver got here first: replacing its valid record
         // would make runs reading it right now fail closed on a replaced file.
         let decide = || {
@@ -279,6 +293,48 @@ impl Store {
         })??;
         Ok(path)
     }
+}
+
+/// How long the Node tool waits for another writer's approval lock.
+const NODE_APPROVAL_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The Node tool's lock for writing `record`: `<record>.lock`.
+fn approval_lock(record: &Path) -> PathBuf {
+    let mut lock = record.as_os_str().to_owned();
+    lock.push(".lock");
+    PathBuf::from(lock)
+}
+
+/// Removes the temp files killed approvals left in the store. A record's
+/// temp file is provably stale while its approval lock is held: ours for
+/// `own`, and for any other record a lock taken here only if nobody holds
+/// it. A store without read permission cannot be listed, so nothing is
+/// swept there (see SECURITY.md).
+fn sweep_stale_temp_files(store: &OpenStore, own: &Path) -> Result<(), StoreError> {
+    let entries = match fs::read_dir(&store.path) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => return Ok(()),
+        Err(error) => return Err(io_error(&store.path)(error)),
+    };
+    let mut records = std::collections::BTreeSet::new();
+    for entry in entries {
+        let name = entry.map_err(io_error(&store.path))?.file_name();
+        let target = name.to_str().and_then(durable::temp_file_target).filter(|target| is_record_name(target));
+        records.extend(target.map(|target| store.path.join(target)));
+    }
+    for record in records {
+        let held = if record == own { None } else { FileLock::try_acquire(&approval_lock(&record)).ok() };
+        if record == own || held.is_some() {
+            durable::remove_stale_temp_files(&record).map_err(io_error(&record))?;
+        }
+    }
+    Ok(())
+}
+
+/// `<64 lowercase hex>.json`: the name of an approval record.
+fn is_record_name(name: &str) -> bool {
+    name.strip_suffix(".json")
+        .is_some_and(|hash| hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
 }
 
 /// Lookups of approvals, one at a time, against a store directory that is

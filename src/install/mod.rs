@@ -92,6 +92,23 @@ fn read_settings(path: &Path) -> Result<Option<Current>, String> {
     Ok(Some(Current { value, bytes: read.bytes, snapshot: snapshot(&read.metadata) }))
 }
 
+/// Refuses a settings directory (`.claude/`) that is a symbolic link: the
+/// write would land in the link's target, somewhere the person did not
+/// name. As the Node installer does, the directory must be a real one.
+fn refuse_linked_directory(path: &Path) -> Result<(), String> {
+    let Some(directory) = path.parent() else {
+        return Ok(());
+    };
+    match fs::symlink_metadata(directory) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(format!(
+            "refusing to touch {}: its directory {} is a symbolic link; it must be a real directory",
+            path.display(),
+            directory.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Refuses when the settings file is no longer the one that was read.
 fn ensure_unchanged(path: &Path, current: Option<&Current>) -> Result<(), String> {
     let now = fs::symlink_metadata(path).ok();
@@ -157,6 +174,7 @@ fn apply(env: &Environment, location: Location, scope: Option<&str>, uninstall: 
     }
     let path = location.path(env)?;
     let shown = path.display().to_string();
+    refuse_linked_directory(&path)?;
     let current = read_settings(&path)?;
     let document =
         current.as_ref().map(|current| current.value.clone()).unwrap_or_else(|| Value::Object(Default::default()));

@@ -29,6 +29,8 @@ pub enum LedgerFileError {
     Changed(String),
     #[error("{0}:{1}: invalid UTF-8")]
     InvalidUtf8(String, usize),
+    #[error("{0} must be a real directory")]
+    LinkedDirectory(String),
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
 }
@@ -81,12 +83,25 @@ pub struct Edit {
     pub evidence: String,
 }
 
+/// The ledger's directory, which must be a real directory as it is named:
+/// a rewrite through a linked directory would land wherever the link
+/// points (the Node tool refuses it too).
+fn require_real_directory(ledger: &Path) -> Result<&Path, LedgerFileError> {
+    let directory = ledger.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    match fs::symlink_metadata(directory) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            Err(LedgerFileError::LinkedDirectory(directory.display().to_string()))
+        }
+        _ => Ok(directory),
+    }
+}
+
 /// Checks, before anything is approved or run and without creating
 /// anything, that results can be written back to `ledger`: its directory is
-/// writable and its lock directory under `root` exists as real directories
+/// a real directory, writable, and its lock directory under `root` exists as real directories
 /// or can be created.
 pub fn check_write_back(root: &Path, ledger: &Path) -> Result<(), LedgerFileError> {
-    let directory = ledger.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let directory = require_real_directory(ledger)?;
     nix::unistd::access(directory, nix::unistd::AccessFlags::W_OK)
         .map_err(|errno| LedgerFileError::Io(directory.display().to_string(), std::io::Error::from(errno)))?;
     durable::check_lock_directory(root).map_err(|error| LedgerFileError::Io("ledger lock".into(), error))
@@ -117,6 +132,7 @@ pub fn update<T>(
     known: Option<&Document>,
     decide: impl FnOnce(&Document) -> (T, Vec<Edit>),
 ) -> Result<T, UpdateError> {
+    require_real_directory(path)?;
     let lock_path = FileLock::for_target(root, path)?;
     let lock = FileLock::acquire(&lock_path)?;
     durable::remove_stale_temp_files(path)?;

@@ -158,3 +158,127 @@ fn a_broken_hook_command_line_says_what_is_wrong_and_never_blocks() {
     let bogus = sandbox.run_with(sandbox.cmd().args(["hook", "stop", "--bogus"]).write_stdin(HOOK_PAYLOAD));
     bogus.code(0).stderr_is("gate-check hook: unexpected argument '--bogus' found; not blocking\n");
 }
+
+#[test]
+fn a_ledger_in_a_linked_directory_is_refused_before_anything_runs() {
+    let sandbox = Sandbox::new();
+    let real = sandbox.path("real");
+    fs::create_dir(&real).unwrap();
+    let text = gate("G1", "echo ok; touch ran", "ok");
+    fs::write(real.join("GATES.md"), &text).unwrap();
+    // Through the real directory the run writes back: the positive case.
+    sandbox.run(&["--approve", "--reverify", "--root", "real"]).code(0).stdout_contains("ALL MET (1 met");
+    fs::write(real.join("GATES.md"), &text).unwrap();
+    fs::remove_file(real.join("ran")).unwrap();
+    let before = sandbox.approval_count();
+    symlink(&real, sandbox.path("link")).unwrap();
+    let expected = format!(
+        "gate-check: error: cannot write back to {link}/GATES.md: {link} must be a real directory\n",
+        link = sandbox.path("link").display()
+    );
+    sandbox.run(&["--approve", "--root", "link"]).code(2).stderr_is(&expected);
+    assert_eq!(fs::read_to_string(real.join("GATES.md")).unwrap(), text, "the ledger was rewritten");
+    assert!(!real.join("ran").exists(), "the check ran");
+    assert_eq!(sandbox.approval_count(), before, "an approval was recorded");
+    sandbox.run(&["--status", "--root", "link"]).code(1).stdout_contains("UNMET: 1");
+}
+
+#[test]
+fn install_hooks_refuses_a_linked_settings_directory() {
+    let sandbox = Sandbox::new();
+    sandbox.run(&["install-hooks"]).code(0).stdout_contains("Installed unlazy Stop hook");
+    fs::remove_dir_all(sandbox.path(".claude")).unwrap();
+    let target = tempfile::tempdir().unwrap();
+    symlink(target.path(), sandbox.path(".claude")).unwrap();
+    let expected = format!(
+        "gate-check: refusing to touch {dir}/settings.local.json: its directory {dir} is a symbolic link; it must be \
+         a real directory\n",
+        dir = sandbox.path(".claude").display()
+    );
+    sandbox.run(&["install-hooks"]).code(2).stderr_is(&expected);
+    sandbox.run(&["install-hooks", "--uninstall"]).code(2).stderr_is(&expected);
+    assert_eq!(fs::read_dir(target.path()).unwrap().count(), 0, "something was written through the link");
+}
+
+/// The approval record of gate `id` of the sandbox's `GATES.md`, learned by approving it once.
+fn record_of(sandbox: &Sandbox, id: &str) -> std::path::PathBuf {
+    let run = sandbox.run(&["--approve", "--reverify", "--gate", id]).code(0).stdout_contains("APPROVED: ");
+    let line = run.stdout().lines().find(|line| line.contains("APPROVED: ")).unwrap();
+    std::path::PathBuf::from(line.split("APPROVED: ").nth(1).unwrap())
+}
+
+#[test]
+fn temp_files_of_interrupted_approvals_are_removed_by_the_next_approval() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &(gate("G1", "echo ok", "ok") + &gate("G2", "echo ok2", "ok")));
+    let first = record_of(&sandbox, "G1");
+    let name = first.file_name().unwrap().to_str().unwrap();
+    let stale = sandbox.approvals.join(format!(".{name}.aB3xYz.tmp"));
+    let unrelated = sandbox.approvals.join(".notes.aB3xYz.tmp");
+    for path in [&stale, &unrelated] {
+        fs::write(path, "{").unwrap();
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    // A temp whose record's lock is held by another writer stays.
+    let second = record_of(&sandbox, "G2");
+    let held = sandbox.approvals.join(format!(".{}.Qw3rTy.tmp", second.file_name().unwrap().to_str().unwrap()));
+    fs::write(&held, "{").unwrap();
+    fs::set_permissions(&held, fs::Permissions::from_mode(0o600)).unwrap();
+    let lock = sandbox.approvals.join(format!("{}.lock", second.file_name().unwrap().to_str().unwrap()));
+    fs::write(&lock, r#"{"owner":"node","pid":1,"at":1}"#).unwrap();
+
+    fs::remove_file(&first).unwrap();
+    sandbox.run(&["--approve", "--reverify", "--gate", "G1"]).code(0).stdout_contains("APPROVED: ");
+    assert!(first.exists());
+    assert!(!stale.exists(), "the stale temp of an interrupted approval survived");
+    assert!(held.exists(), "a temp under another writer's lock was removed");
+    assert!(unrelated.exists(), "a file that is no record's temp was removed");
+}
+
+#[test]
+fn a_node_approval_lock_is_waited_for_and_then_refused() {
+    let sandbox = Sandbox::new();
+    let text = gate("G1", "echo ok", "ok");
+    sandbox.write("GATES.md", &text);
+    let record = record_of(&sandbox, "G1");
+    fs::remove_file(&record).unwrap();
+    sandbox.write("GATES.md", &text);
+    let lock = sandbox.approvals.join(format!("{}.lock", record.file_name().unwrap().to_str().unwrap()));
+    fs::write(&lock, r#"{"owner":"0123456789abcdef","pid":999999,"at":1}"#).unwrap();
+    let started = std::time::Instant::now();
+    let run = sandbox.run(&["--approve"]).code(2).stdout_contains("APPROVAL REQUIRED GATES:G1");
+    let run = run.stderr_contains("timed out waiting for lock").stderr_contains("infrastructure failure prevented 1");
+    assert!(started.elapsed() >= std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(!run.stdout().contains("PASS"), "{}", run.stdout());
+    assert!(!record.exists(), "approved under another writer's lock");
+    assert_eq!(sandbox.read("GATES.md"), text);
+    assert!(lock.exists(), "another writer's lock was removed");
+    // Once the lock is gone the approval goes through.
+    fs::remove_file(&lock).unwrap();
+    sandbox.run(&["--approve"]).code(0).stdout_contains("ALL MET (1 met)");
+}
+
+#[test]
+fn a_store_with_write_and_search_permission_only_records_and_reads_approvals() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    assert!(nix::unistd::geteuid().is_root(), "this test must run as root: it runs the checker as uid 65534");
+    const NOBODY: u32 = 65534;
+    let sandbox = Sandbox::new();
+    let base = sandbox.root.parent().unwrap().to_path_buf();
+    fs::set_permissions(&base, fs::Permissions::from_mode(0o755)).unwrap();
+    sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
+    for path in [&sandbox.root, &sandbox.path("GATES.md"), &sandbox.approvals] {
+        std::os::unix::fs::chown(path, Some(NOBODY), Some(NOBODY)).unwrap();
+    }
+    fs::set_permissions(&sandbox.approvals, fs::Permissions::from_mode(0o300)).unwrap();
+    let as_nobody = |args: &[&str]| {
+        let mut command = sandbox.std_cmd();
+        command.env("HOME", &base).uid(NOBODY).gid(NOBODY).args(args);
+        let mut command = assert_cmd::Command::from_std(command);
+        sandbox.run_with(&mut command)
+    };
+    as_nobody(&["--approve"]).code(0).stdout_contains("APPROVED: ").stdout_contains("ALL MET (1 met)");
+    as_nobody(&["--reverify"]).code(0).stdout_contains("ALL MET (1 met, reran: 1");
+}

@@ -18,6 +18,9 @@ pub struct Environment {
     pub variables: Vec<(OsString, OsString)>,
     /// `PATH` as text (empty when unset), bound into approval identities.
     pub path_var: String,
+    /// Why `PATH` cannot be bound into an approval (it is not valid UTF-8,
+    /// and `path_var` is only its lossy spelling); no check runs then.
+    pub path_problem: Option<String>,
     /// `UNLAZY_SHELL` when set and non-empty.
     pub shell: Option<String>,
     /// `UNLAZY_SCOPE` when set and non-empty: the pipeline used when no
@@ -97,6 +100,20 @@ pub fn github_actions() -> bool {
     std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
 }
 
+/// PATH as text, or why it cannot be: approvals record PATH as text, and
+/// a lossy spelling would let two different PATHs share one approval.
+fn path_text(path: std::ffi::OsString) -> Result<String, String> {
+    path.into_string().map_err(|raw| {
+        use std::os::unix::ffi::OsStrExt;
+        let entry = raw.as_bytes().split(|&b| b == b':').find(|entry| std::str::from_utf8(entry).is_err());
+        let shown = entry.map(|entry| entry.escape_ascii().to_string()).unwrap_or_default();
+        format!(
+            "PATH entry \"{shown}\" is not valid UTF-8; approvals bind PATH as text, so gate-check runs no check \
+             under a PATH it cannot spell exactly"
+        )
+    })
+}
+
 fn non_empty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|value| !value.is_empty())
 }
@@ -106,10 +123,14 @@ impl Environment {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::infrastructure(format!("cannot read the working directory: {e}")))?;
         let github_actions = github_actions();
+        let raw_path = std::env::var_os("PATH").unwrap_or_default();
+        let path_lossy = raw_path.to_string_lossy().into_owned();
+        let path_problem = path_text(raw_path).err();
         Ok(Environment {
             cwd,
             variables: std::env::vars_os().collect(),
-            path_var: std::env::var_os("PATH").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(),
+            path_var: path_lossy,
+            path_problem,
             shell: non_empty("UNLAZY_SHELL"),
             scope: non_empty("UNLAZY_SCOPE"),
             approval_dir: std::env::var_os("UNLAZY_APPROVAL_DIR").filter(|v| !v.is_empty()).map(PathBuf::from),

@@ -172,7 +172,10 @@ mod tests {
     fn workflow_commands_are_neutralized_line_by_line() {
         assert_eq!(neutralize_workflow_command(Cow::Borrowed("  ::error x::y")), "  %3A:error x::y");
         assert_eq!(neutralize_workflow_command(Cow::Borrowed("a ::error")), "a ::error");
-        assert_eq!(neutralize_workflow_commands("ok\n::add-mask::s\n\t::warning::w"), "ok\n%3A:add-mask::s\n\t%3A:warning::w");
+        assert_eq!(
+            neutralize_workflow_commands("ok\n::add-mask::s\n\t::warning::w"),
+            "ok\n%3A:add-mask::s\n\t%3A:warning::w"
+        );
         assert!(matches!(neutralize_workflow_commands("no commands"), Cow::Borrowed(_)));
     }
 }

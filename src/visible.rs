@@ -7,35 +7,67 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
-/// Characters that do not print as themselves: controls (C0, DEL, C1),
-/// format characters (bidirectional controls, zero-width joiners and
-/// spaces, invisible tags, variation selectors) and every space other than
-/// the ASCII space.
-fn is_hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{00a0}'
-                | '\u{00ad}'
-                | '\u{034f}'
-                | '\u{061c}'
-                | '\u{115f}'
-                | '\u{1160}'
-                | '\u{1680}'
-                | '\u{17b4}'
-                | '\u{17b5}'
-                | '\u{180e}'
-                | '\u{2000}'..='\u{200f}'
-                | '\u{2028}'..='\u{202f}'
-                | '\u{205f}'..='\u{206f}'
-                | '\u{3000}'
-                | '\u{3164}'
-                | '\u{fe00}'..='\u{fe0f}'
-                | '\u{feff}'
-                | '\u{ffa0}'
-                | '\u{fff9}'..='\u{fffb}'
-                | '\u{e0000}'..='\u{e007f}'
-        )
+/// The Unicode properties whose characters do not print as themselves:
+/// controls, format characters (bidirectional controls, zero-width joiners,
+/// invisible tags, prepended concatenation marks), default-ignorable code
+/// points (variation selectors, Hangul fillers) and the line and paragraph
+/// separators. Taken from the regex tables, so they follow one Unicode
+/// version (`js_regex::UNICODE_VERSION`).
+const HIDDEN_PROPERTIES: [&str; 5] =
+    ["gc=Control", "gc=Format", "Default_Ignorable_Code_Point", "gc=Line_Separator", "gc=Paragraph_Separator"];
+
+/// Prepended_Concatenation_Mark (PropList.txt, Unicode 17.0): no JavaScript
+/// property names it, so it is listed; every one is also `gc=Format`.
+pub const PREPENDED_CONCATENATION_MARKS: [(u32, u32); 8] = [
+    (0x0600, 0x0605),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x13438),
+];
+
+/// Letters and symbols that render as blank space: Braille blank and the
+/// Hangul fillers.
+pub const BLANK_LOOKING: [u32; 5] = [0x2800, 0x3164, 0x115F, 0x1160, 0xFFA0];
+
+/// Every hidden code point as sorted, merged, inclusive ranges: the
+/// properties above, every space separator but the ASCII space, the marks
+/// and the blank-looking characters.
+fn hidden_ranges() -> &'static [(u32, u32)] {
+    static RANGES: std::sync::OnceLock<Vec<(u32, u32)>> = std::sync::OnceLock::new();
+    RANGES.get_or_init(|| {
+        let mut ranges: Vec<(u32, u32)> = HIDDEN_PROPERTIES
+            .iter()
+            .flat_map(|key| js_regex::unicode_property(key).unwrap_or_default().iter().copied())
+            .collect();
+        let spaces = js_regex::unicode_property("gc=Space_Separator").unwrap_or_default();
+        ranges.extend(spaces.iter().filter(|range| **range != (0x20, 0x20)).copied());
+        ranges.extend(PREPENDED_CONCATENATION_MARKS);
+        ranges.extend(BLANK_LOOKING.iter().map(|&c| (c, c)));
+        ranges.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(ranges.len());
+        for (low, high) in ranges {
+            match merged.last_mut() {
+                Some(last) if low <= last.1.saturating_add(1) => last.1 = last.1.max(high),
+                _ => merged.push((low, high)),
+            }
+        }
+        merged
+    })
+}
+
+/// Characters that do not print as themselves (see `hidden_ranges`).
+pub fn is_hidden(c: char) -> bool {
+    let c = c as u32;
+    if (0x20..0x7f).contains(&c) {
+        return false;
+    }
+    let ranges = hidden_ranges();
+    let at = ranges.partition_point(|&(_, high)| high < c);
+    ranges.get(at).is_some_and(|&(low, _)| low <= c)
 }
 
 /// Characters a CHECK, EXPECT or CWD may not contain at all: controls other
@@ -49,7 +81,8 @@ pub fn is_forbidden_in_definition(c: char) -> bool {
 /// other ASCII controls, `\u{202E}` for the rest. Text without such
 /// characters is returned unchanged.
 pub fn visible(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_hidden) {
+    let printable_ascii = text.bytes().all(|b| (0x20..0x7f).contains(&b));
+    if printable_ascii || !text.chars().any(is_hidden) {
         return Cow::Borrowed(text);
     }
     let mut shown = String::with_capacity(text.len() + 16);
@@ -85,6 +118,39 @@ mod tests {
         assert_eq!(visible("x\u{202e}y\u{a0}z\u{85}"), "x\\u{202E}y\\u{A0}z\\u{85}");
         assert_eq!(visible("a\tb\u{200b}c\u{feff}\u{e0041}"), "a\\tb\\u{200B}c\\u{FEFF}\\u{E0041}");
         assert_eq!(visible("\r\n\u{2028}"), "\\x0D\\x0A\\u{2028}");
+    }
+
+    #[test]
+    fn every_code_point_of_the_hidden_classes_is_escaped() {
+        let mut classes: Vec<(u32, u32)> = HIDDEN_PROPERTIES
+            .iter()
+            .flat_map(|key| js_regex::unicode_property(key).expect("a property of the regex tables").iter().copied())
+            .collect();
+        let spaces = js_regex::unicode_property("gc=Space_Separator").unwrap();
+        classes.extend(spaces.iter().filter(|range| **range != (0x20, 0x20)).copied());
+        classes.extend(PREPENDED_CONCATENATION_MARKS);
+        classes.extend(BLANK_LOOKING.iter().map(|&c| (c, c)));
+        let mut count = 0;
+        for (low, high) in classes {
+            for code in low..=high {
+                let Some(c) = char::from_u32(code) else { continue };
+                count += 1;
+                let text = format!("a{c}b");
+                assert!(visible(&text).starts_with("a\\"), "U+{code:04X} is shown raw");
+            }
+        }
+        assert!(count > 4400, "{count}");
+        // The marks are format characters too, so the tables cover them.
+        let format = js_regex::unicode_property("gc=Format").unwrap();
+        for (low, high) in PREPENDED_CONCATENATION_MARKS {
+            assert!(format.iter().any(|&(l, h)| l <= low && high <= h), "U+{low:04X}");
+        }
+        // Printable text stays as it is, ASCII space included.
+        for code in (0x20..0x7f).chain([0xe9, 0x65e5, 0x2713, 0x1f600]) {
+            let c = char::from_u32(code).unwrap();
+            assert!(!is_hidden(c), "U+{code:04X}");
+        }
+        assert_eq!(visible("echo safe\u{2800}# ; echo PWNED"), "echo safe\\u{2800}# ; echo PWNED");
     }
 
     #[test]

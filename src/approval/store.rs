@@ -273,7 +273,8 @@ impl Store {
         let store = self.open(true)?.ok_or_else(|| StoreError::NotReal(self.dir.display().to_string(), "directory"))?;
         let path = store.path.join(oracle.record_name(ledger, gate));
         let lock_path = approval_lock(&path);
-        let lock = FileLock::acquire_waiting_for_foreign(&lock_path, NODE_APPROVAL_LOCK_WAIT).map_err(StoreError::Lock)?;
+        let lock =
+            FileLock::acquire_waiting_for_foreign(&lock_path, NODE_APPROVAL_LOCK_WAIT).map_err(StoreError::Lock)?;
         sweep_stale_temp_files(&store, &path)?;
         // A concurrent approver got here first: replacing its valid record
         // would make runs reading it right now fail closed on a replaced file.

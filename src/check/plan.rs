@@ -243,6 +243,9 @@ pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
 /// `roots` are the ledgers' state roots, which the approval store must lie
 /// outside (`Target::state_roots`).
 pub fn build_runtime(options: &RunOptions, env: &Environment, roots: &[PathBuf]) -> Result<Runtime, Error> {
+    if let Some(problem) = &env.path_problem {
+        return Err(Error::infrastructure(problem.clone()));
+    }
     let path_var = env.path_var.clone();
     let requested = shell::requested(options.shell.as_deref(), env.shell.as_deref());
     let shell = shell::resolve(&requested, &env.cwd, &path_var).map_err(Error::Usage)?;

@@ -24,12 +24,12 @@ fn lint_cannot_forge_workflow_commands() {
     // Outside Actions the name is printed as it is: the positive case.
     assert!(outside_actions.stderr().starts_with("::error title=FORGED::x.md:1:"), "{}", outside_actions.stderr());
 
-    let run = sandbox.run_with(sandbox.cmd().env("GITHUB_ACTIONS", "true").args(["lint", "::error title=FORGED::x.md"]));
+    let run =
+        sandbox.run_with(sandbox.cmd().env("GITHUB_ACTIONS", "true").args(["lint", "::error title=FORGED::x.md"]));
     let run = run.code(2).stdout_contains("LINT NOT RUN").stderr_contains("%3A:error title=FORGED::x.md:1: error:");
     assert_no_workflow_command(run.stdout());
     assert_no_workflow_command(run.stderr());
-    let missing =
-        sandbox.run_with(sandbox.cmd().env("GITHUB_ACTIONS", "true").args(["lint", "::warning::missing.md"]));
+    let missing = sandbox.run_with(sandbox.cmd().env("GITHUB_ACTIONS", "true").args(["lint", "::warning::missing.md"]));
     let missing = missing.code(2).stdout_contains("LINT NOT RUN").stderr_contains("no such gate file");
     assert_no_workflow_command(missing.stderr());
 }
@@ -83,11 +83,8 @@ fn a_linked_pipeline_blocks_the_stop_hook_when_no_scope_is_named() {
 fn a_missing_gate_cwd_names_its_line_and_not_help() {
     let sandbox = Sandbox::new();
     let path = sandbox.write("GATES.md", "- [ ] G1: x\n  CHECK: echo ok\n  EXPECT: ok\n  CWD: nope\n");
-    let expected = format!(
-        "{}:4: error: gate GATES:G1 CWD does not exist: {}\n",
-        path.display(),
-        sandbox.path("nope").display()
-    );
+    let expected =
+        format!("{}:4: error: gate GATES:G1 CWD does not exist: {}\n", path.display(), sandbox.path("nope").display());
     sandbox.run(&[]).code(2).stderr_is(&expected);
     assert_eq!(sandbox.approval_count(), 0);
 }
@@ -97,8 +94,10 @@ fn a_store_inside_the_root_is_not_a_usage_error() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
     let inside = sandbox.path("store");
-    let expected =
-        format!("gate-check: error: UNLAZY_APPROVAL_DIR must be outside the repository root {}\n", sandbox.root.display());
+    let expected = format!(
+        "gate-check: error: UNLAZY_APPROVAL_DIR must be outside the repository root {}\n",
+        sandbox.root.display()
+    );
     sandbox.run_with(sandbox.cmd().env("UNLAZY_APPROVAL_DIR", &inside)).code(2).stderr_is(&expected);
     // A real usage mistake still points at --help.
     sandbox.run(&["--status", "--reverify"]).code(2).stderr_contains("run gate-check --help for usage");
@@ -281,4 +280,58 @@ fn a_store_with_write_and_search_permission_only_records_and_reads_approvals() {
     };
     as_nobody(&["--approve"]).code(0).stdout_contains("APPROVED: ").stdout_contains("ALL MET (1 met)");
     as_nobody(&["--reverify"]).code(0).stdout_contains("ALL MET (1 met, reran: 1");
+}
+
+#[test]
+fn blank_looking_and_invisible_characters_are_shown_escaped_before_approval() {
+    let cases = [
+        ('\u{2800}', "\\u{2800}"),
+        ('\u{e0100}', "\\u{E0100}"),
+        ('\u{180b}', "\\u{180B}"),
+        ('\u{1d173}', "\\u{1D173}"),
+        ('\u{1bca0}', "\\u{1BCA0}"),
+        ('\u{600}', "\\u{600}"),
+        ('\u{6dd}', "\\u{6DD}"),
+        ('\u{890}', "\\u{890}"),
+        ('\u{110bd}', "\\u{110BD}"),
+        ('\u{13430}', "\\u{13430}"),
+    ];
+    for (hidden, shown) in cases {
+        let sandbox = Sandbox::new();
+        let check = format!("echo safe{hidden}# ; echo PWNED");
+        sandbox.write("GATES.md", &gate("G1", &check, "safe"));
+        let run = sandbox.run(&[]).code(1).stdout_contains("APPROVAL REQUIRED GATES:G1");
+        let want = format!("    CHECK: echo safe{shown}# ; echo PWNED\n");
+        assert!(run.stdout().contains(&want), "U+{:04X}: {}", hidden as u32, run.stdout());
+        assert!(!run.stdout().contains(hidden), "U+{:04X} shown raw", hidden as u32);
+    }
+}
+
+#[test]
+fn a_path_that_is_not_utf8_is_refused_not_approved_lossily() {
+    use std::os::unix::ffi::OsStrExt;
+    let sandbox = Sandbox::new();
+    let text = gate("G1", "echo ok; touch ran", "ok");
+    sandbox.write("GATES.md", &text);
+    sandbox
+        .run_with(sandbox.cmd().env("PATH", "/usr/bin:/bin:/tmp/x").arg("--approve"))
+        .code(0)
+        .stdout_contains("ALL MET");
+    sandbox.write("GATES.md", &text);
+    fs::remove_file(sandbox.path("ran")).unwrap();
+    let before = sandbox.approval_count();
+    for raw in [&b"/usr/bin:/bin:/tmp/\xff"[..], &b"/usr/bin:/bin:/tmp/\xfe"[..]] {
+        let path = std::ffi::OsStr::from_bytes(raw);
+        let shown = if raw.ends_with(b"\xff") { "\\xff" } else { "\\xfe" };
+        let expected = format!(
+            "gate-check: error: PATH entry \"/tmp/{shown}\" is not valid UTF-8; approvals bind PATH as text, so \
+             gate-check runs no check under a PATH it cannot spell exactly\n"
+        );
+        sandbox.run_with(sandbox.cmd().env("PATH", path).arg("--approve")).code(2).stderr_is(&expected);
+        // Reporting needs no PATH.
+        sandbox.run_with(sandbox.cmd().env("PATH", path).arg("--status")).code(1).stdout_contains("UNMET: 1");
+    }
+    assert_eq!(sandbox.approval_count(), before, "an approval was recorded under a lossy PATH");
+    assert!(!sandbox.path("ran").exists());
+    assert_eq!(sandbox.read("GATES.md"), text);
 }

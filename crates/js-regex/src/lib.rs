@@ -25,6 +25,14 @@ use thiserror::Error;
 
 pub use backtrack::{STACK_BYTES_LIMIT, STEP_BUDGET};
 
+/// The code point ranges of a Unicode property as the regex tables hold it
+/// (`Default_Ignorable_Code_Point`, `gc=Format`, ...), from the same Unicode
+/// version (`UNICODE_VERSION`); sorted, disjoint, inclusive.
+pub fn unicode_property(key: &str) -> Option<&'static [(u32, u32)]> {
+    let tables = unicode_tables::PROPERTY_RANGES;
+    tables.binary_search_by(|(name, _)| name.cmp(&key)).ok().map(|index| tables[index].1)
+}
+
 /// Longest regex source the Node tool accepts, in UTF-16 code units (JavaScript `length`).
 pub const MAX_PATTERN_CHARS: usize = 1000;
 

@@ -17,6 +17,8 @@ pub struct Approvals {
     pub admitted: Vec<bool>,
     /// Approvals the store could not validate or record.
     pub failures: usize,
+    /// Admitted checks that gate-check's own resources could not start.
+    pub check_failures: usize,
 }
 
 impl Approvals {

@@ -33,6 +33,9 @@ pub struct CheckResult {
     /// Set when an interrupt stopped (or prevented) the check: such a
     /// result is never written back.
     pub interrupted: Option<Interrupted>,
+    /// Set when gate-check's own resources ran out before the check could
+    /// start: an infrastructure failure, never a result of the gate.
+    pub resources: Option<String>,
 }
 
 impl CheckResult {
@@ -107,7 +110,7 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResul
         Some(RunFailure::Interrupted(signal)) => Some(format!("interrupted by {}", signal.as_str())),
         Some(RunFailure::NotStarted(signal)) => Some(format!("not started: interrupted by {}", signal.as_str())),
         Some(RunFailure::Overflow) => Some(format!("output exceeded {MAX_OUTPUT_BYTES} bytes")),
-        Some(RunFailure::Spawn(message)) => Some(message.clone()),
+        Some(RunFailure::Spawn(message) | RunFailure::Resources(message)) => Some(message.clone()),
         None if combined_overflow => {
             Some(format!("output exceeded {MAX_OUTPUT_BYTES} bytes after stdout/stderr UTF-8 combination"))
         }
@@ -126,6 +129,10 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResul
         Some(RunFailure::NotStarted(_)) => Some(Interrupted::BeforeStart),
         _ => None,
     };
+    let resources = match outcome.failure {
+        Some(RunFailure::Resources(message)) => Some(message),
+        _ => None,
+    };
     CheckResult {
         output,
         fingerprint,
@@ -135,5 +142,6 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResul
         error,
         duration: outcome.duration,
         interrupted,
+        resources,
     }
 }

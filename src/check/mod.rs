@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::config::Environment;
-use crate::error::{Error, Exit};
+use crate::error::{error_line, Error, Exit};
 use crate::evidence::{self, GateState};
 use crate::report::{
     CheckRecord, Event, GateRecord, LedgerRecord, OutputFormat, Reporter, RunReport, Summary, WaveRecords,
@@ -118,6 +118,8 @@ fn run_checks(
     let mut executed = Executed::default();
     let mut admitted = Vec::with_capacity(tasks.len());
     let mut approval_failures = 0;
+    // Checks gate-check's own resources could not start: not results.
+    let mut check_failures = 0;
     let mut write_failures = Vec::new();
     let mut pending: Vec<(usize, CheckResult)> = Vec::new();
     let mut oldest_pending: Option<Instant> = None;
@@ -181,6 +183,13 @@ fn run_checks(
                 Progress::Finished(index, result) => {
                     let task = &tasks[index];
                     let key = (task.ledger, task.gate.id.clone());
+                    if let Some(failure) = &result.resources {
+                        let line = error_line(&format!("could not run {}: {failure}", task.qualified));
+                        reporter.event(&Event::Warning(&line));
+                        check_failures += 1;
+                        not_run_records.push((key, not_run_record("infrastructure failure")));
+                        return;
+                    }
                     match result.interrupted {
                         Some(Interrupted::WhileRunning) => {
                             reporter.event(&Event::CheckInterrupted {
@@ -227,7 +236,7 @@ fn run_checks(
     executed.checks.extend(interrupted_records.into_iter().chain(not_run_records));
     executed.interrupted = interrupted;
     if write_failures.is_empty() {
-        Ok((Approvals { tasks, admitted, failures: approval_failures }, executed))
+        Ok((Approvals { tasks, admitted, failures: approval_failures, check_failures }, executed))
     } else {
         Err(Error::Infrastructure(write_failures))
     }
@@ -337,6 +346,7 @@ fn summarize(
         reran: approvals.runnable().count(),
         reverified: executed.reverified,
         approval_failures: approvals.failures,
+        check_failures: approvals.check_failures,
         not_rerun_met: approvals
             .not_run()
             .filter(|task| task.starting_state == GateState::Met)

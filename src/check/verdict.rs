@@ -47,6 +47,8 @@ pub struct RunFacts<'a> {
     /// Previously met gates whose re-run result was written.
     pub reverified: usize,
     pub approval_failures: usize,
+    /// Checks that gate-check's own resources could not start.
+    pub check_failures: usize,
     /// (ledger, gate id, qualified id) of gates that started met but a
     /// `--reverify` could not run.
     pub not_rerun_met: Vec<(usize, &'a str, &'a str)>,
@@ -73,6 +75,7 @@ pub struct Verdict {
     pub reverified: Option<usize>,
     pub scope: Option<String>,
     pub approval_failures: usize,
+    pub check_failures: usize,
     /// With `--gate`: the gates left out of the count.
     pub not_selected: Option<usize>,
 }
@@ -149,7 +152,7 @@ pub fn verdict(
     let confirmed_met = met.saturating_sub(doubted.len());
     unmet_ids.extend(doubted.into_iter().map(|(_, label)| label));
     unmet_ids.extend(waves.blocking.iter().cloned());
-    let outcome = if facts.approval_failures > 0 {
+    let outcome = if facts.approval_failures > 0 || facts.check_failures > 0 {
         Outcome::Error
     } else if unmet == 0 && abandoned == 0 {
         Outcome::AllMet
@@ -170,6 +173,7 @@ pub fn verdict(
         reverified: facts.reverify.then_some(facts.reverified),
         scope: scope.map(str::to_string),
         approval_failures: facts.approval_failures,
+        check_failures: facts.check_failures,
         not_selected: facts.selection.map(|_| not_selected),
     }
 }

@@ -148,9 +148,10 @@ impl<O: Write, E: Write> Human<O, E> {
         };
         match verdict.outcome {
             Outcome::Error => {
-                let line =
-                    error_line(&format!("infrastructure failure prevented {} approval(s)", verdict.approval_failures));
-                self.warning(&line);
+                let prevented = [(verdict.approval_failures, "approval(s)"), (verdict.check_failures, "check(s)")];
+                for (count, what) in prevented.into_iter().filter(|(count, _)| *count > 0) {
+                    self.warning(&error_line(&format!("infrastructure failure prevented {count} {what}")));
+                }
             }
             Outcome::AllMet => {
                 self.marked(BOLD_GREEN, "ALL MET", &format!(" ({} met{verify_note}){scope_note}", verdict.met))
@@ -368,6 +369,7 @@ mod tests {
             reverified: None,
             scope: Some("s1".into()),
             approval_failures: 0,
+            check_failures: 0,
             not_selected: None,
         }
     }

@@ -61,6 +61,10 @@ pub enum RunFailure {
     /// open past `EOF_GRACE`: the output is incomplete.
     OutputHeldOpen,
     Spawn(String),
+    /// gate-check's own resources ran out before the check could start
+    /// (file descriptors, memory, processes): nothing ran, and the check
+    /// has no result of its own.
+    Resources(String),
     /// The run was interrupted by this signal while the check ran; the
     /// check was terminated.
     Interrupted(Signal),
@@ -143,7 +147,12 @@ pub fn run_check(request: &CheckRequest) -> CheckOutcome {
         Err(Launch::Interrupted(signal)) => return CheckOutcome::unstarted(RunFailure::NotStarted(signal), started),
         Err(Launch::Failed(error)) => {
             let message = format!("spawn {} failed: {error}", request.shell.display());
-            return CheckOutcome::unstarted(RunFailure::Spawn(message), started);
+            let failure = if is_resource_exhaustion(&error) {
+                RunFailure::Resources(message)
+            } else {
+                RunFailure::Spawn(message)
+            };
+            return CheckOutcome::unstarted(failure, started);
         }
     };
     spawn::prepare_next();
@@ -175,6 +184,14 @@ pub fn run_check(request: &CheckRequest) -> CheckOutcome {
         failure,
         duration: started.elapsed(),
     }
+}
+
+/// True for the errors of running out of this process's or the system's
+/// resources (descriptors, memory, processes), as opposed to the check's
+/// own failure to start (its shell or directory missing or not executable).
+fn is_resource_exhaustion(error: &std::io::Error) -> bool {
+    use nix::libc::{EAGAIN, EMFILE, ENFILE, ENOBUFS, ENOMEM};
+    matches!(error.raw_os_error(), Some(EMFILE | ENFILE | ENOMEM | EAGAIN | ENOBUFS))
 }
 
 /// One check between its start and its release.

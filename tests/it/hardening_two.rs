@@ -335,3 +335,30 @@ fn a_path_that_is_not_utf8_is_refused_not_approved_lossily() {
     assert!(!sandbox.path("ran").exists());
     assert_eq!(sandbox.read("GATES.md"), text);
 }
+
+#[test]
+fn running_out_of_descriptors_is_an_infrastructure_error_that_wipes_no_evidence() {
+    let sandbox = Sandbox::new();
+    let ledger: String = (1..=30).map(|i| gate(&format!("G{i}"), "echo ok", "ok")).collect();
+    sandbox.write("GATES.md", &ledger);
+    sandbox.run(&["--approve"]).code(0).stdout_contains("ALL MET (30 met)");
+    let met = sandbox.read("GATES.md");
+    // With descriptors to spare the same run passes: the positive case.
+    sandbox.run(&["--reverify", "--jobs", "8", "-q"]).code(0).stdout_contains("ALL MET (30 met, reran: 30");
+    assert_eq!(sandbox.read("GATES.md"), met);
+
+    let binary = assert_cmd::cargo::cargo_bin("gate-check");
+    // The shell lowers the limit and becomes gate-check.
+    let mut shell = std::process::Command::new("/bin/sh");
+    shell
+        .current_dir(&sandbox.root)
+        .env("UNLAZY_APPROVAL_DIR", &sandbox.approvals)
+        .env("NO_COLOR", "1")
+        .env("BINARY", &binary)
+        .args(["-c", "ulimit -n 16 && exec \"$BINARY\" --reverify --jobs 8 -q"]);
+    let run = sandbox.run_with(&mut assert_cmd::Command::from_std(shell)).code(2);
+    let run = run.stderr_contains("Too many open files").stderr_contains("error: infrastructure failure prevented ");
+    assert!(!run.stderr().contains("FAIL"), "a starved check was judged failed: {}", run.stderr());
+    assert_eq!(sandbox.read("GATES.md"), met, "evidence changed for checks that never ran");
+    assert!(!sandbox.read("GATES.md").contains("EVIDENCE: pending"));
+}

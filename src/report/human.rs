@@ -353,6 +353,7 @@ mod tests {
             error: None,
             duration: Duration::from_millis(5),
             interrupted: None,
+            resources: None,
         }
     }
 

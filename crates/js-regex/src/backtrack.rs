@@ -62,6 +62,10 @@ enum Inst {
         greedy: bool,
         body: usize,
         exit: usize,
+        /// The body can match empty anywhere, setting no capture on the
+        /// way (see `caps_required_iterations`).
+        nullable: bool,
+        backward: bool,
     },
     IterationStart {
         mark: usize,
@@ -226,13 +230,28 @@ impl Program {
             return;
         }
         let (first_group, last_group) = capture_range(body);
+        if never_consumes(body) {
+            // Every iteration of a body that cannot consume starts where the
+            // last one did, with its captures reset: it has the outcomes of
+            // one iteration, and an optional one fails by the empty-iteration
+            // rule. So `X{n,m}` is `X` for n >= 1 and nothing for n = 0,
+            // however large n is.
+            if min >= 1 {
+                if let Some(first) = first_group {
+                    self.insts.push(Inst::ClearSlots { from: first * 2, to: (last_group + 1) * 2 });
+                }
+                self.emit_node(body, backward);
+            }
+            return;
+        }
+        let nullable = matches_empty_unconditionally(body);
         let counter = self.counter_count;
         self.counter_count += 1;
         let mark = self.mark_count;
         self.mark_count += 1;
         self.insts.push(Inst::CounterReset(counter));
         let head = self.insts.len();
-        self.insts.push(Inst::LoopHead { counter, min, max, greedy, body: head + 1, exit: 0 });
+        self.insts.push(Inst::LoopHead { counter, min, max, greedy, body: head + 1, exit: 0, nullable, backward });
         self.insts.push(Inst::IterationStart { mark });
         if let Some(first) = first_group {
             self.insts.push(Inst::ClearSlots { from: first * 2, to: (last_group + 1) * 2 });
@@ -240,7 +259,7 @@ impl Program {
         self.emit_node(body, backward);
         self.insts.push(Inst::IterationEnd { counter, mark, min, head });
         let exit = self.insts.len();
-        self.insts[head] = Inst::LoopHead { counter, min, max, greedy, body: head + 1, exit };
+        self.insts[head] = Inst::LoopHead { counter, min, max, greedy, body: head + 1, exit, nullable, backward };
     }
 
     /// JavaScript `test()` from index 0 with a fresh RegExp.
@@ -276,6 +295,44 @@ impl Program {
         }
         Ok(false)
     }
+}
+
+/// True when no path through `node` consumes input.
+fn never_consumes(node: &Node) -> bool {
+    match node {
+        Node::Empty | Node::Assert(_) | Node::Look { .. } => true,
+        Node::Set(_) | Node::BackReference(_) => false,
+        Node::Concat(items) | Node::Alternation(items) => items.iter().all(never_consumes),
+        Node::Capture(_, body) => never_consumes(body),
+        Node::Repeat { body, max, .. } => *max == Some(0) || never_consumes(body),
+    }
+}
+
+/// True when `node` has a path that matches empty at every position: one
+/// without sets, assertions, lookarounds or backreferences. A capture on it
+/// captures the empty string, which a backreference cannot tell from unset.
+fn matches_empty_unconditionally(node: &Node) -> bool {
+    match node {
+        Node::Empty => true,
+        Node::Set(_) | Node::Assert(_) | Node::Look { .. } | Node::BackReference(_) => false,
+        Node::Concat(items) => items.iter().all(matches_empty_unconditionally),
+        Node::Alternation(items) => items.iter().any(matches_empty_unconditionally),
+        Node::Capture(_, body) => matches_empty_unconditionally(body),
+        Node::Repeat { body, min, .. } => *min == 0 || matches_empty_unconditionally(body),
+    }
+}
+
+/// The iterations still required of a loop whose body can match empty
+/// anywhere, capped without changing the answer. An empty iteration can be
+/// added anywhere such a path exists; it only clears the body's captures,
+/// which the next iteration does anyway. A path from here makes at most
+/// `remaining` consuming iterations, so with more than `remaining + 2`
+/// required, the empty ones can be moved before the first consuming one
+/// (or kept one at the end) and their number changed freely: requiring
+/// `remaining + 2` has the same outcomes. This ends `(?:a|){2147483647}b`
+/// at once, as JavaScript's answer does.
+fn caps_required_iterations(required: u32, remaining: usize) -> u32 {
+    required.min(u32::try_from(remaining.saturating_add(2)).unwrap_or(u32::MAX))
 }
 
 /// Lowest and highest capture numbers inside `node`.
@@ -544,8 +601,17 @@ impl Machine<'_, '_> {
                     pc += 1;
                     true
                 }
-                Inst::LoopHead { counter, min, max, greedy, body, exit } => {
-                    let done = self.counters[*counter];
+                Inst::LoopHead { counter, min, max, greedy, body, exit, nullable, backward } => {
+                    let mut done = self.counters[*counter];
+                    if *nullable && done < *min {
+                        let remaining = if *backward { pos } else { self.input.len() - pos };
+                        let required = caps_required_iterations(*min - done, remaining);
+                        if required < *min - done {
+                            self.push(Frame::RestoreCounter { counter: *counter as u32, value: done })?;
+                            done = *min - required;
+                            self.counters[*counter] = done;
+                        }
+                    }
                     if done < *min {
                         pc = *body;
                     } else if done >= *max {

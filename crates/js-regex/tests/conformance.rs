@@ -103,3 +103,45 @@ fn property_and_case_folding_tables_follow_the_unicode_version_of_the_corpus_nod
     assert_eq!(corpus()["unicode"].as_str(), Some(js_regex::UNICODE_VERSION));
     assert_eq!(corpus()["unicode"].as_str(), Some(js_regex::CASE_FOLDING_UNICODE_VERSION));
 }
+
+/// Loops whose body can match empty anywhere, required more often than the input
+/// can feed them (tests/conformance/nullable-loop-cases.json, answers from node): the
+/// backtracker caps the required count, and must keep JavaScript's answer.
+#[test]
+fn capped_nullable_loops_agree_with_javascript() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance/nullable-loop-cases.json");
+    let corpus: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("readable")).expect("JSON");
+    let cases = corpus["cases"].as_array().expect("cases array");
+    assert!(cases.len() > 5000, "{}", cases.len());
+    let mut mismatches = Vec::new();
+    for case in cases {
+        let (source, flags, input) = (text(case, "source"), text(case, "flags"), text(case, "input"));
+        let expected = text(case, "expected");
+        let (actual, backtracker) = answer(&source, &flags, &input);
+        if actual != expected || backtracker != expected {
+            mismatches.push(format!(
+                "/{source}/{flags} on {input:?}: JavaScript {expected}, gate-check {actual}, backtracker {backtracker}"
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "{} mismatches:\n{}", mismatches.len(), mismatches.join("\n"));
+}
+
+/// Huge counts over bodies that match empty end at once with the specification's
+/// answer (node 20 overflows its stack on the second; the specification says true).
+#[test]
+fn huge_counts_over_empty_matching_bodies_decide_at_once() {
+    for (expect, input, want) in [
+        ("/(?=a){2147483647}/", "a", true),
+        ("/(?=a){2147483647}/", "b", false),
+        ("/(?:a|){2147483647}b/i", "aab", true),
+        ("/(?:a|){2147483647}b/i", &"a".repeat(1000), false),
+        ("/(?:){1000000}z(?<=z)/", "xyz", true),
+        ("/(?:(?=a)|b){4294967295}/", "c", false),
+    ] {
+        let started = std::time::Instant::now();
+        let pattern = Expectation::parse(expect).expect("valid");
+        assert_eq!(pattern.matches(input), Ok(want), "{expect} on {} units", input.len());
+        assert!(started.elapsed() < std::time::Duration::from_secs(2), "{expect}: {:?}", started.elapsed());
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use js_regex::Expectation;
+use js_regex::{Expectation, Limits, MatchError};
 
 use crate::evidence::{self, Fingerprint, MAX_OUTPUT_BYTES};
 use crate::report::tail::{self, OutputTail};
@@ -83,6 +83,8 @@ impl CheckResult {
 }
 
 pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResult {
+    // Matching EXPECT is part of the check: it ends by the same deadline.
+    let deadline = std::time::Instant::now() + Duration::from_secs(timeout_secs);
     let outcome = runner::run_check(&CheckRequest {
         shell: &runtime.shell,
         environment: &runtime.child_environment,
@@ -117,9 +119,17 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResul
         None => None,
     };
     let mut matched = false;
+    let mut interrupted_while_matching = false;
     if error.is_none() {
-        match task.expectation.as_deref().map(|e: &Expectation| e.matches(&output)) {
+        let interrupted = || runner::interruption().is_some();
+        let limits = Limits::new(deadline, &interrupted);
+        match task.expectation.as_deref().map(|e: &Expectation| e.matches_within(&output, &limits)) {
             Some(Ok(yes)) => matched = yes,
+            Some(Err(MatchError::Interrupted)) => {
+                let signal = runner::interruption().map_or("a signal", |signal| signal.as_str());
+                error = Some(format!("interrupted by {signal}"));
+                interrupted_while_matching = true;
+            }
             Some(Err(budget)) => error = Some(budget.to_string()),
             None => error = Some("gate has no EXPECT".into()),
         }
@@ -127,6 +137,7 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResul
     let interrupted = match outcome.failure {
         Some(RunFailure::Interrupted(_)) => Some(Interrupted::WhileRunning),
         Some(RunFailure::NotStarted(_)) => Some(Interrupted::BeforeStart),
+        _ if interrupted_while_matching => Some(Interrupted::WhileRunning),
         _ => None,
     };
     let resources = match outcome.failure {

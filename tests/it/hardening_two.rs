@@ -362,3 +362,92 @@ fn running_out_of_descriptors_is_an_infrastructure_error_that_wipes_no_evidence(
     assert_eq!(sandbox.read("GATES.md"), met, "evidence changed for checks that never ran");
     assert!(!sandbox.read("GATES.md").contains("EVIDENCE: pending"));
 }
+
+/// A check that prints 1 MiB of `a`, and the worst linear-engine EXPECT the review found.
+fn worst_case_ledger(sandbox: &Sandbox, gates: usize) -> String {
+    fs::write(sandbox.path("big.txt"), "a".repeat(1 << 20)).unwrap();
+    let ledger: String =
+        (1..=gates).map(|i| gate(&format!("W{i}"), "cat big.txt", "/(?:(?:a|b){100}){100}c/i")).collect();
+    sandbox.write("GATES.md", &ledger);
+    ledger
+}
+
+/// Waits for `child` at most `limit`, killing it after that.
+fn wait_at_most(child: &mut std::process::Child, limit: std::time::Duration) -> Option<std::process::ExitStatus> {
+    let started = std::time::Instant::now();
+    while started.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn a_worst_case_expect_decides_within_the_checks_timeout() {
+    use std::process::Stdio;
+    let sandbox = Sandbox::new();
+    let ledger = worst_case_ledger(&sandbox, 1);
+    let started = std::time::Instant::now();
+    let mut child = sandbox
+        .std_cmd()
+        .args(["--approve", "--timeout", "5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_at_most(&mut child, std::time::Duration::from_secs(30)).expect("the run outlived its timeout");
+    let output = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(status.code(), Some(1), "{out}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "took {:?}", started.elapsed());
+    assert!(out.contains("  FAIL GATES:W1: outcome W1\n"), "{out}");
+    assert!(out.contains("EXPECT regex exceeded its matching budget"), "{out}");
+    assert_eq!(sandbox.read("GATES.md"), ledger);
+}
+
+#[test]
+fn an_interrupt_while_expects_are_matched_ends_the_run_and_writes_nothing() {
+    use std::process::Stdio;
+    let sandbox = Sandbox::new();
+    let ledger = worst_case_ledger(&sandbox, 40);
+    sandbox.run(&["--approve", "--gate", "W1"]).code(1).stdout_contains("FAIL GATES:W1");
+    // Nearly all of this run is matching: every check prints at once.
+    let mut child = sandbox
+        .std_cmd()
+        .args(["--approve", "--jobs", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let sent = std::time::Instant::now();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = wait_at_most(&mut child, std::time::Duration::from_secs(30)).expect("the interrupt was not honoured");
+    let output = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(status.code(), Some(130), "{out}");
+    assert!(sent.elapsed() < std::time::Duration::from_secs(3), "honoured after {:?}", sent.elapsed());
+    assert!(out.contains("  INTERRUPTED GATES:W"), "{out}");
+    assert!(!out.contains("PASS"), "{out}");
+    assert_eq!(sandbox.read("GATES.md"), ledger, "an interrupted run wrote to the ledger");
+}
+
+#[test]
+fn huge_counts_over_empty_matching_bodies_decide_at_once_through_the_binary() {
+    let sandbox = Sandbox::new();
+    let ledger = [
+        gate("A", "printf a", "/(?=a){2147483647}/"),
+        gate("B", "printf aab", "/(?:a|){2147483647}b/i"),
+        gate("C", "printf xyz", "/(?:){1000000}z(?<=z)/"),
+    ]
+    .concat();
+    sandbox.write("GATES.md", &ledger);
+    let run = sandbox.run(&["--approve"]).code(0).stdout_contains("ALL MET (3 met)");
+    for id in ["A", "B", "C"] {
+        assert!(run.stdout().contains(&format!("  PASS GATES:{id}: outcome {id}\n")), "{}", run.stdout());
+    }
+}

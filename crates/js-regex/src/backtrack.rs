@@ -6,6 +6,10 @@
 use super::case_fold;
 use super::charset::{self, CodeSet};
 use super::parser::{Assertion, Flags, Node};
+use super::Limits;
+
+/// Steps between two looks at the caller's limits.
+const LIMIT_CHECK_STEPS: u64 = 1 << 16;
 
 /// Steps one whole `test()` may take before it is declared a budget failure.
 pub const STEP_BUDGET: u64 = 40_000_000;
@@ -136,6 +140,8 @@ pub struct Program {
 pub enum Exhausted {
     Steps,
     Memory,
+    /// The caller's limits said stop (its deadline passed, or it was told to).
+    Stopped(super::Stop),
 }
 
 impl Program {
@@ -263,7 +269,7 @@ impl Program {
     }
 
     /// JavaScript `test()` from index 0 with a fresh RegExp.
-    pub fn is_match(&self, input: &[u32], step_budget: u64) -> Result<bool, Exhausted> {
+    pub fn is_match(&self, input: &[u32], step_budget: u64, limits: &Limits) -> Result<bool, Exhausted> {
         if u32::try_from(input.len()).map_or(true, |len| len == UNSET) {
             return Err(Exhausted::Memory);
         }
@@ -277,6 +283,7 @@ impl Program {
             looks: Vec::new(),
             steps: 0,
             step_budget,
+            limits,
             mid_pair: false,
         };
         let last_start = if self.sticky { 0 } else { input.len() };
@@ -354,7 +361,7 @@ fn capture_range(node: &Node) -> (Option<usize>, usize) {
     (low, high)
 }
 
-struct Machine<'p, 'i> {
+struct Machine<'p, 'i, 'l> {
     program: &'p Program,
     input: &'i [u32],
     slots: Vec<u32>,
@@ -364,18 +371,22 @@ struct Machine<'p, 'i> {
     looks: Vec<usize>,
     steps: u64,
     step_budget: u64,
+    limits: &'l Limits<'l>,
     /// Evaluating at a position inside a surrogate pair (see `is_match`).
     mid_pair: bool,
 }
 
-impl Machine<'_, '_> {
+impl Machine<'_, '_, '_> {
     fn charge(&mut self) -> Result<(), Exhausted> {
         self.steps += 1;
         if self.steps > self.step_budget {
-            Err(Exhausted::Steps)
-        } else {
-            Ok(())
+            return Err(Exhausted::Steps);
         }
+        // A clock read every 64 Ki steps costs nothing measurable.
+        if self.steps % LIMIT_CHECK_STEPS == 0 {
+            self.limits.check().map_err(Exhausted::Stopped)?;
+        }
+        Ok(())
     }
 
     fn push(&mut self, frame: Frame) -> Result<(), Exhausted> {

@@ -20,6 +20,7 @@ pub use case_folding_tables::CASE_FOLDING_UNICODE_VERSION;
 pub use unicode_tables::UNICODE_VERSION;
 
 use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use thiserror::Error;
 
@@ -53,6 +54,60 @@ pub enum MatchError {
     /// Only a failure to start the deep-pattern helper thread: a validated pattern compiles.
     #[error("EXPECT regex could not be compiled: {0}")]
     Unavailable(String),
+    /// The caller's deadline (the check's timeout) passed while matching.
+    #[error("EXPECT regex exceeded its matching budget (the check's timeout passed while matching)")]
+    Deadline,
+    /// The caller asked matching to stop (the run was interrupted).
+    #[error("EXPECT matching was interrupted")]
+    Interrupted,
+}
+
+/// Why the caller's limits stopped a match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    Deadline,
+    Interrupted,
+}
+
+impl From<Stop> for MatchError {
+    fn from(stop: Stop) -> MatchError {
+        match stop {
+            Stop::Deadline => MatchError::Deadline,
+            Stop::Interrupted => MatchError::Interrupted,
+        }
+    }
+}
+
+/// Bounds a match from outside: a deadline, and a question, asked every
+/// so often, whether to stop now. Every engine looks at them while it runs.
+pub struct Limits<'a> {
+    deadline: Option<Instant>,
+    interrupted: &'a (dyn Fn() -> bool + Sync),
+}
+
+fn never() -> bool {
+    false
+}
+
+impl<'a> Limits<'a> {
+    /// No bound but the engines' own budgets.
+    pub fn none() -> Limits<'static> {
+        Limits { deadline: None, interrupted: &never }
+    }
+
+    pub fn new(deadline: Instant, interrupted: &'a (dyn Fn() -> bool + Sync)) -> Limits<'a> {
+        Limits { deadline: Some(deadline), interrupted }
+    }
+
+    fn check(&self) -> Result<(), Stop> {
+        if (self.interrupted)() {
+            return Err(Stop::Interrupted);
+        }
+        match self.deadline {
+            Some(deadline) if Instant::now() >= deadline => Err(Stop::Deadline),
+            _ => Ok(()),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -97,15 +152,118 @@ struct Compiled {
 struct LinearPattern {
     regex: regex::Regex,
     conditions: translate::InputConditions,
+    /// The translated pattern, for the guard.
+    translated: Box<str>,
+    /// Built at the first output long enough to need it.
+    guard: OnceLock<Option<Guard>>,
 }
+
+/// The regex crate cannot be stopped, and its slowest engine costs NFA
+/// states times input bytes (nested counted repetition makes thousands of
+/// states). Where that product is large, the same pattern runs on a lazy
+/// DFA stepped here: the limits are looked at as it goes, and it gives up
+/// when its cache thrashes instead of falling back to that engine.
+#[derive(Debug)]
+struct Guard {
+    dfa: regex_automata::hybrid::dfa::DFA,
+    nfa_states: usize,
+}
+
+/// What the linear engine said.
+enum Linear {
+    Answer(bool),
+    /// The lazy DFA gave up: the backtracker, with its budget, decides.
+    GaveUp,
+}
+
+/// The regex crate's own size limit for compiled patterns, shared by the guard.
+const LINEAR_SIZE_LIMIT: usize = 1 << 24;
+/// Outputs this short go to the regex crate without a guard.
+const UNGUARDED_OUTPUT_BYTES: usize = 1024;
+/// NFA states times output bytes the regex crate is left to do alone: well
+/// under a second on its slowest engine.
+const UNGUARDED_WORK: u64 = 20_000_000;
+/// Bytes the guard steps between two looks at the limits.
+const GUARD_CHECK_BYTES: usize = 1 << 16;
 
 impl LinearPattern {
     fn build(translation: translate::Translation) -> Option<LinearPattern> {
         // A pattern too large for the regex crate's limits stays on the backtracker.
-        let regex = regex::RegexBuilder::new(&translation.pattern).size_limit(1 << 24).build().ok()?;
-        Some(LinearPattern { regex, conditions: translation.conditions })
+        let regex = regex::RegexBuilder::new(&translation.pattern).size_limit(LINEAR_SIZE_LIMIT).build().ok()?;
+        Some(LinearPattern {
+            regex,
+            conditions: translation.conditions,
+            translated: translation.pattern.into(),
+            guard: OnceLock::new(),
+        })
     }
 
+    fn guard(&self) -> Option<&Guard> {
+        self.guard
+            .get_or_init(|| {
+                use regex_automata::{hybrid::dfa::DFA, nfa::thompson};
+                let config = DFA::config().minimum_cache_clear_count(Some(3)).minimum_bytes_per_state(Some(10));
+                let dfa = DFA::builder()
+                    .configure(config)
+                    .thompson(thompson::Config::new().nfa_size_limit(Some(LINEAR_SIZE_LIMIT)))
+                    .build(&self.translated)
+                    .ok()?;
+                let nfa_states = dfa.get_nfa().states().len();
+                Some(Guard { dfa, nfa_states })
+            })
+            .as_ref()
+    }
+
+    /// The answer for `output`, within `limits`.
+    fn matches(&self, output: &str, limits: &Limits) -> Result<Linear, MatchError> {
+        if output.len() <= UNGUARDED_OUTPUT_BYTES {
+            return Ok(Linear::Answer(self.regex.is_match(output)));
+        }
+        match self.guard() {
+            Some(guard) if (guard.nfa_states as u64).saturating_mul(output.len() as u64) > UNGUARDED_WORK => {
+                guard.matches(output, limits)
+            }
+            _ => Ok(Linear::Answer(self.regex.is_match(output))),
+        }
+    }
+}
+
+impl Guard {
+    /// An unanchored search for any match, a byte at a time.
+    fn matches(&self, output: &str, limits: &Limits) -> Result<Linear, MatchError> {
+        let mut cache = self.dfa.create_cache();
+        let input = regex_automata::Input::new(output);
+        let Ok(mut state) = self.dfa.start_state_forward(&mut cache, &input) else {
+            return Ok(Linear::GaveUp);
+        };
+        for (at, &byte) in output.as_bytes().iter().enumerate() {
+            if at % GUARD_CHECK_BYTES == 0 {
+                limits.check()?;
+            }
+            let Ok(next) = self.dfa.next_state(&mut cache, state, byte) else {
+                return Ok(Linear::GaveUp);
+            };
+            state = next;
+            if state.is_tagged() {
+                if state.is_match() {
+                    return Ok(Linear::Answer(true));
+                }
+                if state.is_dead() {
+                    return Ok(Linear::Answer(false));
+                }
+                if state.is_quit() {
+                    return Ok(Linear::GaveUp);
+                }
+            }
+        }
+        match self.dfa.next_eoi_state(&mut cache, state) {
+            Ok(state) => Ok(Linear::Answer(state.is_match())),
+            Err(_) => Ok(Linear::GaveUp),
+        }
+    }
+}
+
+impl LinearPattern {
     /// True if this output is one the translation answers exactly (see `InputConditions`).
     fn answers(&self, output: &str) -> bool {
         let c = self.conditions;
@@ -162,7 +320,7 @@ impl Pattern {
     #[doc(hidden)]
     pub fn matches_with_backtracker(&self, output: &str, step_budget: u64) -> Result<bool, MatchError> {
         let compiled = self.compiled()?;
-        compiled.backtrack_match(&compiled.backtracking, output, step_budget)
+        compiled.backtrack_match(&compiled.backtracking, output, step_budget, &Limits::none())
     }
 
     /// Text every match contains (empty if none is known).
@@ -175,27 +333,39 @@ impl Pattern {
         })
     }
 
-    fn is_match(&self, output: &str) -> Result<bool, MatchError> {
+    fn is_match(&self, output: &str, limits: &Limits) -> Result<bool, MatchError> {
         // Output without the required text cannot match: no engine needs to be built.
         if !output.contains(self.required()) {
             return Ok(false);
         }
         let compiled = self.compiled()?;
+        let backtrack = |program| compiled.backtrack_match(program, output, STEP_BUDGET, limits);
         match compiled.engine_for(output) {
-            Engine::Linear => Ok(compiled.linear.as_ref().is_some_and(|linear| linear.regex.is_match(output))),
+            Engine::Linear => match compiled.linear.as_ref().map(|linear| linear.matches(output, limits)) {
+                Some(Ok(Linear::Answer(answer))) => Ok(answer),
+                Some(Err(stopped)) => Err(stopped),
+                Some(Ok(Linear::GaveUp)) | None => backtrack(&compiled.backtracking),
+            },
             Engine::LinearThenBacktracking => {
                 let Some(split) = &compiled.split else {
-                    return compiled.backtrack_match(&compiled.backtracking, output, STEP_BUDGET);
+                    return backtrack(&compiled.backtracking);
                 };
-                if split.linear.iter().any(|linear| linear.regex.is_match(output)) {
-                    return Ok(true);
+                let mut gave_up = false;
+                for linear in &split.linear {
+                    match linear.matches(output, limits)? {
+                        Linear::Answer(true) => return Ok(true),
+                        Linear::Answer(false) => {}
+                        Linear::GaveUp => gave_up = true,
+                    }
                 }
-                match &split.rest {
-                    Some(rest) => compiled.backtrack_match(rest, output, STEP_BUDGET),
-                    None => Ok(false),
+                match (&split.rest, gave_up) {
+                    // An alternative the DFA gave up on is decided with the rest.
+                    (_, true) => backtrack(&compiled.backtracking),
+                    (Some(rest), false) => backtrack(rest),
+                    (None, false) => Ok(false),
                 }
             }
-            Engine::Backtracking => compiled.backtrack_match(&compiled.backtracking, output, STEP_BUDGET),
+            Engine::Backtracking => backtrack(&compiled.backtracking),
         }
     }
 
@@ -255,15 +425,17 @@ impl Compiled {
         program: &backtrack::Program,
         output: &str,
         step_budget: u64,
+        limits: &Limits,
     ) -> Result<bool, MatchError> {
         let units: Vec<u32> = if self.full_unicode {
             output.chars().map(|c| c as u32).collect()
         } else {
             output.encode_utf16().map(u32::from).collect()
         };
-        program.is_match(&units, step_budget).map_err(|exhausted| match exhausted {
+        program.is_match(&units, step_budget, limits).map_err(|exhausted| match exhausted {
             backtrack::Exhausted::Steps => MatchError::BudgetExceeded,
             backtrack::Exhausted::Memory => MatchError::MemoryExceeded,
+            backtrack::Exhausted::Stopped(stop) => stop.into(),
         })
     }
 }
@@ -323,9 +495,15 @@ impl Expectation {
     }
 
     pub fn matches(&self, output: &str) -> Result<bool, MatchError> {
+        self.matches_within(output, &Limits::none())
+    }
+
+    /// `matches`, stopped with `MatchError::Deadline` or `Interrupted` when
+    /// `limits` say so, on whichever engine is running.
+    pub fn matches_within(&self, output: &str, limits: &Limits) -> Result<bool, MatchError> {
         match self {
             Expectation::Substring(text) => Ok(output.contains(text.as_str())),
-            Expectation::Pattern(pattern) => pattern.is_match(output),
+            Expectation::Pattern(pattern) => pattern.is_match(output, limits),
         }
     }
 

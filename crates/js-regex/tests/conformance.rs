@@ -145,3 +145,41 @@ fn huge_counts_over_empty_matching_bodies_decide_at_once() {
         assert!(started.elapsed() < std::time::Duration::from_secs(2), "{expect}: {:?}", started.elapsed());
     }
 }
+
+/// A match is stopped by its caller's deadline or interrupt on every engine, even where
+/// its own budget would let it go on.
+#[test]
+fn limits_stop_every_engine() {
+    use js_regex::{Limits, MatchError};
+    use std::time::{Duration, Instant};
+    let long_a = "a".repeat(1 << 20);
+    let cases = [
+        // The linear engine's guard (nested counted repetition, 10,000 NFA states).
+        ("/(?:(?:a|b){100}){100}c/i", format!("{long_a}c")),
+        // The backtracker (a backreference).
+        (r"/(?:(a|a)+\1c)x|zz/", format!("{long_a}c")),
+    ];
+    let never = || false;
+    let always = || true;
+    for (expect, output) in &cases {
+        let pattern = Expectation::parse(expect).expect("valid");
+        let passed = Instant::now() - Duration::from_millis(1);
+        assert_eq!(pattern.matches_within(output, &Limits::new(passed, &never)), Err(MatchError::Deadline), "{expect}");
+        let later = Instant::now() + Duration::from_secs(3600);
+        assert_eq!(
+            pattern.matches_within(output, &Limits::new(later, &always)),
+            Err(MatchError::Interrupted),
+            "{expect}"
+        );
+        // Without limits the engines' own budget decides, within two seconds.
+        let started = Instant::now();
+        let answer = pattern.matches(output);
+        assert!(matches!(answer, Err(MatchError::BudgetExceeded | MatchError::MemoryExceeded)), "{expect}: {answer:?}");
+        assert!(started.elapsed() < Duration::from_secs(2), "{expect}: {:?}", started.elapsed());
+    }
+    // Limits that never fire change no answer.
+    let later = Instant::now() + Duration::from_secs(3600);
+    let pattern = Expectation::parse("/(?:(?:a|b){100}){100}/i").expect("valid");
+    assert_eq!(pattern.matches_within(&long_a, &Limits::new(later, &never)), Ok(true));
+    assert_eq!(pattern.matches_within("ab", &Limits::new(later, &never)), Ok(false));
+}

@@ -87,8 +87,7 @@ fn read_settings(path: &Path) -> Result<Option<Current>, String> {
         Err(ReadRefusal::TooLarge) => return Err(refuse(&format!("it exceeds {MAX_SETTINGS_BYTES} bytes"))),
         Err(ReadRefusal::Io(e)) => return Err(format!("cannot read {shown}: {e}")),
     };
-    let value =
-        serde_json::from_slice(&read.bytes).map_err(|e| refuse(&format!("it exists but is not valid JSON ({e})")))?;
+    let value = serde_json::from_slice(&read.bytes).map_err(|e| refuse(&json_refusal(&e, &read.bytes)))?;
     Ok(Some(Current { value, bytes: read.bytes, snapshot: snapshot(&read.metadata) }))
 }
 
@@ -106,6 +105,27 @@ fn refuse_linked_directory(path: &Path) -> Result<(), String> {
             directory.display()
         )),
         _ => Ok(()),
+    }
+}
+
+/// Why settings that do not parse are left alone. Two kinds are valid
+/// JSON that this installer cannot write back unchanged, and say so.
+fn json_refusal(error: &serde_json::Error, bytes: &[u8]) -> String {
+    let text = error.to_string();
+    // `\uD800`-`\uDFFF`: half of a UTF-16 pair, which JSON allows alone.
+    let surrogate_escape = bytes.windows(4).any(|w| {
+        w[0] == b'\\'
+            && w[1] == b'u'
+            && w[2].eq_ignore_ascii_case(&b'd')
+            && matches!(w[3].to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f')
+    });
+    let escape_error = text.contains("surrogate") || text.contains("hex escape") || text.contains("unicode code point");
+    if text.starts_with("recursion limit exceeded") {
+        format!("it nests deeper than gate-check can rewrite without changing it ({text})")
+    } else if surrogate_escape && escape_error {
+        format!("it holds a lone UTF-16 surrogate escape, which gate-check cannot write back unchanged ({text})")
+    } else {
+        format!("it exists but is not valid JSON ({text})")
     }
 }
 

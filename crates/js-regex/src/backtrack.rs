@@ -383,7 +383,7 @@ impl Machine<'_, '_, '_> {
             return Err(Exhausted::Steps);
         }
         // A clock read every 64 Ki steps costs nothing measurable.
-        if self.steps % LIMIT_CHECK_STEPS == 0 {
+        if self.steps.is_multiple_of(LIMIT_CHECK_STEPS) {
             self.limits.check().map_err(Exhausted::Stopped)?;
         }
         Ok(())

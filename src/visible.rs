@@ -47,15 +47,7 @@ fn hidden_ranges() -> &'static [(u32, u32)] {
         ranges.extend(spaces.iter().filter(|range| **range != (0x20, 0x20)).copied());
         ranges.extend(PREPENDED_CONCATENATION_MARKS);
         ranges.extend(BLANK_LOOKING.iter().map(|&c| (c, c)));
-        ranges.sort_unstable();
-        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(ranges.len());
-        for (low, high) in ranges {
-            match merged.last_mut() {
-                Some(last) if low <= last.1.saturating_add(1) => last.1 = last.1.max(high),
-                _ => merged.push((low, high)),
-            }
-        }
-        merged
+        js_regex::merged_ranges(ranges)
     })
 }
 

@@ -34,6 +34,11 @@ pub fn unicode_property(key: &str) -> Option<&'static [(u32, u32)]> {
     tables.binary_search_by(|(name, _)| name.cmp(&key)).ok().map(|index| tables[index].1)
 }
 
+/// `ranges` sorted, with overlapping and adjacent ranges merged.
+pub fn merged_ranges(ranges: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+    charset::CodeSet::from_ranges(ranges).ranges().to_vec()
+}
+
 /// Longest regex source the Node tool accepts, in UTF-16 code units (JavaScript `length`).
 pub const MAX_PATTERN_CHARS: usize = 1000;
 

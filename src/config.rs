@@ -100,18 +100,17 @@ pub fn github_actions() -> bool {
     std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
 }
 
-/// PATH as text, or why it cannot be: approvals record PATH as text, and
-/// a lossy spelling would let two different PATHs share one approval.
-fn path_text(path: std::ffi::OsString) -> Result<String, String> {
-    path.into_string().map_err(|raw| {
-        use std::os::unix::ffi::OsStrExt;
-        let entry = raw.as_bytes().split(|&b| b == b':').find(|entry| std::str::from_utf8(entry).is_err());
-        let shown = entry.map(|entry| entry.escape_ascii().to_string()).unwrap_or_default();
-        format!(
-            "PATH entry \"{shown}\" is not valid UTF-8; approvals bind PATH as text, so gate-check runs no check \
-             under a PATH it cannot spell exactly"
-        )
-    })
+/// Why PATH cannot be bound into an approval, if it cannot: approvals
+/// record PATH as text, and a lossy spelling would let two different PATHs
+/// share one approval.
+fn path_problem(path: &std::ffi::OsStr) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let entry = path.as_bytes().split(|&b| b == b':').find(|entry| std::str::from_utf8(entry).is_err())?;
+    Some(format!(
+        "PATH entry \"{}\" is not valid UTF-8; approvals bind PATH as text, so gate-check runs no check under a \
+         PATH it cannot spell exactly",
+        entry.escape_ascii()
+    ))
 }
 
 fn non_empty(name: &str) -> Option<String> {
@@ -124,13 +123,11 @@ impl Environment {
             .map_err(|e| Error::infrastructure(format!("cannot read the working directory: {e}")))?;
         let github_actions = github_actions();
         let raw_path = std::env::var_os("PATH").unwrap_or_default();
-        let path_lossy = raw_path.to_string_lossy().into_owned();
-        let path_problem = path_text(raw_path).err();
         Ok(Environment {
             cwd,
             variables: std::env::vars_os().collect(),
-            path_var: path_lossy,
-            path_problem,
+            path_var: raw_path.to_string_lossy().into_owned(),
+            path_problem: path_problem(&raw_path),
             shell: non_empty("UNLAZY_SHELL"),
             scope: non_empty("UNLAZY_SCOPE"),
             approval_dir: std::env::var_os("UNLAZY_APPROVAL_DIR").filter(|v| !v.is_empty()).map(PathBuf::from),

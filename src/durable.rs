@@ -103,7 +103,8 @@ fn replace_with(path: &Path, bytes: &[u8], prepare: impl FnOnce(&File) -> io::Re
     Ok(())
 }
 
-fn parent_directory(path: &Path) -> &Path {
+/// The directory holding `path` (`.` for a bare name).
+pub fn parent_directory(path: &Path) -> &Path {
     path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 
@@ -438,7 +439,7 @@ impl FileLock {
     }
 
     fn acquire_until(path: &Path, deadline: Option<Instant>, foreign_wait: Duration) -> io::Result<FileLock> {
-        let directory = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let directory = parent_directory(path);
         remove_crashed_locks(directory, path);
         let mut foreign_since: Option<((u64, u64), Instant)> = None;
         loop {

@@ -45,7 +45,7 @@ pub fn set_workflow_commands_live(live: bool) {
     WORKFLOW_COMMANDS_LIVE.store(live, Ordering::Relaxed);
 }
 
-pub fn workflow_commands_live() -> bool {
+fn workflow_commands_live() -> bool {
     WORKFLOW_COMMANDS_LIVE.load(Ordering::Relaxed)
 }
 

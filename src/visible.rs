@@ -33,22 +33,25 @@ pub const PREPENDED_CONCATENATION_MARKS: [(u32, u32); 8] = [
 /// Hangul fillers.
 pub const BLANK_LOOKING: [u32; 5] = [0x2800, 0x3164, 0x115F, 0x1160, 0xFFA0];
 
-/// Every hidden code point as sorted, merged, inclusive ranges: the
-/// properties above, every space separator but the ASCII space, the marks
-/// and the blank-looking characters.
+/// The hidden classes as ranges, unmerged: the properties above, every
+/// space separator but the ASCII space, the marks and the blank-looking
+/// characters.
+fn hidden_classes() -> Vec<(u32, u32)> {
+    let mut ranges: Vec<(u32, u32)> = HIDDEN_PROPERTIES
+        .iter()
+        .flat_map(|key| js_regex::unicode_property(key).unwrap_or_default().iter().copied())
+        .collect();
+    let spaces = js_regex::unicode_property("gc=Space_Separator").unwrap_or_default();
+    ranges.extend(spaces.iter().filter(|range| **range != (0x20, 0x20)).copied());
+    ranges.extend(PREPENDED_CONCATENATION_MARKS);
+    ranges.extend(BLANK_LOOKING.iter().map(|&c| (c, c)));
+    ranges
+}
+
+/// Every hidden code point as sorted, merged, inclusive ranges.
 fn hidden_ranges() -> &'static [(u32, u32)] {
     static RANGES: std::sync::OnceLock<Vec<(u32, u32)>> = std::sync::OnceLock::new();
-    RANGES.get_or_init(|| {
-        let mut ranges: Vec<(u32, u32)> = HIDDEN_PROPERTIES
-            .iter()
-            .flat_map(|key| js_regex::unicode_property(key).unwrap_or_default().iter().copied())
-            .collect();
-        let spaces = js_regex::unicode_property("gc=Space_Separator").unwrap_or_default();
-        ranges.extend(spaces.iter().filter(|range| **range != (0x20, 0x20)).copied());
-        ranges.extend(PREPENDED_CONCATENATION_MARKS);
-        ranges.extend(BLANK_LOOKING.iter().map(|&c| (c, c)));
-        js_regex::merged_ranges(ranges)
-    })
+    RANGES.get_or_init(|| js_regex::merged_ranges(hidden_classes()))
 }
 
 /// Characters that do not print as themselves (see `hidden_ranges`).
@@ -114,16 +117,11 @@ mod tests {
 
     #[test]
     fn every_code_point_of_the_hidden_classes_is_escaped() {
-        let mut classes: Vec<(u32, u32)> = HIDDEN_PROPERTIES
-            .iter()
-            .flat_map(|key| js_regex::unicode_property(key).expect("a property of the regex tables").iter().copied())
-            .collect();
-        let spaces = js_regex::unicode_property("gc=Space_Separator").unwrap();
-        classes.extend(spaces.iter().filter(|range| **range != (0x20, 0x20)).copied());
-        classes.extend(PREPENDED_CONCATENATION_MARKS);
-        classes.extend(BLANK_LOOKING.iter().map(|&c| (c, c)));
+        for key in HIDDEN_PROPERTIES.iter().chain(&["gc=Space_Separator"]) {
+            assert!(js_regex::unicode_property(key).is_some(), "{key} is not a property of the regex tables");
+        }
         let mut count = 0;
-        for (low, high) in classes {
+        for (low, high) in hidden_classes() {
             for code in low..=high {
                 let Some(c) = char::from_u32(code) else { continue };
                 count += 1;

@@ -229,12 +229,9 @@ impl Store {
             return Ok(records);
         };
         let mut names = Vec::new();
-        let entries = match fs::read_dir(&store.path) {
-            Ok(entries) => entries,
-            // A store with write and search permission only (0300) holds
-            // records that can be looked up but not listed: none is known.
-            Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => return Ok(records),
-            Err(error) => return Err(io_error(&store.path)(error)),
+        // Records that cannot be listed (a 0300 store) are none that is known.
+        let Some(entries) = list(&store)? else {
+            return Ok(records);
         };
         for entry in entries {
             names.push(entry.map_err(io_error(&store.path))?.file_name());
@@ -312,10 +309,8 @@ fn approval_lock(record: &Path) -> PathBuf {
 /// it. A store without read permission cannot be listed, so nothing is
 /// swept there (see SECURITY.md).
 fn sweep_stale_temp_files(store: &OpenStore, own: &Path) -> Result<(), StoreError> {
-    let entries = match fs::read_dir(&store.path) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => return Ok(()),
-        Err(error) => return Err(io_error(&store.path)(error)),
+    let Some(entries) = list(store)? else {
+        return Ok(());
     };
     let mut records = std::collections::BTreeSet::new();
     for entry in entries {
@@ -330,6 +325,17 @@ fn sweep_stale_temp_files(store: &OpenStore, own: &Path) -> Result<(), StoreErro
         }
     }
     Ok(())
+}
+
+/// The store's entries, or `None` when it may not be listed: a store with
+/// write and search permission only (0300) holds records that can be
+/// looked up and written by name, but not listed.
+fn list(store: &OpenStore) -> Result<Option<fs::ReadDir>, StoreError> {
+    match fs::read_dir(&store.path) {
+        Ok(entries) => Ok(Some(entries)),
+        Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => Ok(None),
+        Err(error) => Err(io_error(&store.path)(error)),
+    }
 }
 
 /// `<64 lowercase hex>.json`: the name of an approval record.

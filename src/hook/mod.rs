@@ -178,9 +178,11 @@ fn choose(root: &Path, pinned: Option<&str>, from_environment: Option<&str>, ses
         return named(scope);
     }
     if scopes.is_empty() {
-        // As `--status` does, which then finds no ledger and fails.
-        let no_ledgers = target::resolve(root, &[], None).is_ok_and(|found| found.files.is_empty());
-        if no_ledgers && target::has_untrusted_pipeline(root) {
+        // As `--status` does, which then finds no ledger and fails. The
+        // ledgers are looked for only then: `discover` lists them anyway.
+        if target::has_untrusted_pipeline(root)
+            && target::resolve(root, &[], None).is_ok_and(|found| found.files.is_empty())
+        {
             return Choice::Untrusted;
         }
         return Choice::Legacy;

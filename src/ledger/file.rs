@@ -87,7 +87,7 @@ pub struct Edit {
 /// a rewrite through a linked directory would land wherever the link
 /// points (the Node tool refuses it too).
 fn require_real_directory(ledger: &Path) -> Result<&Path, LedgerFileError> {
-    let directory = ledger.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let directory = durable::parent_directory(ledger);
     match fs::symlink_metadata(directory) {
         Ok(meta) if meta.file_type().is_symlink() => {
             Err(LedgerFileError::LinkedDirectory(directory.display().to_string()))
@@ -98,8 +98,8 @@ fn require_real_directory(ledger: &Path) -> Result<&Path, LedgerFileError> {
 
 /// Checks, before anything is approved or run and without creating
 /// anything, that results can be written back to `ledger`: its directory is
-/// a real directory, writable, and its lock directory under `root` exists as real directories
-/// or can be created.
+/// a real directory and writable, and its lock directory under `root`
+/// exists as real directories or can be created.
 pub fn check_write_back(root: &Path, ledger: &Path) -> Result<(), LedgerFileError> {
     let directory = require_real_directory(ledger)?;
     nix::unistd::access(directory, nix::unistd::AccessFlags::W_OK)

@@ -136,12 +136,13 @@ pub struct Program {
 }
 
 /// Why a match was abandoned without an answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exhausted {
     Steps,
     Memory,
-    /// The caller's limits said stop (its deadline passed, or it was told to).
-    Stopped(super::Stop),
+    /// The caller's limits said stop (its deadline passed, or it was told
+    /// to): `MatchError::Deadline` or `Interrupted`.
+    Stopped(super::MatchError),
 }
 
 impl Program {

@@ -67,22 +67,6 @@ pub enum MatchError {
     Interrupted,
 }
 
-/// Why the caller's limits stopped a match.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    Deadline,
-    Interrupted,
-}
-
-impl From<Stop> for MatchError {
-    fn from(stop: Stop) -> MatchError {
-        match stop {
-            Stop::Deadline => MatchError::Deadline,
-            Stop::Interrupted => MatchError::Interrupted,
-        }
-    }
-}
-
 /// Bounds a match from outside: a deadline, and a question, asked every
 /// so often, whether to stop now. Every engine looks at them while it runs.
 pub struct Limits<'a> {
@@ -104,12 +88,13 @@ impl<'a> Limits<'a> {
         Limits { deadline: Some(deadline), interrupted }
     }
 
-    fn check(&self) -> Result<(), Stop> {
+    /// `MatchError::Interrupted` or `Deadline` when the match must stop now.
+    fn check(&self) -> Result<(), MatchError> {
         if (self.interrupted)() {
-            return Err(Stop::Interrupted);
+            return Err(MatchError::Interrupted);
         }
         match self.deadline {
-            Some(deadline) if Instant::now() >= deadline => Err(Stop::Deadline),
+            Some(deadline) if Instant::now() >= deadline => Err(MatchError::Deadline),
             _ => Ok(()),
         }
     }
@@ -440,7 +425,7 @@ impl Compiled {
         program.is_match(&units, step_budget, limits).map_err(|exhausted| match exhausted {
             backtrack::Exhausted::Steps => MatchError::BudgetExceeded,
             backtrack::Exhausted::Memory => MatchError::MemoryExceeded,
-            backtrack::Exhausted::Stopped(stop) => stop.into(),
+            backtrack::Exhausted::Stopped(stopped) => stopped,
         })
     }
 }

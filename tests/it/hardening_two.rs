@@ -372,6 +372,23 @@ fn worst_case_ledger(sandbox: &Sandbox, gates: usize) -> String {
     ledger
 }
 
+/// `gate-check ARGS` started in the sandbox with its output captured.
+fn spawn_captured(sandbox: &Sandbox, args: &[&str]) -> std::process::Child {
+    use std::process::Stdio;
+    sandbox.std_cmd().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+/// Waits at most `limit` for `child` (killed after that), then its exit
+/// status and stdout; `None` when it had to be killed.
+fn finish_within(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+) -> Option<(std::process::ExitStatus, String)> {
+    let status = wait_at_most(&mut child, limit)?;
+    let output = child.wait_with_output().unwrap();
+    Some((status, String::from_utf8_lossy(&output.stdout).into_owned()))
+}
+
 /// Waits for `child` at most `limit`, killing it after that.
 fn wait_at_most(child: &mut std::process::Child, limit: std::time::Duration) -> Option<std::process::ExitStatus> {
     let started = std::time::Instant::now();
@@ -388,21 +405,12 @@ fn wait_at_most(child: &mut std::process::Child, limit: std::time::Duration) -> 
 
 #[test]
 fn a_worst_case_expect_decides_within_the_checks_timeout() {
-    use std::process::Stdio;
     let sandbox = Sandbox::new();
     let ledger = worst_case_ledger(&sandbox, 1);
     let started = std::time::Instant::now();
     // The check itself takes milliseconds; matching must end by its 1 s deadline.
-    let mut child = sandbox
-        .std_cmd()
-        .args(["--approve", "--timeout", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = wait_at_most(&mut child, std::time::Duration::from_secs(30)).expect("the run outlived its timeout");
-    let output = child.wait_with_output().unwrap();
-    let out = String::from_utf8_lossy(&output.stdout);
+    let child = spawn_captured(&sandbox, &["--approve", "--timeout", "1"]);
+    let (status, out) = finish_within(child, std::time::Duration::from_secs(30)).expect("the run outlived its timeout");
     assert_eq!(status.code(), Some(1), "{out}");
     assert!(started.elapsed() < std::time::Duration::from_secs(4), "took {:?}", started.elapsed());
     assert!(out.contains("  FAIL GATES:W1: outcome W1\n"), "{out}");
@@ -412,24 +420,16 @@ fn a_worst_case_expect_decides_within_the_checks_timeout() {
 
 #[test]
 fn an_interrupt_while_expects_are_matched_ends_the_run_and_writes_nothing() {
-    use std::process::Stdio;
     let sandbox = Sandbox::new();
     let ledger = worst_case_ledger(&sandbox, 40);
     sandbox.run(&["--approve", "--gate", "W1"]).code(1).stdout_contains("FAIL GATES:W1");
     // Nearly all of this run is matching: every check prints at once.
-    let mut child = sandbox
-        .std_cmd()
-        .args(["--approve", "--jobs", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_captured(&sandbox, &["--approve", "--jobs", "1"]);
     std::thread::sleep(std::time::Duration::from_millis(1500));
     let sent = std::time::Instant::now();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
-    let status = wait_at_most(&mut child, std::time::Duration::from_secs(30)).expect("the interrupt was not honoured");
-    let output = child.wait_with_output().unwrap();
-    let out = String::from_utf8_lossy(&output.stdout);
+    let (status, out) =
+        finish_within(child, std::time::Duration::from_secs(30)).expect("the interrupt was not honoured");
     assert_eq!(status.code(), Some(130), "{out}");
     assert!(sent.elapsed() < std::time::Duration::from_secs(3), "honoured after {:?}", sent.elapsed());
     assert!(out.contains("  INTERRUPTED GATES:W"), "{out}");

@@ -5,11 +5,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::Environment;
-use crate::error::{Diagnostic, Error, Exit};
+use crate::diagnostic::Diagnostic;
+use crate::error::{Error, Exit};
+use crate::layout::STATE_DIR;
 use crate::lease::registry::{self, ClaimOutcome};
 use crate::ledger::{self, file::LedgerFileError};
 use crate::pipeline;
-use crate::target::{self, Looking, Mode, Root, Target, STATE_DIR};
+use crate::target::{self, Looking, Mode, Root, Target};
 use crate::terminal::{say, warn};
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -449,7 +449,7 @@ pub fn main() -> Exit {
         return report_error(&Error::Usage(message));
     }
     let outcome = match cli.actions().pop() {
-        Some(action) => Environment::from_process().and_then(|env| {
+        Some(action) => Environment::from_process().map_err(Error::from).and_then(|env| {
             actions::execute(&ActionOptions { action, root: cli.root, scope: cli.scope, leaf: cli.leaf }, &env)
         }),
         None => {
@@ -465,6 +465,6 @@ pub fn main() -> Exit {
 fn with_environment(command: impl FnOnce(&Environment) -> Exit) -> Exit {
     match Environment::from_process() {
         Ok(env) => command(&env),
-        Err(error) => report_error(&error),
+        Err(error) => report_error(&error.into()),
     }
 }

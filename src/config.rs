@@ -7,7 +7,10 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use crate::error::Error;
+/// The process context cannot be read (the working directory is gone).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read the working directory: {0}")]
+pub struct EnvironmentError(#[source] std::io::Error);
 
 /// The process context of one invocation.
 #[derive(Debug, Clone, Default)]
@@ -118,9 +121,8 @@ fn non_empty(name: &str) -> Option<String> {
 }
 
 impl Environment {
-    pub fn from_process() -> Result<Environment, Error> {
-        let cwd = std::env::current_dir()
-            .map_err(|e| Error::infrastructure(format!("cannot read the working directory: {e}")))?;
+    pub fn from_process() -> Result<Environment, EnvironmentError> {
+        let cwd = std::env::current_dir().map_err(EnvironmentError)?;
         let github_actions = github_actions();
         let raw_path = std::env::var_os("PATH").unwrap_or_default();
         Ok(Environment {

@@ -11,6 +11,8 @@ use std::process::ExitCode;
 use thiserror::Error;
 
 use crate::approval::store::StoreError;
+use crate::config::EnvironmentError;
+use crate::diagnostic::{error_line, Diagnostic};
 use crate::ledger::file::LedgerFileError;
 
 /// How the process ends: the Node tool's exit codes.
@@ -47,53 +49,6 @@ impl From<Exit> for ExitCode {
     }
 }
 
-/// A problem at a place in a file. Displays as `path:line: message`, the
-/// form editors, terminals and CI log viewers turn into a link.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diagnostic {
-    pub path: String,
-    /// One-based; `None` for a problem with the whole file.
-    pub line: Option<usize>,
-    pub message: String,
-}
-
-impl std::fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "{}:{line}: {}", self.path, self.message),
-            None => write!(f, "{}: {}", self.path, self.message),
-        }
-    }
-}
-
-impl Diagnostic {
-    pub fn new(path: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { path: path.into(), line, message: message.into() }
-    }
-
-    /// The printed error line: `path:line: error: message`.
-    pub fn error_line(&self) -> String {
-        self.printed("error")
-    }
-
-    /// The printed warning line: `path:line: warning: message`.
-    pub fn warning_line(&self) -> String {
-        self.printed("warning")
-    }
-
-    fn printed(&self, severity: &str) -> String {
-        match self.line {
-            Some(line) => format!("{}:{line}: {severity}: {}", self.path, self.message),
-            None => format!("{}: {severity}: {}", self.path, self.message),
-        }
-    }
-}
-
-/// The printed line of an error that has no place in a file.
-pub fn error_line(message: &str) -> String {
-    format!("gate-check: error: {message}")
-}
-
 #[derive(Debug, Error)]
 pub enum Error {
     /// A command-line mistake: bad option combination, unknown scope, a
@@ -110,6 +65,9 @@ pub enum Error {
     /// The approval store is unusable.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The process context cannot be read.
+    #[error(transparent)]
+    Environment(#[from] EnvironmentError),
     /// Anything else outside the tool's control: I/O on state files, locks,
     /// write-backs. One message per failure.
     #[error("{}", .0.join("\n"))]

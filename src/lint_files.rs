@@ -18,7 +18,7 @@ fn ledgers(env: &Environment, files: &[PathBuf], scope: Option<&str>) -> Result<
     if found.is_empty() {
         return Err(format!(
             "no gate files found (looked for {}/<scope>/, then GATES.md and gates/*.md under {})",
-            target::STATE_DIR,
+            crate::layout::STATE_DIR,
             root.display()
         ));
     }
@@ -33,7 +33,7 @@ pub fn run(env: &Environment, strict: bool, json: bool, files: &[PathBuf], scope
     let files = match ledgers(env, files, scope) {
         Ok(files) => files,
         Err(message) => {
-            terminal::warn(&crate::error::error_line(&message));
+            terminal::warn(&crate::diagnostic::error_line(&message));
             return Exit::Error;
         }
     };

@@ -1,5 +1,5 @@
-//! Files a pipeline keeps under `.unlazy/`: every path there (`StateDir`),
-//! the scope's session binding and its append-only status log. Every
+//! Files a pipeline keeps under `.unlazy/<scope>/`: the scope's session
+//! binding and its append-only status log. Every
 //! directory written into must be a real directory (never a link) inside
 //! the repository root, and no write leaves a partial file behind.
 
@@ -13,7 +13,8 @@ use nix::fcntl::OFlag;
 use thiserror::Error;
 
 use crate::durable::{self, Change, FileLock};
-use crate::target::STATE_DIR;
+use crate::layout::StateDir;
+use crate::state_root;
 use crate::terminal;
 
 #[derive(Debug, Error)]
@@ -31,66 +32,11 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> StateError + '_ {
     move |error| StateError::Io(path.display().to_string(), error)
 }
 
-/// Every path under a repository's `.unlazy/`, spelled in one place.
-#[derive(Debug, Clone)]
-pub struct StateDir {
-    root: PathBuf,
-}
-
-impl StateDir {
-    pub fn new(root: &Path) -> StateDir {
-        StateDir { root: root.to_path_buf() }
-    }
-
-    /// `<root>/.unlazy`.
-    pub fn path(&self) -> PathBuf {
-        self.root.join(STATE_DIR)
-    }
-
-    /// `<root>/.unlazy/<scope>`.
-    pub fn scope(&self, scope: &str) -> PathBuf {
-        self.path().join(scope)
-    }
-
-    pub fn status_log(&self, scope: &str) -> PathBuf {
-        self.scope(scope).join("status.log")
-    }
-
-    pub fn session(&self, scope: &str) -> PathBuf {
-        self.scope(scope).join("session")
-    }
-
-    pub fn hook_state(&self, scope: &str) -> PathBuf {
-        self.scope(scope).join("hook-state.json")
-    }
-
-    /// `<root>/.unlazy-hook-state.json`: the Stop hook's state for ledgers
-    /// outside a pipeline, beside `.unlazy` as the Node tool keeps it.
-    pub fn legacy_hook_state(&self) -> PathBuf {
-        self.root.join(format!("{STATE_DIR}-hook-state.json"))
-    }
-
-    /// `~/.unlazy/approved`: the default approval store under `home`.
-    pub fn default_approval_store(home: &Path) -> PathBuf {
-        StateDir::new(home).path().join("approved")
-    }
-
-    pub fn dispatch_state(&self, scope: &str) -> PathBuf {
-        self.scope(scope).join(crate::dispatch::store::STATE_FILE)
-    }
-
-    /// `<root>/.unlazy/locks` of a `.unlazy` directory.
-    pub fn locks_in(state: &Path) -> PathBuf {
-        state.join("locks")
-    }
-
-    /// Creates `.unlazy` and the scope's directory (0700, given to the
-    /// owner of their parent) when missing, and checks that both are real
-    /// directories inside the root.
-    pub fn ensure_scope(&self, scope: &str) -> Result<PathBuf, StateError> {
-        durable::state_subdirectory(&self.root, scope).map_err(StateError::Directory)?;
-        Ok(self.scope(scope))
-    }
+/// Creates `.unlazy` and the scope's directory (0700, given to the owner
+/// of their parent) when missing, and checks that both are real
+/// directories inside the root.
+pub fn ensure_scope(root: &Path, scope: &str) -> Result<PathBuf, StateError> {
+    state_root::scope_directory(root, scope).map_err(StateError::Directory)
 }
 
 /// A link or other non-regular file at `path` is refused, never replaced.
@@ -107,9 +53,9 @@ fn refuse_non_regular(path: &Path, label: &'static str) -> Result<(), StateError
 pub fn bind_session(root: &Path, scope: &str, session: &str) -> Result<PathBuf, StateError> {
     const LABEL: &str = "session binding";
     let state = StateDir::new(root);
-    state.ensure_scope(scope)?;
+    ensure_scope(root, scope)?;
     let path = state.session(scope);
-    let lock = FileLock::for_target(root, &path)
+    let lock = state_root::lock_for(root, &path)
         .and_then(|lock| FileLock::acquire(&lock))
         .map_err(|e| StateError::Io(LABEL.to_string(), e))?;
     durable::update_locked(lock, &path, || {
@@ -117,30 +63,8 @@ pub fn bind_session(root: &Path, scope: &str, session: &str) -> Result<PathBuf, 
         durable::remove_stale_temp_files(&path).map_err(|e| StateError::Io(LABEL.to_string(), e))?;
         Ok(Change::Replace { value: (), bytes: format!("{}\n", session.trim()).into_bytes(), mode: 0o600 })
     })
-    .map_err(|error| match error {
-        LockedWriteError::State(error) => error,
-        LockedWriteError::Write(error) => StateError::Io(LABEL.to_string(), error),
-    })?;
+    .map_err(|error| error.into_error(|error| StateError::Io(LABEL.to_string(), error)))?;
     Ok(path)
-}
-
-/// Why a locked state-file write failed: refused before writing, or the
-/// replacement write itself.
-enum LockedWriteError {
-    State(StateError),
-    Write(std::io::Error),
-}
-
-impl From<StateError> for LockedWriteError {
-    fn from(error: StateError) -> Self {
-        LockedWriteError::State(error)
-    }
-}
-
-impl From<std::io::Error> for LockedWriteError {
-    fn from(error: std::io::Error) -> Self {
-        LockedWriteError::Write(error)
-    }
 }
 
 /// One status-log line: an RFC 3339 UTC timestamp, a space, and `text`
@@ -175,7 +99,7 @@ pub fn append_status(root: &Path, scope: &str, text: &str) -> Result<PathBuf, St
 pub fn append_status_at(root: &Path, scope: &str, at: SystemTime, text: &str) -> Result<PathBuf, StateError> {
     const LABEL: &str = "status log";
     let state = StateDir::new(root);
-    state.ensure_scope(scope)?;
+    ensure_scope(root, scope)?;
     let path = state.status_log(scope);
     let refused = || StateError::NotRegular(LABEL, path.display().to_string());
     let before = fs::symlink_metadata(&path).ok();

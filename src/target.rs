@@ -7,10 +7,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::durable::{present_but_not_real, real_directory_inside};
+use crate::layout::{StateDir, STATE_DIR};
 use crate::paths;
-use crate::pipeline::StateDir;
-
-pub const STATE_DIR: &str = ".unlazy";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -172,43 +171,6 @@ pub fn validate_scope_id(value: &str, label: &str) -> Result<(), String> {
     } else {
         Err(format!("{label} must match /^[A-Za-z0-9][A-Za-z0-9._-]{{0,63}}$/ and cannot be . or .."))
     }
-}
-
-/// What is at a path that must be a real directory inside a root.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Directory {
-    Missing,
-    /// A directory, not a link, whose canonical path lies inside the root.
-    Real,
-    /// A link, a file or anything else, or a directory outside the root.
-    NotReal,
-}
-
-/// The one check that `directory` is a real directory inside `root`, used
-/// by every reader and writer of repository state.
-pub fn inspect_directory(root: &Path, directory: &Path) -> std::io::Result<Directory> {
-    let meta = match fs::symlink_metadata(directory) {
-        Ok(meta) => meta,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Directory::Missing),
-        Err(error) => return Err(error),
-    };
-    if meta.file_type().is_symlink() || !meta.is_dir() {
-        return Ok(Directory::NotReal);
-    }
-    match (fs::canonicalize(root), fs::canonicalize(directory)) {
-        (Ok(root), Ok(directory)) if directory.starts_with(&root) => Ok(Directory::Real),
-        _ => Ok(Directory::NotReal),
-    }
-}
-
-/// `inspect_directory` says `Real`.
-pub fn real_directory_inside(root: &Path, directory: &Path) -> bool {
-    matches!(inspect_directory(root, directory), Ok(Directory::Real))
-}
-
-/// `inspect_directory` says `NotReal`: present, but a link, a file, or outside.
-pub fn present_but_not_real(root: &Path, directory: &Path) -> bool {
-    matches!(inspect_directory(root, directory), Ok(Directory::NotReal))
 }
 
 /// Whether `<root>/.unlazy/` holds a pipeline that cannot be trusted:

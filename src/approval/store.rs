@@ -16,8 +16,8 @@ use super::Oracle;
 use crate::config::Environment;
 use crate::digest::sha256_hex;
 use crate::durable::{self, Change, FileLock, ReadRefusal};
+use crate::layout::StateDir;
 use crate::paths;
-use crate::pipeline::StateDir;
 
 /// Largest approval record, for the writer and the reader alike.
 pub const MAX_RECORD_BYTES: u64 = 256 * 1024;
@@ -285,10 +285,7 @@ impl Store {
         };
         // Still under the lock: the record was written into the store checked.
         let written = durable::update_locked_then(lock, &path, decide, |()| Self::assert_unchanged(&store));
-        written.map_err(|error| match error {
-            ApprovalWrite::Refused(error) => error,
-            ApprovalWrite::Write(error) => io_error(&path)(error),
-        })??;
+        written.map_err(|error| error.into_error(io_error(&path)))??;
         Ok(path)
     }
 }
@@ -368,25 +365,6 @@ impl Lookups<'_> {
             Some(Some(store)) => Store::holds_record(store, ledger, gate, oracle),
             _ => Ok(false),
         }
-    }
-}
-
-/// Why writing an approval record failed: refused before the write, or
-/// the atomic replacement itself.
-enum ApprovalWrite {
-    Refused(StoreError),
-    Write(std::io::Error),
-}
-
-impl From<StoreError> for ApprovalWrite {
-    fn from(error: StoreError) -> Self {
-        ApprovalWrite::Refused(error)
-    }
-}
-
-impl From<std::io::Error> for ApprovalWrite {
-    fn from(error: std::io::Error) -> Self {
-        ApprovalWrite::Write(error)
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::approval::changes::{self, RecordedOracle};
 use crate::approval::store::EarlierRecords;
 use crate::approval::Oracle;
-use crate::error::error_line;
+use crate::diagnostic::error_line;
 use crate::report::{Event, Reporter};
 
 use super::plan::{Ledger, Runtime, Task};

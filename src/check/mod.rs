@@ -16,7 +16,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::config::Environment;
-use crate::error::{error_line, Error, Exit};
+use crate::diagnostic::error_line;
+use crate::error::{Error, Exit};
 use crate::evidence::{self, GateState};
 use crate::report::{
     CheckRecord, Event, GateRecord, LedgerRecord, OutputFormat, Reporter, RunReport, Summary, WaveRecords,

@@ -13,10 +13,12 @@ use std::path::{Path, PathBuf};
 
 use super::model::{Action, Stamp, State, Wave};
 use crate::durable::{self, Change, FileLock, ReadRefusal};
-use crate::pipeline::{self, StateDir};
-use crate::target::{self, validate_scope_id, Directory};
+use crate::durable::{inspect_directory, Directory};
+use crate::layout::{StateDir, DISPATCH_FILE};
+use crate::pipeline;
+use crate::state_root;
+use crate::target::validate_scope_id;
 
-pub const STATE_FILE: &str = "dispatch.json";
 /// Largest state file accepted, as in the Node tool.
 pub const MAX_STATE_BYTES: u64 = 8 * 1024 * 1024;
 
@@ -37,7 +39,7 @@ fn scope_directory(root: &Path, scope: &str) -> Result<PathBuf, String> {
 /// Whether `path` is a real directory inside `root`: `Ok(false)` when it
 /// does not exist, an error when it is a link, a file or anything else.
 fn real_directory(root: &Path, path: &Path) -> Result<bool, String> {
-    match target::inspect_directory(root, path) {
+    match inspect_directory(root, path) {
         Ok(Directory::Real) => Ok(true),
         Ok(Directory::NotReal) => Err(format!("{} must be a real directory, not a link or file", path.display())),
         Ok(Directory::Missing) => Ok(false),
@@ -71,7 +73,7 @@ pub fn read(root: &Path, scope: &str) -> Result<State, String> {
     {
         return Ok(State::default());
     }
-    let path = directory.join(STATE_FILE);
+    let path = directory.join(DISPATCH_FILE);
     match read_state_text(&path).map_err(invalid)? {
         None => Ok(State::default()),
         Some(text) => State::parse(&text).map_err(|detail| invalid(format!("{}: {detail}", path.display()))),
@@ -88,13 +90,13 @@ pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Resul
         // refused anyway must not create directories first.
         State::default().apply(wave_id, action, &Stamp::now())?;
     }
-    StateDir::new(root).ensure_scope(scope).map_err(|e| e.to_string())?;
-    let path = directory.join(STATE_FILE);
+    pipeline::ensure_scope(root, scope).map_err(|e| e.to_string())?;
+    let path = directory.join(DISPATCH_FILE);
     // One lock per state file, named like every lock of this tool.
-    let lock = FileLock::for_target(root, &path)
+    let lock = state_root::lock_for(root, &path)
         .and_then(|lock| FileLock::acquire(&lock))
         .map_err(|e| format!("cannot lock dispatch state: {e}"))?;
-    let decide = || -> Result<_, durable::UpdateFailure> {
+    let decide = || -> Result<_, String> {
         durable::remove_stale_temp_files(&path).map_err(|e| format!("cannot remove stale temp files: {e}"))?;
         let mut state = read(root, scope)?;
         let now = Stamp::now();
@@ -109,5 +111,6 @@ pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Resul
             .map(|e| format!("state transition committed; audit status append was skipped: {e}"));
         Committed { wave, audit_warning }
     };
-    durable::update_locked_then(lock, &path, decide, audit).map_err(|failure| failure.0)
+    durable::update_locked_then(lock, &path, decide, audit)
+        .map_err(|error| error.into_error(|error| format!("cannot write {error}")))
 }

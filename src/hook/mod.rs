@@ -27,8 +27,9 @@ use serde::Serialize;
 
 use crate::config::Environment;
 use crate::error::Exit;
+use crate::layout::STATE_DIR;
 use crate::ledger::{self, file::LedgerFileError};
-use crate::target::{self, STATE_DIR};
+use crate::target;
 use crate::terminal::{say, warn};
 use assess::Assessment;
 
@@ -111,9 +112,8 @@ fn read_payload() -> Result<Payload, String> {
 
 /// The session id recorded by `--bind` for `scope`, if readable.
 fn bound_session(root: &Path, scope: &str) -> Option<String> {
-    let read =
-        crate::durable::read_stable(&crate::pipeline::StateDir::new(root).session(scope), MAX_SESSION_FILE_BYTES)
-            .ok()??;
+    let read = crate::durable::read_stable(&crate::layout::StateDir::new(root).session(scope), MAX_SESSION_FILE_BYTES)
+        .ok()??;
     Some(String::from_utf8_lossy(&read.bytes).trim().to_string())
 }
 
@@ -139,9 +139,9 @@ fn choose(root: &Path, pinned: Option<&str>, from_environment: Option<&str>, ses
     // and blocks, as `--status --scope` refuses it. Only a scope that is
     // really absent lets the stop through.
     let named = |scope: &str| {
-        let state = crate::pipeline::StateDir::new(root).path();
+        let state = crate::layout::StateDir::new(root).path();
         let present =
-            std::fs::symlink_metadata(state.join(scope)).is_ok() || target::present_but_not_real(root, &state);
+            std::fs::symlink_metadata(state.join(scope)).is_ok() || crate::durable::present_but_not_real(root, &state);
         if scopes.iter().any(|s| s == scope) || present {
             return Choice::Scope(scope.to_string());
         }
@@ -238,7 +238,7 @@ fn assess(files: &[PathBuf]) -> Assessment {
 /// when it has no ledgers yet.
 fn has_dispatch_state(root: &Path, scope: Option<&str>) -> bool {
     scope.is_some_and(|scope| {
-        std::fs::symlink_metadata(crate::pipeline::StateDir::new(root).dispatch_state(scope)).is_ok()
+        std::fs::symlink_metadata(crate::layout::StateDir::new(root).dispatch_state(scope)).is_ok()
     })
 }
 

@@ -114,8 +114,8 @@ impl HookState {
 /// Where a ledger set keeps its hook state.
 pub fn state_path(root: &Path, scope: Option<&str>) -> PathBuf {
     match scope {
-        Some(scope) => crate::pipeline::StateDir::new(root).hook_state(scope),
-        None => crate::pipeline::StateDir::new(root).legacy_hook_state(),
+        Some(scope) => crate::layout::StateDir::new(root).hook_state(scope),
+        None => crate::layout::StateDir::new(root).legacy_hook_state(),
     }
 }
 
@@ -128,7 +128,7 @@ pub fn session_key(session: &str, scope: Option<&str>) -> String {
 /// The exclusive lock that serializes every update of one state file,
 /// waited for at most `LOCK_WAIT` so a wedged peer cannot hang the agent.
 fn lock_state(root: &Path, path: &Path) -> Result<FileLock, String> {
-    FileLock::for_target(root, path)
+    crate::state_root::lock_for(root, path)
         .and_then(|lock| FileLock::acquire_within(&lock, LOCK_WAIT))
         .map_err(|e| e.to_string())
 }
@@ -159,7 +159,7 @@ pub fn record_block(root: &Path, path: &Path, key: &str, hash: &str) -> Result<u
         let blocks = state.record_block(key, hash, &now());
         Ok(Change::Replace { value: blocks, bytes: state.to_json().into_bytes(), mode: 0o600 })
     })
-    .map_err(|failure: durable::UpdateFailure| failure.0)
+    .map_err(|error| error.into_error(|error| format!("cannot write {error}")))
 }
 
 /// Forgets the session once its work is complete; the file goes away with
@@ -171,7 +171,7 @@ pub fn clear_session(root: &Path, path: &Path, key: &str) {
     let Ok(lock) = lock_state(root, path) else {
         return;
     };
-    let _: Result<(), durable::UpdateFailure> = durable::update_locked(lock, path, || {
+    let _ = durable::update_locked(lock, path, || -> Result<_, ()> {
         let _ = durable::remove_stale_temp_files(path);
         let Ok(Some(mut state)) = read_state(path) else {
             return Ok(Change::Keep(()));

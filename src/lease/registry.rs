@@ -55,8 +55,8 @@ struct Locked {
 impl Locked {
     fn acquire(root: &Path) -> Result<Locked, RegistryError> {
         // The physical root, so every spelling of one repository shares one lock.
-        let directory = durable::lock_directory(root).map_err(io_error(Path::new("lease lock directory")))?;
-        let path = FileLock::for_target(root, &directory.join(LOCK_TARGET))
+        let directory = crate::state_root::lock_directory(root).map_err(io_error(Path::new("lease lock directory")))?;
+        let path = crate::state_root::lock_for(root, &directory.join(LOCK_TARGET))
             .map_err(io_error(Path::new("lease lock directory")))?;
         let lock = FileLock::acquire(&path).map_err(io_error(&path))?;
         Ok(Locked { directory, lock })
@@ -121,6 +121,7 @@ pub fn claim(root: &Path, scope: &str, leaf: &str, globs: &[String]) -> Result<C
         let bytes = render_record(&wanted).into_bytes();
         Ok(Change::Replace { value: ClaimOutcome::Claimed(wanted.globs), bytes, mode: 0o600 })
     })
+    .map_err(|error| error.into_error(RegistryError::Update))
 }
 
 /// Removes every lease of `scope` (or only `scope/leaf`); returns how many.
@@ -134,4 +135,5 @@ pub fn release(root: &Path, scope: &str, leaf: Option<&str>) -> Result<usize, Re
             .collect();
         Ok(Change::Remove { value: paths.len(), paths })
     })
+    .map_err(|error| error.into_error(RegistryError::Update))
 }

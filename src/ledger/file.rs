@@ -104,7 +104,7 @@ pub fn check_write_back(root: &Path, ledger: &Path) -> Result<(), LedgerFileErro
     let directory = require_real_directory(ledger)?;
     nix::unistd::access(directory, nix::unistd::AccessFlags::W_OK)
         .map_err(|errno| LedgerFileError::Io(directory.display().to_string(), std::io::Error::from(errno)))?;
-    durable::check_lock_directory(root).map_err(|error| LedgerFileError::Io("ledger lock".into(), error))
+    crate::state_root::check_lock_directory(root).map_err(|error| LedgerFileError::Io("ledger lock".into(), error))
 }
 
 #[derive(Debug, Error)]
@@ -133,7 +133,7 @@ pub fn update<T>(
     decide: impl FnOnce(&Document) -> (T, Vec<Edit>),
 ) -> Result<T, UpdateError> {
     require_real_directory(path)?;
-    let lock_path = FileLock::for_target(root, path)?;
+    let lock_path = crate::state_root::lock_for(root, path)?;
     let lock = FileLock::acquire(&lock_path)?;
     durable::remove_stale_temp_files(path)?;
     durable::update_locked(lock, path, || {
@@ -168,6 +168,7 @@ pub fn update<T>(
         let original = fs::symlink_metadata(path).map_err(io_error(path))?;
         Ok(Change::ReplaceKeeping { value, bytes, original })
     })
+    .map_err(|error| error.into_error(UpdateError::Io))
 }
 
 #[cfg(test)]

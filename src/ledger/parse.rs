@@ -26,8 +26,8 @@ impl std::fmt::Display for ParseError {
 
 impl ParseError {
     /// This problem as a diagnostic of the ledger at `path`.
-    pub fn at(&self, path: &str) -> crate::error::Diagnostic {
-        crate::error::Diagnostic::new(path, self.line, self.message.clone())
+    pub fn at(&self, path: &str) -> crate::diagnostic::Diagnostic {
+        crate::diagnostic::Diagnostic::new(path, self.line, self.message.clone())
     }
 }
 

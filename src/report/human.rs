@@ -9,7 +9,7 @@ use std::io::Write;
 use anstyle::AnsiColor;
 
 use crate::check::verdict::{Outcome, Verdict};
-use crate::error::error_line;
+use crate::diagnostic::error_line;
 use crate::terminal::{safe, sanitize};
 use crate::visible::visible;
 

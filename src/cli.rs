@@ -8,12 +8,13 @@ use clap::builder::NonEmptyStringValueParser;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::actions::{self, Action, ActionOptions};
+use crate::check::events::{Event, Reporter};
 use crate::check::{self, RunOptions};
 use crate::config::{ColorWhen, Environment};
 use crate::error::{Error, Exit};
 use crate::report::human::{Human, Style, Verbosity};
 use crate::report::machine::{Annotations, Document};
-use crate::report::{Event, OutputFormat, Reporter, Reporters, RunReport};
+use crate::report::{OutputFormat, Reporters, RunReport};
 use crate::terminal::{Console, Stderr};
 use crate::{hook, install, lint_files, terminal};
 
@@ -295,7 +296,6 @@ fn reporters(options: &RunOptions, looks: Looks, env: &Environment) -> Reporters
         live: env.terminal.live(),
         workflow_commands_live: env.github.is_some(),
         verbosity: looks.verbosity,
-        show_output: options.show_output,
     };
     let mut reporters = Reporters::default();
     if machine {

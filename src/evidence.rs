@@ -90,7 +90,9 @@ fn is_current_success(evidence: &str, digest: &str) -> bool {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Serialized as `name()` spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum GateState {
     Abandoned,
     /// Unchecked box.
@@ -237,6 +239,14 @@ pub fn failure_summary(output: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_state_serializes_as_its_name() {
+        use GateState::*;
+        for state in [Abandoned, Unmet, UnmetNoEvidence, StaleUnmet, Met] {
+            assert_eq!(serde_json::to_value(state).unwrap(), state.name());
+        }
+    }
 
     const DIGEST_OF_KNOWN_GATE: &str = "37356384d550809d07f81f88a95c036d6f7241819876ea68fa8cfd150e0ba6db";
 

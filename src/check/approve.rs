@@ -2,11 +2,11 @@
 //! record of its oracle; `--approve` records one for each pending oracle
 //! after showing it.
 
+use super::events::{Event, Reporter};
 use crate::approval::changes::{self, RecordedOracle};
 use crate::approval::store::EarlierRecords;
 use crate::approval::Oracle;
 use crate::diagnostic::error_line;
-use crate::report::{Event, Reporter};
 
 use super::plan::{Ledger, Runtime, Task};
 

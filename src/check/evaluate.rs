@@ -6,19 +6,23 @@ use std::time::Duration;
 use js_regex::{Expectation, Limits, MatchError};
 
 use crate::evidence::{self, Fingerprint, MAX_OUTPUT_BYTES};
+use crate::report::record::{CheckRecord, CheckStatus};
 use crate::report::tail::{self, OutputTail};
-use crate::report::CheckRecord;
 use crate::runner::{self, CheckRequest, RunFailure};
 
 use super::plan::{Runtime, Task};
 
-/// Why a check has no result to write back: the run was interrupted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interrupted {
-    /// The check was running and was terminated.
-    WhileRunning,
-    /// The check never started.
-    BeforeStart,
+/// Why a check has no result of its gate: nothing of it is written back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unjudged {
+    /// An interrupt terminated the check while it ran (or while its EXPECT
+    /// was matched).
+    InterruptedWhileRunning,
+    /// An interrupt came before the check started.
+    InterruptedBeforeStart,
+    /// gate-check's own resources ran out before the check could start:
+    /// an infrastructure failure, never a result of the gate.
+    Resources(String),
 }
 
 /// What one check produced, as judged.
@@ -30,12 +34,8 @@ pub struct CheckResult {
     pub matched: bool,
     pub error: Option<String>,
     pub duration: Duration,
-    /// Set when an interrupt stopped (or prevented) the check: such a
-    /// result is never written back.
-    pub interrupted: Option<Interrupted>,
-    /// Set when gate-check's own resources ran out before the check could
-    /// start: an infrastructure failure, never a result of the gate.
-    pub resources: Option<String>,
+    /// Set when the result is no result of the gate.
+    pub unjudged: Option<Unjudged>,
 }
 
 impl CheckResult {
@@ -59,9 +59,9 @@ impl CheckResult {
     /// The result as a machine report records it.
     pub fn record(&self, written: bool) -> CheckRecord {
         let status = match (written, self.ok()) {
-            (false, _) => "stale",
-            (true, true) => "pass",
-            (true, false) => "fail",
+            (false, _) => CheckStatus::Stale,
+            (true, true) => CheckStatus::Pass,
+            (true, false) => CheckStatus::Fail,
         };
         let reason = match (&self.error, self.ok()) {
             (Some(error), _) => Some(error.clone()),
@@ -134,14 +134,11 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResul
             None => error = Some("gate has no EXPECT".into()),
         }
     }
-    let interrupted = match outcome.failure {
-        Some(RunFailure::Interrupted(_)) => Some(Interrupted::WhileRunning),
-        Some(RunFailure::NotStarted(_)) => Some(Interrupted::BeforeStart),
-        _ if interrupted_while_matching => Some(Interrupted::WhileRunning),
-        _ => None,
-    };
-    let resources = match outcome.failure {
-        Some(RunFailure::Resources(message)) => Some(message),
+    let unjudged = match outcome.failure {
+        Some(RunFailure::Interrupted(_)) => Some(Unjudged::InterruptedWhileRunning),
+        Some(RunFailure::NotStarted(_)) => Some(Unjudged::InterruptedBeforeStart),
+        Some(RunFailure::Resources(message)) => Some(Unjudged::Resources(message)),
+        _ if interrupted_while_matching => Some(Unjudged::InterruptedWhileRunning),
         _ => None,
     };
     CheckResult {
@@ -152,7 +149,56 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResul
         matched,
         error,
         duration: outcome.duration,
-        interrupted,
-        resources,
+        unjudged,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(output: &str, exit_code: Option<i32>, matched: bool) -> CheckResult {
+        CheckResult {
+            output: output.into(),
+            fingerprint: Fingerprint::of(output),
+            exit_code,
+            signal: None,
+            matched,
+            error: None,
+            duration: Duration::from_millis(5),
+            unjudged: None,
+        }
+    }
+
+    #[test]
+    fn the_outcome_line_is_the_node_tools() {
+        let sha = Fingerprint::of("ok").sha256;
+        assert_eq!(
+            result("ok", Some(0), true).outcome_line(),
+            format!("exit=0; EXPECT=matched; output=sha256={sha}; bytes=2")
+        );
+        assert_eq!(result("ok", Some(1), false).outcome_line(), "exit=1; EXPECT=not matched; output=ok");
+        let killed = CheckResult { signal: Some("SIGKILL".into()), ..result("a\nb", None, false) };
+        assert_eq!(
+            killed.outcome_line(),
+            format!("exit=none signal=SIGKILL; EXPECT=not matched; output={}", evidence::failure_summary("a\nb"))
+        );
+    }
+
+    #[test]
+    fn records_say_why_a_check_failed_and_keep_a_failures_tail() {
+        let passed = result("ok", Some(0), true).record(true);
+        assert_eq!((passed.status, passed.reason, passed.output_tail), (CheckStatus::Pass, None, None));
+        assert_eq!(passed.output_sha256, Some(Fingerprint::of("ok").sha256));
+        let failed = result("one\ntwo\n", Some(3), true).record(true);
+        assert_eq!((failed.status, failed.reason.as_deref()), (CheckStatus::Fail, Some("non-zero exit")));
+        assert_eq!(failed.output_tail.map(|tail| tail.lines), Some(vec!["one".to_string(), "two".to_string()]));
+        let unmatched = result("x", Some(0), false).record(true);
+        assert_eq!(unmatched.reason.as_deref(), Some("EXPECT not matched"));
+        let timed_out = CheckResult { error: Some("timed out after 1s".into()), ..result("", None, false) };
+        assert_eq!(timed_out.record(true).reason.as_deref(), Some("timed out after 1s"));
+        let stale = result("ok", Some(0), true).record(false);
+        assert_eq!(stale.status, CheckStatus::Stale);
+        assert_eq!(stale.reason.as_deref(), Some("definition or runtime approval oracle changed"));
     }
 }

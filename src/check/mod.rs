@@ -6,6 +6,7 @@
 
 pub mod approve;
 pub mod evaluate;
+pub mod events;
 pub mod plan;
 pub mod pool;
 pub mod verdict;
@@ -19,15 +20,17 @@ use crate::config::Environment;
 use crate::diagnostic::error_line;
 use crate::error::{Error, Exit};
 use crate::evidence::{self, GateState};
-use crate::report::{
-    CheckRecord, Event, GateRecord, LedgerRecord, OutputFormat, Reporter, RunReport, Summary, WaveRecords,
-};
+use crate::report::record::{CheckRecord, CheckStatus, GateRecord, LedgerRecord, RunReport, Summary, WaveRecords};
+use crate::report::tail::{self, OutputTail};
+use crate::report::OutputFormat;
 
 use approve::Approvals;
-use evaluate::{CheckResult, Interrupted};
+use evaluate::{CheckResult, Unjudged};
+use events::Verdict;
+use events::{Event, FinishedCheck, Reporter};
 use plan::{Runtime, Setup, Task};
 use pool::Progress;
-use verdict::{RunFacts, Verdict};
+use verdict::RunFacts;
 use write_back::WriteBack;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
@@ -115,22 +118,155 @@ fn run_checks(
     tasks: Vec<Task>,
     reporter: &mut dyn Reporter,
 ) -> Result<(Approvals, Executed), Error> {
-    let (ledgers, root) = (&setup.ledgers, &setup.root);
-    let mut executed = Executed::default();
-    let mut admitted = Vec::with_capacity(tasks.len());
-    let mut approval_failures = 0;
-    // Checks gate-check's own resources could not start: not results.
-    let mut check_failures = 0;
-    let mut write_failures = Vec::new();
-    let mut pending: Vec<(usize, CheckResult)> = Vec::new();
-    let mut oldest_pending: Option<Instant> = None;
-    // Interrupted checks have no result: nothing about them is written back.
-    let mut interrupted = Vec::new();
-    let mut interrupted_records = Vec::new();
-    let mut not_run_records = Vec::new();
-    let mut persist = |pending: &mut Vec<(usize, CheckResult)>, reporter: &mut dyn Reporter| {
-        for (ledger_index, ledger) in ledgers.iter().enumerate() {
-            let (indexes, batch): (Vec<usize>, Vec<(&Task, &CheckResult)>) = pending
+    let mut run = Run::new(options, runtime, setup, &tasks, reporter);
+    pool::run_rolling(
+        &tasks,
+        options.jobs,
+        |task| evaluate::evaluate(task, runtime, options.timeout_secs),
+        |progress| run.handle(progress),
+    );
+    run.persist();
+    let Run { admitted, approval_failures, check_failures, write_failures, executed, .. } = run;
+    if write_failures.is_empty() {
+        Ok((Approvals { tasks, admitted, failures: approval_failures, check_failures }, executed))
+    } else {
+        Err(Error::Infrastructure(write_failures))
+    }
+}
+
+/// The consumer of one pool run: handles its progress one message at a
+/// time, on the calling thread, and owns everything the run accumulates.
+struct Run<'a> {
+    options: &'a RunOptions,
+    runtime: &'a Runtime,
+    setup: &'a Setup,
+    tasks: &'a [Task],
+    reporter: &'a mut dyn Reporter,
+    admitted: Vec<bool>,
+    approval_failures: usize,
+    /// Checks gate-check's own resources could not start: not results.
+    check_failures: usize,
+    write_failures: Vec<String>,
+    /// Results not yet written back, by task index.
+    pending: Vec<(usize, CheckResult)>,
+    oldest_pending: Option<Instant>,
+    executed: Executed,
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        options: &'a RunOptions,
+        runtime: &'a Runtime,
+        setup: &'a Setup,
+        tasks: &'a [Task],
+        reporter: &'a mut dyn Reporter,
+    ) -> Run<'a> {
+        Run {
+            options,
+            runtime,
+            setup,
+            tasks,
+            reporter,
+            admitted: Vec::with_capacity(tasks.len()),
+            approval_failures: 0,
+            check_failures: 0,
+            write_failures: Vec::new(),
+            pending: Vec::new(),
+            oldest_pending: None,
+            executed: Executed::default(),
+        }
+    }
+
+    fn handle(&mut self, progress: Progress<CheckResult>) {
+        match progress {
+            Progress::Admit(admission) => self.admit(admission),
+            Progress::Finished(index, result) => self.finished(index, result),
+            Progress::Started(index) => {
+                self.reporter.event(&Event::CheckLaunched(self.tasks[index].run_line(self.runtime)));
+            }
+            Progress::Slow(index, seconds) => {
+                self.reporter.event(&Event::CheckSlow { qualified: &self.tasks[index].qualified, seconds });
+            }
+            Progress::Running(line) => self.reporter.event(&Event::Progress(line.as_deref())),
+            // Output is written once per look, not once per line: a reader
+            // of a pipe is then woken a few times a second, not once per
+            // result.
+            Progress::Looked if self.oldest_pending.is_some_and(|since| since.elapsed() >= pool::WRITE_BACK_AFTER) => {
+                self.persist();
+            }
+            Progress::Looked => self.reporter.flush(),
+        }
+    }
+
+    /// Decides, in task order, which tasks run; the pool starts each
+    /// admitted one at once.
+    fn admit(&mut self, admission: &pool::Admission) {
+        let admitted = &mut self.admitted;
+        let admit = |runs| {
+            admission.admit(runs);
+            admitted.push(runs);
+        };
+        let (options, runtime, tasks) = (self.options, self.runtime, self.tasks);
+        self.approval_failures =
+            approve::seek_approvals(options.approve, runtime, &self.setup.ledgers, tasks, self.reporter, admit);
+        let reason = if options.approve { "approval could not be recorded" } else { "approval required" };
+        for (task, admitted) in tasks.iter().zip(&self.admitted) {
+            if *admitted {
+                self.reporter.event(&Event::CheckStarted(task.run_line(runtime)));
+            } else {
+                self.executed.checks.insert((task.ledger, task.gate.id.clone()), not_run_record(reason));
+            }
+        }
+        self.reporter.flush();
+    }
+
+    /// The next result in task order: reported now, written back with the
+    /// next batch; a check without a result of its gate is only recorded.
+    fn finished(&mut self, index: usize, result: CheckResult) {
+        let task = &self.tasks[index];
+        let key = (task.ledger, task.gate.id.clone());
+        match &result.unjudged {
+            Some(Unjudged::Resources(failure)) => {
+                let line = error_line(&format!("could not run {}: {failure}", task.qualified));
+                self.reporter.event(&Event::Warning(&line));
+                self.check_failures += 1;
+                self.executed.checks.insert(key, not_run_record("infrastructure failure"));
+            }
+            Some(Unjudged::InterruptedWhileRunning) => {
+                self.reporter.event(&Event::CheckInterrupted { qualified: &task.qualified, title: &task.gate.title });
+                self.executed.interrupted.push(task.qualified.clone());
+                self.executed
+                    .checks
+                    .insert(key, CheckRecord { status: CheckStatus::Interrupted, ..result.record(true) });
+            }
+            Some(Unjudged::InterruptedBeforeStart) => {
+                self.executed.checks.insert(key, not_run_record("run interrupted"));
+            }
+            None => {
+                let passed = result.ok();
+                let tail = (self.options.show_output && !passed)
+                    .then(|| OutputTail::of(&result.output, tail::SHOWN_LINES, tail::SHOWN_BYTES));
+                self.reporter.event(&Event::CheckFinished(FinishedCheck {
+                    qualified: &task.qualified,
+                    title: &task.gate.title,
+                    passed,
+                    reason: result.error.as_deref(),
+                    outcome: &result.outcome_line(),
+                    duration: result.duration,
+                    tail: tail.as_ref(),
+                }));
+                self.pending.push((index, result));
+                self.oldest_pending.get_or_insert_with(Instant::now);
+            }
+        }
+    }
+
+    /// Writes the pending results back, one transaction per ledger.
+    fn persist(&mut self) {
+        let (options, runtime, setup, tasks) = (self.options, self.runtime, self.setup, self.tasks);
+        for (ledger_index, ledger) in setup.ledgers.iter().enumerate() {
+            let (indexes, batch): (Vec<usize>, Vec<(&Task, &CheckResult)>) = self
+                .pending
                 .iter()
                 .filter(|(index, _)| tasks[*index].ledger == ledger_index)
                 .map(|(index, result)| (*index, (&tasks[*index], result)))
@@ -138,108 +274,26 @@ fn run_checks(
             if indexes.is_empty() {
                 continue;
             }
-            let state_root = setup.target.state_root(root, &ledger.path);
+            let state_root = setup.target.state_root(&setup.root, &ledger.path);
             match write_back::write_back(options.reverify, runtime, &state_root, ledger, &batch) {
                 Ok(decisions) => {
                     for ((index, (task, result)), decision) in indexes.iter().zip(&batch).zip(decisions) {
                         let written = !matches!(decision, WriteBack::Stale);
-                        executed.checks.insert((task.ledger, task.gate.id.clone()), result.record(written));
+                        self.executed.checks.insert((task.ledger, task.gate.id.clone()), result.record(written));
                         if !written {
-                            reporter.event(&Event::ResultStale { qualified: &task.qualified });
-                            executed.stale.push(*index);
+                            self.reporter.event(&Event::ResultStale { qualified: &task.qualified });
+                            self.executed.stale.push(*index);
                         } else if options.reverify && task.starting_state == GateState::Met {
-                            executed.reverified += 1;
+                            self.executed.reverified += 1;
                         }
                     }
                 }
-                Err(error) => write_failures.push(format!("cannot update {}: {error}", ledger.path.display())),
+                Err(error) => self.write_failures.push(format!("cannot update {}: {error}", ledger.path.display())),
             }
         }
-        pending.clear();
-        reporter.flush();
-    };
-    pool::run_rolling(
-        &tasks,
-        options.jobs,
-        |task| evaluate::evaluate(task, runtime, options.timeout_secs),
-        |progress| {
-            match progress {
-                Progress::Admit(admission) => {
-                    let admit = |runs| {
-                        admission.admit(runs);
-                        admitted.push(runs);
-                    };
-                    approval_failures =
-                        approve::seek_approvals(options.approve, runtime, ledgers, &tasks, reporter, admit);
-                    let reason = if options.approve { "approval could not be recorded" } else { "approval required" };
-                    for (task, admitted) in tasks.iter().zip(&admitted) {
-                        if *admitted {
-                            reporter.event(&Event::CheckStarted(task.run_line(runtime)));
-                        } else {
-                            not_run_records.push(((task.ledger, task.gate.id.clone()), not_run_record(reason)));
-                        }
-                    }
-                    reporter.flush();
-                }
-                Progress::Finished(index, result) => {
-                    let task = &tasks[index];
-                    let key = (task.ledger, task.gate.id.clone());
-                    if let Some(failure) = &result.resources {
-                        let line = error_line(&format!("could not run {}: {failure}", task.qualified));
-                        reporter.event(&Event::Warning(&line));
-                        check_failures += 1;
-                        not_run_records.push((key, not_run_record("infrastructure failure")));
-                        return;
-                    }
-                    match result.interrupted {
-                        Some(Interrupted::WhileRunning) => {
-                            reporter.event(&Event::CheckInterrupted {
-                                qualified: &task.qualified,
-                                title: &task.gate.title,
-                            });
-                            interrupted.push(task.qualified.clone());
-                            interrupted_records
-                                .push((key, CheckRecord { status: "interrupted", ..result.record(true) }));
-                        }
-                        Some(Interrupted::BeforeStart) => {
-                            interrupted_records.push((key, not_run_record("run interrupted")))
-                        }
-                        None => {
-                            reporter.event(&Event::CheckFinished {
-                                qualified: &task.qualified,
-                                title: &task.gate.title,
-                                result: &result,
-                            });
-                            pending.push((index, result));
-                            oldest_pending.get_or_insert_with(Instant::now);
-                        }
-                    }
-                }
-                Progress::Started(index) => {
-                    reporter.event(&Event::CheckLaunched(tasks[index].run_line(runtime)));
-                }
-                Progress::Slow(index, seconds) => {
-                    reporter.event(&Event::CheckSlow { qualified: &tasks[index].qualified, seconds });
-                }
-                Progress::Running(line) => reporter.event(&Event::Progress(line.as_deref())),
-                // Output is written once per look, not once per line: a
-                // reader of a pipe is then woken a few times a second, not
-                // once per result.
-                Progress::Looked if oldest_pending.is_some_and(|since| since.elapsed() >= pool::WRITE_BACK_AFTER) => {
-                    persist(&mut pending, reporter);
-                    oldest_pending = None;
-                }
-                Progress::Looked => reporter.flush(),
-            }
-        },
-    );
-    persist(&mut pending, reporter);
-    executed.checks.extend(interrupted_records.into_iter().chain(not_run_records));
-    executed.interrupted = interrupted;
-    if write_failures.is_empty() {
-        Ok((Approvals { tasks, admitted, failures: approval_failures, check_failures }, executed))
-    } else {
-        Err(Error::Infrastructure(write_failures))
+        self.pending.clear();
+        self.oldest_pending = None;
+        self.reporter.flush();
     }
 }
 
@@ -266,7 +320,7 @@ fn report_interruption(
 
 fn not_run_record(reason: &str) -> CheckRecord {
     CheckRecord {
-        status: "not-run",
+        status: CheckStatus::NotRun,
         exit: None,
         signal: None,
         duration_ms: None,
@@ -432,7 +486,7 @@ fn run_report(
                 id: gate.id.clone(),
                 qualified_id: [prefix.as_str(), gate.id.as_str()].concat(),
                 title: gate.title.clone(),
-                state: state.name(),
+                state: *state,
                 checked: gate.checked,
                 runnable: gate.is_runnable(),
                 definition_digest: digest,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use js_regex::Expectation;
 
+use super::events::{Event, Reporter, RunLine};
 use crate::approval::store::Store;
 use crate::approval::Oracle;
 use crate::config::Environment;
@@ -16,7 +17,6 @@ use crate::error::Error;
 use crate::evidence::{self, GateState};
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, qualify, Document, Gate};
-use crate::report::{Event, Reporter, RunLine};
 use crate::runner::ChildEnvironment;
 use crate::target::{self, Looking, Mode, Root, Target};
 use crate::{paths, shell};

@@ -7,11 +7,21 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::evaluate::CheckResult;
 use super::plan::Task;
 
-/// What the pool hands its consumer.
-pub enum Progress<'a> {
+/// What the pool needs of a task: the name the progress line shows.
+pub trait Labelled {
+    fn label(&self) -> &str;
+}
+
+impl Labelled for Task {
+    fn label(&self) -> &str {
+        &self.qualified
+    }
+}
+
+/// What the pool hands its consumer; `R` is what running one task gives.
+pub enum Progress<'a, R> {
     /// The first event: decide, in task order, which tasks run. Workers
     /// start each admitted task at once; nothing else reaches the consumer
     /// until it returns, and a task left undecided does not run.
@@ -22,7 +32,7 @@ pub enum Progress<'a> {
     /// milestone of 5, 10, 20, 40... seconds.
     Slow(usize, u64),
     /// The next result in task order.
-    Finished(usize, CheckResult),
+    Finished(usize, R),
     /// Everything sent so far has been handed on: a moment to flush output
     /// and persist what is due. Comes at least every `LOOK_EVERY`.
     Looked,
@@ -91,9 +101,9 @@ impl Drop for ClosedAtEnd<'_> {
     }
 }
 
-enum Message {
+enum Message<R> {
     Started(usize),
-    Done(usize, CheckResult),
+    Done(usize, R),
 }
 
 /// The first milestone at which a running check is reported slow; each
@@ -102,11 +112,11 @@ const FIRST_SLOW_MILESTONE_SECS: u64 = 5;
 
 /// Runs the admitted `tasks` on up to `jobs` threads and calls `on_event`
 /// on the calling thread only, so the consumer needs no locking.
-pub fn run_rolling(
-    tasks: &[Task],
+pub fn run_rolling<T: Labelled + Sync, R: Send>(
+    tasks: &[T],
     jobs: usize,
-    evaluate_one: impl Fn(&Task) -> CheckResult + Sync,
-    mut on_event: impl FnMut(Progress),
+    evaluate_one: impl Fn(&T) -> R + Sync,
+    mut on_event: impl FnMut(Progress<R>),
 ) {
     let admission = Admission { decided: Mutex::new(Decided::default()), changed: Condvar::new() };
     let next = AtomicUsize::new(0);
@@ -207,7 +217,12 @@ impl Watch {
     /// Reports the slow milestones each running check has passed, and the
     /// progress line (the longest-running check once it has run for a
     /// second) when it changed.
-    fn look(&mut self, tasks: &[Task], running: &Mutex<BTreeMap<usize, Instant>>, on_event: &mut impl FnMut(Progress)) {
+    fn look<T: Labelled, R>(
+        &mut self,
+        tasks: &[T],
+        running: &Mutex<BTreeMap<usize, Instant>>,
+        on_event: &mut impl FnMut(Progress<R>),
+    ) {
         let mut slow = Vec::new();
         let line = {
             let running = lock(running);
@@ -224,7 +239,7 @@ impl Watch {
                 (elapsed >= Duration::from_secs(1)).then(|| {
                     let others = running.len() - 1;
                     let more = if others > 0 { format!(" (+{others} more running)") } else { String::new() };
-                    format!("  ... {} running for {}s{more}", tasks[*index].qualified, elapsed.as_secs())
+                    format!("  ... {} running for {}s{more}", tasks[*index].label(), elapsed.as_secs())
                 })
             })
         };

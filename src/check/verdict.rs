@@ -4,39 +4,10 @@
 use std::collections::HashMap;
 
 use crate::dispatch::DispatchSummary;
-use crate::error::Exit;
 use crate::evidence::GateState;
 
+use super::events::{Outcome, Verdict};
 use super::plan::{Ledger, Selection};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    AllMet,
-    Unmet,
-    HandoffRequired,
-    /// Approvals could not be validated or recorded.
-    Error,
-}
-
-impl Outcome {
-    /// The name machine reports carry.
-    pub fn name(self) -> &'static str {
-        match self {
-            Outcome::AllMet => "all-met",
-            Outcome::Unmet => "unmet",
-            Outcome::HandoffRequired => "handoff-required",
-            Outcome::Error => "error",
-        }
-    }
-
-    pub fn exit(self) -> Exit {
-        match self {
-            Outcome::AllMet => Exit::Met,
-            Outcome::Unmet | Outcome::HandoffRequired => Exit::Unmet,
-            Outcome::Error => Exit::Error,
-        }
-    }
-}
 
 /// What this run did beyond the ledgers on disk.
 #[derive(Debug, Default)]
@@ -56,34 +27,6 @@ pub struct RunFacts<'a> {
     pub stale: Vec<(usize, &'a str, &'a str)>,
     /// `--gate`: only these gates count; the others are not selected.
     pub selection: Option<&'a Selection>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
-    pub outcome: Outcome,
-    /// Gates met on disk.
-    pub met: usize,
-    /// Met on disk and not put in doubt by this run.
-    pub confirmed_met: usize,
-    pub unmet: usize,
-    pub abandoned: usize,
-    /// Everything counted unmet, with a note where the reason is not the
-    /// gate's own state.
-    pub unmet_ids: Vec<String>,
-    pub abandoned_ids: Vec<String>,
-    pub reran: Option<usize>,
-    pub reverified: Option<usize>,
-    pub scope: Option<String>,
-    pub approval_failures: usize,
-    pub check_failures: usize,
-    /// With `--gate`: the gates left out of the count.
-    pub not_selected: Option<usize>,
-}
-
-impl Verdict {
-    pub fn exit(&self) -> Exit {
-        self.outcome.exit()
-    }
 }
 
 /// `states[l][g]` is the final state of gate `g` of ledger `l`.
@@ -181,6 +124,7 @@ pub fn verdict(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Exit;
 
     fn ledger(text: &str) -> (Vec<Ledger>, Vec<Vec<GateState>>) {
         let document = crate::ledger::parse(text).document;

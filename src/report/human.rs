@@ -8,13 +8,12 @@ use std::io::Write;
 
 use anstyle::AnsiColor;
 
-use crate::check::verdict::{Outcome, Verdict};
+use crate::check::events::{Event, FinishedCheck, Outcome, Reporter, RunLine, Verdict};
 use crate::diagnostic::error_line;
 use crate::terminal::{safe, sanitize};
 use crate::visible::visible;
 
-use super::tail::{self, OutputTail};
-use super::{Event, Reporter, RunLine};
+use super::tail::OutputTail;
 
 /// How much of the run the human report shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -42,8 +41,6 @@ pub struct Style {
     /// may start with `::`.
     pub workflow_commands_live: bool,
     pub verbosity: Verbosity,
-    /// `--show-output`: a failed check's captured output follows its line.
-    pub show_output: bool,
 }
 
 /// `out` gets the report lines, `err` the warnings.
@@ -181,10 +178,29 @@ impl<O: Write, E: Write> Human<O, E> {
         }
     }
 
+    fn finished(&mut self, check: &FinishedCheck) {
+        let (qualified, title) = (check.qualified, check.title);
+        let duration =
+            if self.verbose() { format!("; duration={:.3}s", check.duration.as_secs_f64()) } else { String::new() };
+        if check.passed {
+            if self.quiet() {
+                return;
+            }
+            self.marked(GREEN, "  PASS", &format!(" {qualified}: {title}"));
+            self.plain(&format!("       {}{duration}", check.outcome));
+        } else {
+            self.marked(RED, "  FAIL", &format!(" {qualified}: {title}"));
+            let reason = check.reason.map(|e| format!("{e}; ")).unwrap_or_default();
+            self.plain(&format!("       {reason}{}{duration}", check.outcome));
+            if let Some(tail) = check.tail {
+                self.output_tail(tail);
+            }
+        }
+    }
+
     /// `--show-output`: the end of a failed check's output, each line
     /// sanitized and marked so it cannot pass for a report line.
-    fn output_tail(&mut self, output: &str) {
-        let tail = OutputTail::of(output, tail::SHOWN_LINES, tail::SHOWN_BYTES);
+    fn output_tail(&mut self, tail: &OutputTail) {
         self.plain(&format!("       {}", tail.heading()));
         for line in &tail.lines {
             self.plain(&format!("       | {line}"));
@@ -244,26 +260,7 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                     self.plain(&format!("  ... {qualified} still running after {seconds}s"));
                 }
             }
-            Event::CheckFinished { qualified, title, result } => {
-                let mut outcome = result.outcome_line();
-                if self.verbose() {
-                    outcome.push_str(&format!("; duration={:.3}s", result.duration.as_secs_f64()));
-                }
-                if result.ok() {
-                    if self.quiet() {
-                        return;
-                    }
-                    self.marked(GREEN, "  PASS", &format!(" {qualified}: {title}"));
-                    self.plain(&format!("       {outcome}"));
-                } else {
-                    self.marked(RED, "  FAIL", &format!(" {qualified}: {title}"));
-                    let reason = result.error.as_ref().map(|e| format!("{e}; ")).unwrap_or_default();
-                    self.plain(&format!("       {reason}{outcome}"));
-                    if self.style.show_output {
-                        self.output_tail(&result.output);
-                    }
-                }
-            }
+            Event::CheckFinished(check) => self.finished(check),
             Event::CheckInterrupted { qualified, title } => {
                 self.marked(YELLOW, "  INTERRUPTED", &format!(" {qualified}: {title}"));
             }
@@ -330,9 +327,6 @@ mod tests {
 
     use super::*;
     use crate::approval::Oracle;
-    use crate::check::evaluate::CheckResult;
-    use crate::check::verdict::Outcome;
-    use crate::evidence::Fingerprint;
 
     fn render(style: Style, events: &[Event]) -> (String, String) {
         let mut human = Human::new(Vec::new(), Vec::new(), style);
@@ -343,17 +337,18 @@ mod tests {
         (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
     }
 
-    fn passed() -> CheckResult {
-        CheckResult {
-            output: "ok".into(),
-            fingerprint: Fingerprint::of("ok"),
-            exit_code: Some(0),
-            signal: None,
-            matched: true,
-            error: None,
+    const PASS_OUTCOME: &str = "exit=0; EXPECT=matched; output=sha256=5a1f; bytes=2";
+    const FAIL_OUTCOME: &str = "exit=1; EXPECT=not matched; output=ok";
+
+    fn finished(qualified: &'static str, title: &'static str, passed: bool) -> FinishedCheck<'static> {
+        FinishedCheck {
+            qualified,
+            title,
+            passed,
+            reason: None,
+            outcome: if passed { PASS_OUTCOME } else { FAIL_OUTCOME },
             duration: Duration::from_millis(5),
-            interrupted: None,
-            resources: None,
+            tail: None,
         }
     }
 
@@ -375,13 +370,8 @@ mod tests {
         }
     }
 
-    const PLAIN: Style = Style {
-        color: false,
-        live: false,
-        workflow_commands_live: false,
-        verbosity: Verbosity::Normal,
-        show_output: false,
-    };
+    const PLAIN: Style =
+        Style { color: false, live: false, workflow_commands_live: false, verbosity: Verbosity::Normal };
 
     #[test]
     fn an_interrupted_run_lists_the_checks_it_stopped() {
@@ -400,22 +390,17 @@ mod tests {
 
     #[test]
     fn result_and_verdict_lines_are_the_node_tools() {
-        let result = passed();
         let (out, err) = render(
             PLAIN,
             &[
-                Event::CheckFinished { qualified: "GATES:G1", title: "works", result: &result },
+                Event::CheckFinished(finished("GATES:G1", "works", true)),
                 Event::LedgerSummary { file_name: "GATES.md", gates: 3 },
                 Event::Verdict(&verdict(Outcome::Unmet, &["GATES:G2"])),
             ],
         );
-        let sha = Fingerprint::of("ok").sha256;
         assert_eq!(
             out,
-            format!(
-                "  PASS GATES:G1: works\n       exit=0; EXPECT=matched; output=sha256={sha}; bytes=2\n\
-                 GATES.md: 3 gates\nUNMET: 1 (met: 2) [scope s1]\n  GATES:G2\n"
-            )
+            format!("  PASS GATES:G1: works\n       {PASS_OUTCOME}\nGATES.md: 3 gates\nUNMET: 1 (met: 2) [scope s1]\n  GATES:G2\n")
         );
         assert_eq!(err, "");
     }
@@ -423,11 +408,10 @@ mod tests {
     #[test]
     fn colour_follows_the_event_not_the_text() {
         let style = Style { color: true, ..PLAIN };
-        let result = passed();
         let (out, _) = render(
             style,
             &[
-                Event::CheckFinished { qualified: "GATES:G1", title: "t", result: &result },
+                Event::CheckFinished(finished("GATES:G1", "t", true)),
                 // A ledger named like a marker must not be coloured as one.
                 Event::LedgerSummary { file_name: "ALL MET.md", gates: 1 },
                 Event::Verdict(&verdict(Outcome::AllMet, &[])),
@@ -471,16 +455,7 @@ mod tests {
         assert_eq!(err, "");
     }
 
-    fn failed() -> CheckResult {
-        CheckResult { exit_code: Some(1), matched: false, ..passed() }
-    }
-
-    fn run_events<'a>(
-        passed: &'a CheckResult,
-        failed: &'a CheckResult,
-        oracle: &'a Oracle,
-        verdict: &'a Verdict,
-    ) -> Vec<Event<'a>> {
+    fn run_events<'a>(oracle: &'a Oracle, verdict: &'a Verdict) -> Vec<Event<'a>> {
         let line = |qualified| RunLine { qualified, shell: "/bin/sh", cwd: "/r", path_transcript: "/bin" };
         let started = |qualified| Event::CheckStarted(line(qualified));
         let launched = |qualified| Event::CheckLaunched(line(qualified));
@@ -491,9 +466,9 @@ mod tests {
             started("GATES:G2"),
             launched("GATES:G1"),
             Event::CheckSlow { qualified: "GATES:G1", seconds: 5 },
-            Event::CheckFinished { qualified: "GATES:G1", title: "one", result: passed },
+            Event::CheckFinished(finished("GATES:G1", "one", true)),
             launched("GATES:G2"),
-            Event::CheckFinished { qualified: "GATES:G2", title: "two", result: failed },
+            Event::CheckFinished(finished("GATES:G2", "two", false)),
             Event::LedgerSummary { file_name: "GATES.md", gates: 3 },
             Event::Verdict(verdict),
         ]
@@ -505,15 +480,14 @@ mod tests {
 
     #[test]
     fn quiet_keeps_failures_pending_oracles_and_the_verdict() {
-        let (passed, failed, oracle, verdict) = (passed(), failed(), oracle(), verdict(Outcome::Unmet, &["GATES:G2"]));
+        let (oracle, verdict) = (oracle(), verdict(Outcome::Unmet, &["GATES:G2"]));
         let quiet = Style { verbosity: Verbosity::Quiet, ..PLAIN };
-        let (out, err) = render(quiet, &run_events(&passed, &failed, &oracle, &verdict));
-        let fail_outcome = failed.outcome_line();
+        let (out, err) = render(quiet, &run_events(&oracle, &verdict));
         assert_eq!(
             out,
             format!(
                 "APPROVAL REQUIRED GATES:G0\n    CHECK: true\n    EXPECT: x\n    CWD: /r\n    SHELL: /bin/sh\n    \
-                 TIMEOUT: 1s\n    NOT RUN: inspect this oracle, then re-run with --approve\n  FAIL GATES:G2: two\n       {fail_outcome}\n\
+                 TIMEOUT: 1s\n    NOT RUN: inspect this oracle, then re-run with --approve\n  FAIL GATES:G2: two\n       {FAIL_OUTCOME}\n\
                  UNMET: 1 (met: 2) [scope s1]\n  GATES:G2\n"
             )
         );
@@ -522,9 +496,9 @@ mod tests {
 
     #[test]
     fn verbose_prints_run_lines_at_launch_slow_checks_and_durations() {
-        let (passed, failed, oracle, verdict) = (passed(), failed(), oracle(), verdict(Outcome::Unmet, &["GATES:G2"]));
+        let (oracle, verdict) = (oracle(), verdict(Outcome::Unmet, &["GATES:G2"]));
         let verbose = Style { verbosity: Verbosity::Verbose, ..PLAIN };
-        let (out, _) = render(verbose, &run_events(&passed, &failed, &oracle, &verdict));
+        let (out, _) = render(verbose, &run_events(&oracle, &verdict));
         let lines: Vec<&str> = out.lines().collect();
         let run = |id| format!("  RUN  GATES:{id} shell=/bin/sh cwd=/r PATH=/bin");
         assert_eq!(lines[8], run("G1"));
@@ -535,10 +509,10 @@ mod tests {
         assert_eq!(lines[13], "  FAIL GATES:G2: two");
         assert_eq!(out.matches("  RUN  ").count(), 2, "{out}");
         // With a progress line on the terminal there is no slow-check line.
-        let (live, _) = render(Style { live: true, ..verbose }, &run_events(&passed, &failed, &oracle, &verdict));
+        let (live, _) = render(Style { live: true, ..verbose }, &run_events(&oracle, &verdict));
         assert!(!live.contains("still running"), "{live}");
         // Normal output: every RUN line up front, no slow line, no duration.
-        let (normal, _) = render(PLAIN, &run_events(&passed, &failed, &oracle, &verdict));
+        let (normal, _) = render(PLAIN, &run_events(&oracle, &verdict));
         let lines: Vec<&str> = normal.lines().collect();
         assert_eq!((lines[8].to_string(), lines[9].to_string()), (run("G1"), run("G2")));
         assert!(!normal.contains("still running") && !normal.contains("duration="), "{normal}");
@@ -555,19 +529,16 @@ mod tests {
     #[test]
     fn reapproval_reasons_the_next_command_and_shown_output_are_lines_of_their_own() {
         let reasons = vec!["approved with CWD /r/\u{202e}x, now /r".to_string()];
-        let failed = CheckResult {
-            output: "first\nAssertionError: 1 != 2\u{1b}[2J\n".into(),
-            exit_code: Some(1),
-            matched: false,
-            ..passed()
-        };
-        let style = Style { show_output: true, ..PLAIN };
+        let output = "first\nAssertionError: 1 != 2\u{1b}[2J\n";
+        let tail = OutputTail::of(output, crate::report::tail::SHOWN_LINES, crate::report::tail::SHOWN_BYTES);
+        let outcome = "exit=1; EXPECT=not matched; output=first | AssertionError: 1 != 2\u{1b}[2J";
+        let failed = FinishedCheck { outcome, tail: Some(&tail), ..finished("GATES:G1", "t", false) };
         let (out, _) = render(
-            style,
+            PLAIN,
             &[
                 Event::ApprovalChanged { reasons: &reasons },
                 Event::ApprovalChanged { reasons: &[] },
-                Event::CheckFinished { qualified: "GATES:G1", title: "t", result: &failed },
+                Event::CheckFinished(failed),
                 Event::NextCommand("gate-check --approve GATES.md"),
             ],
         );
@@ -578,7 +549,8 @@ mod tests {
              FAIL GATES:G1: t\n       exit=1; EXPECT=not matched; output=first | AssertionError: 1 != 2 [2J\n       \
              output (2 lines):\n       | first\n       | AssertionError: 1 != 2 [2J\nnext: gate-check --approve GATES.md\n"
         );
-        let (plain, _) = render(PLAIN, &[Event::CheckFinished { qualified: "GATES:G1", title: "t", result: &failed }]);
+        let without = FinishedCheck { tail: None, ..failed };
+        let (plain, _) = render(PLAIN, &[Event::CheckFinished(without)]);
         assert!(!plain.contains("output ("), "output is shown only with --show-output: {plain}");
     }
 }

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::terminal::safe;
 
-use super::{Event, OutputFormat, Reporter};
+use super::OutputFormat;
+use crate::check::events::{Event, Reporter};
 
 /// The machine document `--format` asks for.
 pub struct Document<W: Write> {

@@ -1,0 +1,181 @@
+//! What a run tells its reporters: the typed `Event` stream, the `Reporter`
+//! trait that consumes it, and the small summaries events carry (a
+//! finished check, the verdict). Nothing here holds a check's raw output or
+//! the run's internals, so reporters depend on this module alone.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::approval::Oracle;
+use crate::error::Exit;
+use crate::report::record::RunReport;
+use crate::report::tail::OutputTail;
+
+/// What a RUN line shows of a check: where and how it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct RunLine<'a> {
+    pub qualified: &'a str,
+    pub shell: &'a str,
+    pub cwd: &'a str,
+    pub path_transcript: &'a str,
+}
+
+/// One thing that happened in a run, in the order it happened.
+pub enum Event<'a> {
+    /// A diagnostic line for stderr (already prefixed `gate-check: `).
+    Warning(&'a str),
+    /// A pending oracle, shown in full before anything can approve it.
+    ApprovalRequired {
+        qualified: &'a str,
+        oracle: &'a Oracle,
+        path_transcript: &'a str,
+    },
+    /// The pending oracle shown last was approved before for this gate with
+    /// another oracle: the bound fields that differ, or none when the
+    /// earlier record does not say.
+    ApprovalChanged {
+        reasons: &'a [String],
+    },
+    /// The pending oracle shown last was not approved (no `--approve`).
+    NotRun,
+    /// The oracle shown last was approved; `record` is the approval file.
+    Approved {
+        record: &'a Path,
+    },
+    /// A check about to run, announced for every check before the first
+    /// starts (the Node tool's RUN lines).
+    CheckStarted(RunLine<'a>),
+    /// The check really started (a worker picked it up).
+    CheckLaunched(RunLine<'a>),
+    /// The check is still running after `seconds` (5, 10, 20, ...).
+    CheckSlow {
+        qualified: &'a str,
+        seconds: u64,
+    },
+    CheckFinished(FinishedCheck<'a>),
+    /// An interrupt terminated this gate's check; nothing was written for it.
+    CheckInterrupted {
+        qualified: &'a str,
+        title: &'a str,
+    },
+    /// The run was interrupted by `signal`; `stopped` lists the checks it
+    /// terminated. Sent instead of the per-ledger lines and the verdict.
+    Interrupted {
+        signal: &'a str,
+        stopped: &'a [String],
+    },
+    /// The gate changed while its check ran; the result was discarded.
+    ResultStale {
+        qualified: &'a str,
+    },
+    /// The live progress line, or `None` to remove it.
+    Progress(Option<&'a str>),
+    /// `--status`: one unmet gate.
+    GateUnmet {
+        qualified: &'a str,
+        reason: &'a str,
+        title: &'a str,
+    },
+    /// `--status`: one dispatch wave blocking completion.
+    WaveUnmet {
+        wave: &'a str,
+    },
+    LedgerSummary {
+        file_name: &'a str,
+        gates: usize,
+    },
+    Verdict(&'a Verdict),
+    /// The command that moves an unmet run on (approving what it showed).
+    NextCommand(&'a str),
+    /// The machine record of the whole run (also of a run that failed),
+    /// sent only when some reporter `needs_records`.
+    Report(&'a RunReport),
+}
+
+/// A consumer of run events. Write errors are the reporter's own business:
+/// a closed pipe must not abort a run half way through its write-backs.
+pub trait Reporter {
+    fn event(&mut self, event: &Event);
+
+    /// Whether this reporter needs `Event::Report`, which costs a record
+    /// per gate to build.
+    fn needs_records(&self) -> bool {
+        false
+    }
+
+    /// Pushes buffered output out, before anything slow.
+    fn flush(&mut self) {}
+}
+
+/// What a reporter shows of a check that ended with a result.
+#[derive(Debug, Clone, Copy)]
+pub struct FinishedCheck<'a> {
+    pub qualified: &'a str,
+    pub title: &'a str,
+    pub passed: bool,
+    /// What failed beyond the exit status and EXPECT (a timeout, an
+    /// overflow), when something did.
+    pub reason: Option<&'a str>,
+    /// `exit=...; EXPECT=...; output=...`.
+    pub outcome: &'a str,
+    pub duration: Duration,
+    /// The end of a failed check's output, when the run shows it.
+    pub tail: Option<&'a OutputTail>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    AllMet,
+    Unmet,
+    HandoffRequired,
+    /// Approvals could not be validated or recorded.
+    Error,
+}
+
+impl Outcome {
+    /// The name machine reports carry.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::AllMet => "all-met",
+            Outcome::Unmet => "unmet",
+            Outcome::HandoffRequired => "handoff-required",
+            Outcome::Error => "error",
+        }
+    }
+
+    pub fn exit(self) -> Exit {
+        match self {
+            Outcome::AllMet => Exit::Met,
+            Outcome::Unmet | Outcome::HandoffRequired => Exit::Unmet,
+            Outcome::Error => Exit::Error,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    /// Gates met on disk.
+    pub met: usize,
+    /// Met on disk and not put in doubt by this run.
+    pub confirmed_met: usize,
+    pub unmet: usize,
+    pub abandoned: usize,
+    /// Everything counted unmet, with a note where the reason is not the
+    /// gate's own state.
+    pub unmet_ids: Vec<String>,
+    pub abandoned_ids: Vec<String>,
+    pub reran: Option<usize>,
+    pub reverified: Option<usize>,
+    pub scope: Option<String>,
+    pub approval_failures: usize,
+    pub check_failures: usize,
+    /// With `--gate`: the gates left out of the count.
+    pub not_selected: Option<usize>,
+}
+
+impl Verdict {
+    pub fn exit(&self) -> Exit {
+        self.outcome.exit()
+    }
+}

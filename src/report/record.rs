@@ -1,0 +1,421 @@
+//! The machine record of a run (`RunReport`, one `GateRecord` per gate)
+//! and its three renderings: the JSON document, the JUnit document and
+//! GitHub Actions annotations. Pure.
+
+use serde::Serialize;
+
+use crate::evidence::GateState;
+use crate::terminal::{self, safe};
+
+use super::tail;
+
+/// What happened to a gate's check in this run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckStatus {
+    Pass,
+    Fail,
+    /// The result was discarded: the gate changed while its check ran.
+    Stale,
+    NotRun,
+    /// An interrupt stopped the check; nothing was written for it.
+    Interrupted,
+}
+
+impl CheckStatus {
+    /// The name the JSON document carries.
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckStatus::Pass => "pass",
+            CheckStatus::Fail => "fail",
+            CheckStatus::Stale => "stale",
+            CheckStatus::NotRun => "not-run",
+            CheckStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The check of one gate in this run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckRecord {
+    pub status: CheckStatus,
+    pub exit: Option<i32>,
+    pub signal: Option<String>,
+    pub duration_ms: Option<u64>,
+    pub reason: Option<String>,
+    pub output_sha256: Option<String>,
+    /// The end of a failed check's output, sanitized like every string.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tail: Option<tail::OutputTail>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateRecord {
+    pub ledger: String,
+    /// One-based line of the gate.
+    pub line: usize,
+    pub id: String,
+    pub qualified_id: String,
+    pub title: String,
+    pub state: GateState,
+    pub checked: bool,
+    pub runnable: bool,
+    /// The definition digest that automatic evidence must be bound to.
+    pub definition_digest: Option<String>,
+    /// With `--gate`: whether this gate was chosen (an unchosen one is
+    /// neither run nor counted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected: Option<bool>,
+    pub check: Option<CheckRecord>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LedgerRecord {
+    pub path: String,
+    pub gates: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub met: usize,
+    pub unmet: usize,
+    pub abandoned: usize,
+    pub reran: Option<usize>,
+    pub previously_met_reverified: Option<usize>,
+    /// With `--gate`: the gates not counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_selected: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunReport {
+    pub schema: u32,
+    pub tool: &'static str,
+    pub version: &'static str,
+    /// `run`, `status`, `approve`, `reverify` or `approve+reverify`.
+    pub mode: String,
+    pub scope: Option<String>,
+    /// `all-met`, `unmet`, `handoff-required` or `error`.
+    pub outcome: &'static str,
+    pub exit_code: i32,
+    pub summary: Summary,
+    /// Everything counted unmet, qualified, with a note where the reason
+    /// is not the gate's own state (for example `(reverify not run)`).
+    pub unmet: Vec<String>,
+    pub abandoned: Vec<String>,
+    pub ledgers: Vec<LedgerRecord>,
+    pub gates: Vec<GateRecord>,
+    /// The scope's dispatch waves that are not complete.
+    pub waves: WaveRecords,
+    pub errors: Vec<String>,
+    /// The command that moves an unmet run on, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_command: Option<String>,
+}
+
+/// Dispatch waves that keep a scope from being complete.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WaveRecords {
+    /// `dispatch:<wave> open (S/N started)` or `... sealed (R/N returned)`.
+    pub blocking: Vec<String>,
+    /// `dispatch:<wave>`: abandoned waves, a handoff.
+    pub abandoned: Vec<String>,
+}
+
+impl RunReport {
+    /// A report for a run that stopped on a usage, parse or infrastructure
+    /// error before it could judge any gate.
+    pub fn failed(mode: String, errors: Vec<String>) -> RunReport {
+        RunReport {
+            schema: 1,
+            tool: "gate-check",
+            version: env!("CARGO_PKG_VERSION"),
+            mode,
+            scope: None,
+            outcome: "error",
+            exit_code: 2,
+            summary: Summary {
+                met: 0,
+                unmet: 0,
+                abandoned: 0,
+                reran: None,
+                previously_met_reverified: None,
+                not_selected: None,
+            },
+            unmet: Vec::new(),
+            abandoned: Vec::new(),
+            ledgers: Vec::new(),
+            gates: Vec::new(),
+            waves: WaveRecords::default(),
+            errors,
+            next_command: None,
+        }
+    }
+
+    /// The JSON document; every string in it has passed the sanitizer, so
+    /// no decoder can get a control or bidi character out of it.
+    pub fn to_json(&self) -> String {
+        let mut value = serde_json::to_value(self).unwrap_or_default();
+        sanitize_strings(&mut value);
+        let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    pub fn to_junit(&self) -> String {
+        let unselected = |g: &GateRecord| g.selected == Some(false);
+        let failing = |g: &GateRecord| !matches!(g.state, GateState::Met | GateState::Abandoned) && !unselected(g);
+        let skipping = |g: &GateRecord| g.state == GateState::Abandoned || unselected(g);
+        let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        let waves = self.waves.blocking.len() + self.waves.abandoned.len();
+        let failures = self.gates.iter().filter(|g| failing(g)).count() + self.waves.blocking.len();
+        let skipped = self.gates.iter().filter(|g| skipping(g)).count() + self.waves.abandoned.len();
+        let seconds = |gates: &[&GateRecord]| -> f64 {
+            gates.iter().filter_map(|g| g.check.as_ref()?.duration_ms).sum::<u64>() as f64 / 1000.0
+        };
+        let all: Vec<&GateRecord> = self.gates.iter().collect();
+        xml.push_str(&format!(
+            "<testsuites name=\"gate-check\" tests=\"{}\" failures=\"{failures}\" errors=\"{}\" skipped=\"{skipped}\" time=\"{:.3}\">\n",
+            self.gates.len() + waves,
+            self.errors.len(),
+            seconds(&all)
+        ));
+        if !self.errors.is_empty() {
+            xml.push_str("  <testsuite name=\"gate-check\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n");
+            xml.push_str("    <testcase classname=\"gate-check\" name=\"ledger\">\n");
+            xml.push_str(&format!(
+                "      <error message=\"{}\">{}</error>\n",
+                xml_escape(self.errors.first().map_or("", String::as_str)),
+                self.errors.iter().map(|e| xml_escape(e)).collect::<Vec<_>>().join("\n")
+            ));
+            xml.push_str("    </testcase>\n  </testsuite>\n");
+        }
+        for ledger in &self.ledgers {
+            let gates: Vec<&GateRecord> = self.gates.iter().filter(|g| g.ledger == ledger.path).collect();
+            xml.push_str(&format!(
+                "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3}\">\n",
+                xml_escape(&ledger.path),
+                gates.len(),
+                gates.iter().filter(|g| failing(g)).count(),
+                gates.iter().filter(|g| skipping(g)).count(),
+                seconds(&gates)
+            ));
+            for gate in gates {
+                let classname = gate.qualified_id.rsplit_once(':').map_or("", |(stem, _)| stem);
+                let time = gate.check.as_ref().and_then(|c| c.duration_ms).unwrap_or(0) as f64 / 1000.0;
+                xml.push_str(&format!(
+                    "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{}\" time=\"{time:.3}\"",
+                    xml_escape(classname),
+                    xml_escape(&format!("{}: {}", gate.id, gate.title)),
+                    xml_escape(&gate.ledger),
+                    gate.line
+                ));
+                if gate.state == GateState::Met && !unselected(gate) {
+                    xml.push_str("/>\n");
+                    continue;
+                }
+                xml.push_str(">\n");
+                let message = describe(gate);
+                if unselected(gate) {
+                    xml.push_str("      <skipped message=\"not selected (--gate)\"/>\n");
+                } else if gate.state == GateState::Abandoned {
+                    xml.push_str(&format!("      <skipped message=\"{}\"/>\n", xml_escape(&message)));
+                } else {
+                    xml.push_str(&format!(
+                        "      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
+                        xml_escape(&message),
+                        gate.state.name(),
+                        failure_body(&message, gate.check.as_ref().and_then(|c| c.output_tail.as_ref()))
+                    ));
+                }
+                xml.push_str("    </testcase>\n");
+            }
+            xml.push_str("  </testsuite>\n");
+        }
+        if waves > 0 {
+            xml.push_str(&format!(
+                "  <testsuite name=\"dispatch waves\" tests=\"{waves}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
+                self.waves.blocking.len(),
+                self.waves.abandoned.len()
+            ));
+            for wave in &self.waves.blocking {
+                let name = xml_escape(wave);
+                xml.push_str(&format!(
+                    "    <testcase classname=\"dispatch\" name=\"{name}\">\n      <failure message=\"wave incomplete: {name}\" type=\"wave-incomplete\"/>\n    </testcase>\n"
+                ));
+            }
+            for wave in &self.waves.abandoned {
+                let name = xml_escape(wave);
+                xml.push_str(&format!(
+                    "    <testcase classname=\"dispatch\" name=\"{name}\">\n      <skipped message=\"wave abandoned (handoff required)\"/>\n    </testcase>\n"
+                ));
+            }
+            xml.push_str("  </testsuite>\n");
+        }
+        xml.push_str("</testsuites>\n");
+        // Check output inside the document must not drive a CI runner that
+        // prints it, whenever it is printed.
+        terminal::neutralize_workflow_commands(&xml).into_owned()
+    }
+
+    /// `::error`/`::warning` workflow commands, one per gate that is not
+    /// met, pointing at its line. `display_path` maps a ledger path to the
+    /// path GitHub should link (relative to the workspace where possible).
+    pub fn github_annotations(&self, display_path: impl Fn(&str) -> String) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .gates
+            .iter()
+            .filter(|g| g.state != GateState::Met && g.selected != Some(false))
+            .map(|gate| {
+                let level = if gate.state == GateState::Abandoned { "warning" } else { "error" };
+                format!(
+                    "::{level} file={},line={},title={}::{}",
+                    escape_property(&display_path(&gate.ledger)),
+                    gate.line,
+                    escape_property(&format!("gate {}", gate.qualified_id)),
+                    escape_data(&describe(gate))
+                )
+            })
+            .collect();
+        lines.extend(
+            self.waves
+                .blocking
+                .iter()
+                .map(|w| format!("::error title=dispatch wave::{} is incomplete", escape_data(w))),
+        );
+        lines.extend(
+            self.waves
+                .abandoned
+                .iter()
+                .map(|w| format!("::warning title=dispatch wave::{} was abandoned (handoff required)", escape_data(w))),
+        );
+        lines.extend(self.errors.iter().map(|e| format!("::error title=gate-check::{}", escape_data(e))));
+        lines
+    }
+}
+
+/// One sentence for a gate that is not met.
+fn describe(gate: &GateRecord) -> String {
+    let state = match gate.state {
+        GateState::Unmet => "unmet (unchecked)",
+        GateState::UnmetNoEvidence => "unmet (checked but EVIDENCE pending)",
+        GateState::StaleUnmet => "unmet (checked but automatic evidence is stale or unbound)",
+        GateState::Abandoned => "abandoned (handoff required)",
+        GateState::Met => "met",
+    };
+    match gate.check.as_ref() {
+        Some(check) if check.status != CheckStatus::Pass => {
+            let reason = check.reason.as_deref().unwrap_or("EXPECT not matched or non-zero exit");
+            format!("{}: {state}; {}: {reason}", gate.title, check.status.name())
+        }
+        _ => format!("{}: {state}", gate.title),
+    }
+}
+
+/// A JUnit `<failure>` text: the sentence, then the output tail line by
+/// line (each line sanitized on its own, so the line breaks survive).
+fn failure_body(message: &str, tail: Option<&tail::OutputTail>) -> String {
+    let mut body = xml_escape(message);
+    if let Some(tail) = tail {
+        body.push_str("\n\n");
+        body.push_str(&xml_escape(&tail.heading()));
+        for line in &tail.lines {
+            body.push('\n');
+            body.push_str(&xml_escape(line));
+        }
+    }
+    body
+}
+
+/// Every string in a JSON value, sanitized in place.
+fn sanitize_strings(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(text) if text.chars().any(terminal::is_unsafe) => *text = safe(text),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(sanitize_strings),
+        serde_json::Value::Object(fields) => fields.values_mut().for_each(sanitize_strings),
+        _ => {}
+    }
+}
+
+/// One XML 1.0 attribute or text value: sanitized (so no control or bidi
+/// character survives), markup characters escaped, the non-characters XML
+/// cannot carry replaced.
+fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in safe(text).chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\u{fffe}' | '\u{ffff}' => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> RunReport {
+        let mut report = RunReport::failed("run".into(), Vec::new());
+        report.outcome = "unmet";
+        report.exit_code = 1;
+        report.ledgers.push(LedgerRecord { path: "/r/GATES.md".into(), gates: 2 });
+        for (id, state) in [("G1", GateState::Met), ("G2", GateState::StaleUnmet)] {
+            report.gates.push(GateRecord {
+                ledger: "/r/GATES.md".into(),
+                line: 3,
+                id: id.into(),
+                qualified_id: format!("GATES:{id}"),
+                title: "a <b> & \"c\"".into(),
+                state,
+                checked: true,
+                runnable: true,
+                definition_digest: None,
+                selected: None,
+                check: None,
+            });
+        }
+        report
+    }
+
+    #[test]
+    fn a_check_status_serializes_as_its_name() {
+        use CheckStatus::*;
+        for status in [Pass, Fail, Stale, NotRun, Interrupted] {
+            assert_eq!(serde_json::to_value(status).unwrap(), status.name());
+        }
+    }
+
+    #[test]
+    fn junit_counts_and_escapes() {
+        let xml = report().to_junit();
+        assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
+        assert!(xml.contains("a &lt;b&gt; &amp; &quot;c&quot;"), "{xml}");
+        assert!(xml.contains("<failure message="), "{xml}");
+    }
+
+    #[test]
+    fn annotations_escape_workflow_syntax() {
+        let lines = report().github_annotations(|p| p.trim_start_matches("/r/").to_string());
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].starts_with("::error file=GATES.md,line=3,title=gate GATES%3AG2::"), "{}", lines[0]);
+        assert_eq!(escape_data("50%\nx"), "50%25%0Ax");
+    }
+}

@@ -252,3 +252,102 @@ impl Watch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    impl Labelled for &str {
+        fn label(&self) -> &str {
+            self
+        }
+    }
+
+    /// What the consumer saw, in order, for tasks named by their index.
+    #[derive(Debug, PartialEq, Eq)]
+    enum Seen {
+        Started(usize),
+        Finished(usize, String),
+    }
+
+    /// Runs `tasks` with a fake check runner that sleeps `delay(index)` and
+    /// returns the task's name; admits those `admit` says.
+    fn run(
+        tasks: &[&'static str],
+        jobs: usize,
+        admit: impl Fn(usize) -> Option<bool>,
+        delay: impl Fn(usize) -> u64 + Sync,
+    ) -> (Vec<Seen>, usize) {
+        let peak = AtomicUsize::new(0);
+        let current = AtomicUsize::new(0);
+        let mut seen = Vec::new();
+        let evaluate = |task: &&'static str| {
+            let now = current.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(now, Ordering::SeqCst);
+            let index = tasks.iter().position(|t| t == task).unwrap();
+            std::thread::sleep(Duration::from_millis(delay(index)));
+            current.fetch_sub(1, Ordering::SeqCst);
+            task.to_string()
+        };
+        run_rolling(tasks, jobs, evaluate, |progress| match progress {
+            Progress::Admit(admission) => {
+                for index in 0..tasks.len() {
+                    match admit(index) {
+                        Some(runs) => admission.admit(runs),
+                        None => break,
+                    }
+                }
+            }
+            Progress::Started(index) => seen.push(Seen::Started(index)),
+            Progress::Finished(index, result) => seen.push(Seen::Finished(index, result)),
+            Progress::Slow(..) | Progress::Looked | Progress::Running(_) => {}
+        });
+        (seen, peak.load(Ordering::SeqCst))
+    }
+
+    fn finished(seen: &[Seen]) -> Vec<usize> {
+        seen.iter().filter_map(|s| if let Seen::Finished(i, _) = s { Some(*i) } else { None }).collect()
+    }
+
+    #[test]
+    fn results_come_in_task_order_whatever_order_checks_end_in() {
+        let tasks = ["a", "b", "c", "d"];
+        // The first task is the slowest: the others end before it.
+        let (seen, peak) = run(&tasks, 4, |_| Some(true), |index| if index == 0 { 80 } else { 5 });
+        assert_eq!(finished(&seen), [0, 1, 2, 3]);
+        assert!(seen.contains(&Seen::Finished(2, "c".into())), "{seen:?}");
+        assert!(peak > 1, "independent checks overlap with --jobs 4");
+        let first_result = seen.iter().position(|s| matches!(s, Seen::Finished(..))).unwrap();
+        let starts = seen[..first_result].iter().filter(|s| matches!(s, Seen::Started(_))).count();
+        assert_eq!(starts, 4, "every check started before the slow first one ended: {seen:?}");
+    }
+
+    #[test]
+    fn no_more_than_jobs_checks_run_at_once() {
+        let tasks = ["a", "b", "c", "d", "e", "f"];
+        let (seen, peak) = run(&tasks, 2, |_| Some(true), |_| 15);
+        assert_eq!(finished(&seen), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(peak, 2);
+        let (_, serial) = run(&tasks, 1, |_| Some(true), |_| 1);
+        assert_eq!(serial, 1);
+    }
+
+    #[test]
+    fn only_admitted_tasks_run_and_an_undecided_one_does_not() {
+        let tasks = ["a", "b", "c", "d"];
+        // b is refused; admission stops before d, which is never decided.
+        let (seen, _) = run(&tasks, 2, |index| [Some(true), Some(false), Some(true), None][index], |_| 1);
+        assert_eq!(finished(&seen), [0, 2]);
+        let started: Vec<usize> =
+            seen.iter().filter_map(|s| if let Seen::Started(i) = s { Some(*i) } else { None }).collect();
+        assert_eq!(started.len(), 2);
+        assert!(started.contains(&0) && started.contains(&2), "{seen:?}");
+    }
+
+    #[test]
+    fn a_consumer_that_admits_nothing_ends_the_run() {
+        let tasks = ["a", "b"];
+        let (seen, peak) = run(&tasks, 2, |_| None, |_| 1);
+        assert_eq!((seen, peak), (Vec::new(), 0));
+    }
+}

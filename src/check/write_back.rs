@@ -71,3 +71,131 @@ fn decide(
     }
     (decisions, edits)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::approval::store::Store;
+    use crate::check::evaluate::CheckResult;
+    use crate::config::Environment;
+    use crate::evidence::Fingerprint;
+    use crate::runner::ChildEnvironment;
+
+    const LEDGER: &str = "# Gates: t\n\n\
+        - [ ] U: unchecked\n  CHECK: true\n  EXPECT: ok\n  EVIDENCE: pending\n\
+        - [x] C: checked\n  CHECK: true\n  EXPECT: ok\n  EVIDENCE: pending\n\
+        - [x] A: abandoned\n  CHECK: true\n  EXPECT: ok\n  EVIDENCE: pending\n\n\
+        ABANDON: A it moved\n";
+
+    fn runtime(shell: &str) -> Runtime {
+        let env = Environment { approval_dir: Some(PathBuf::from("/nonexistent/store")), ..Environment::default() };
+        Runtime {
+            shell: PathBuf::from(shell),
+            child_environment: ChildEnvironment::new(&[]),
+            shell_text: shell.to_string(),
+            path_var: "/bin".into(),
+            path_summary: "/bin".into(),
+            path_transcript: "/bin".into(),
+            store: Store::locate(&[], &env).unwrap(),
+            timeout_secs: 120,
+        }
+    }
+
+    fn task(runtime: &Runtime, document: &Document, id: &str) -> Task {
+        let gate = document.gates.iter().find(|g| g.id == id).unwrap().clone();
+        let digest = evidence::gate_digest(&gate).unwrap();
+        let starting_state = evidence::gate_state(&gate, document.is_abandoned(id));
+        Task {
+            ledger: 0,
+            oracle: oracle_for(runtime, &gate, "/r"),
+            qualified: format!("GATES:{id}"),
+            cwd: PathBuf::from("/r"),
+            starting_state,
+            digest,
+            expectation: None,
+            gate,
+        }
+    }
+
+    fn result(passed: bool) -> CheckResult {
+        CheckResult {
+            output: "ok".into(),
+            fingerprint: Fingerprint::of("ok"),
+            exit_code: Some(if passed { 0 } else { 1 }),
+            signal: None,
+            matched: passed,
+            error: None,
+            duration: Duration::from_millis(1),
+            unjudged: None,
+        }
+    }
+
+    fn kinds(decisions: &[WriteBack]) -> Vec<&'static str> {
+        decisions
+            .iter()
+            .map(|d| match d {
+                WriteBack::Written => "written",
+                WriteBack::Unchanged => "unchanged",
+                WriteBack::Stale => "stale",
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_pass_is_written_as_bound_evidence_and_a_failure_only_where_it_must_be() {
+        let runtime = runtime("/bin/sh");
+        let document = crate::ledger::parse(LEDGER.to_string()).document;
+        let (u, c) = (task(&runtime, &document, "U"), task(&runtime, &document, "C"));
+        let (passed, failed) = (result(true), result(false));
+
+        let (decisions, edits) = decide(false, &runtime, &document, &[(&u, &passed), (&c, &failed)]);
+        assert_eq!(kinds(&decisions), ["written", "written"]);
+        assert_eq!((edits[0].gate.id.as_str(), edits[0].checked), ("U", true));
+        assert!(edits[0].evidence.contains(&format!("output-sha256={}", Fingerprint::of("ok").sha256)));
+        assert!(edits[0].evidence.contains("shell=/bin/sh; cwd=/r; path=/bin"), "{}", edits[0].evidence);
+        // A checked gate that fails is unchecked again, evidence pending.
+        assert_eq!((edits[1].gate.id.as_str(), edits[1].checked, edits[1].evidence.as_str()), ("C", false, "pending"));
+
+        // An unchecked gate that fails stays as it is.
+        let (decisions, edits) = decide(false, &runtime, &document, &[(&u, &failed)]);
+        assert_eq!((kinds(&decisions), edits.len()), (vec!["unchanged"], 0));
+    }
+
+    #[test]
+    fn a_gate_that_changed_or_left_while_its_check_ran_is_stale_and_an_abandoned_one_is_kept() {
+        let runtime = runtime("/bin/sh");
+        let document = crate::ledger::parse(LEDGER.to_string()).document;
+        assert!(document.is_abandoned("A"));
+        let (u, a) = (task(&runtime, &document, "U"), task(&runtime, &document, "A"));
+        let passed = result(true);
+
+        let edited = crate::ledger::parse(LEDGER.replacen("CHECK: true", "CHECK: false", 1)).document;
+        let removed = crate::ledger::parse(LEDGER.replacen("- [ ] U: unchecked", "- [ ] V: unchecked", 1)).document;
+        for changed in [&edited, &removed] {
+            let (decisions, edits) = decide(false, &runtime, changed, &[(&u, &passed)]);
+            assert_eq!((kinds(&decisions), edits.len()), (vec!["stale"], 0));
+        }
+        // Another shell is another oracle: the result no longer proves the gate.
+        let (decisions, _) = decide(false, &self::runtime("/bin/bash"), &document, &[(&u, &passed)]);
+        assert_eq!(kinds(&decisions), ["stale"]);
+
+        let (decisions, edits) = decide(true, &runtime, &document, &[(&a, &passed)]);
+        assert_eq!((kinds(&decisions), edits.len()), (vec!["unchanged"], 0));
+    }
+
+    #[test]
+    fn reverify_writes_the_failure_of_a_gate_that_was_met() {
+        let runtime = runtime("/bin/sh");
+        let document = crate::ledger::parse(LEDGER.to_string()).document;
+        let mut met = task(&runtime, &document, "U");
+        met.starting_state = GateState::Met;
+        let failed = result(false);
+        let (decisions, edits) = decide(true, &runtime, &document, &[(&met, &failed)]);
+        assert_eq!((kinds(&decisions), edits[0].evidence.as_str()), (vec!["written"], "pending"));
+        let (decisions, _) = decide(false, &runtime, &document, &[(&met, &failed)]);
+        assert_eq!(kinds(&decisions), ["unchanged"]);
+    }
+}

@@ -15,6 +15,7 @@ use crate::error::{Error, Exit};
 use crate::report::human::{Human, Style, Verbosity};
 use crate::report::machine::{Annotations, Document};
 use crate::report::{OutputFormat, Reporters, RunReport};
+use crate::runner::{Containment, SignalMode};
 use crate::terminal::{Console, Stderr};
 use crate::{hook, install, lint_files, terminal};
 
@@ -329,7 +330,9 @@ struct Looks {
 fn run_checker(options: &RunOptions, looks: Looks) -> Result<Exit, Error> {
     let env = Environment::from_process()?;
     let mut reporters = reporters(options, looks, &env);
-    let outcome = check::execute(options, &env, &mut reporters);
+    // Built once here; its handlers are armed when the first check starts.
+    let containment = Containment::install(SignalMode::Standard);
+    let outcome = check::execute(options, &env, &containment, &mut reporters);
     if let Err(error) = &outcome {
         if reporters.needs_records() {
             reporters.event(&Event::Report(&RunReport::failed(options.mode_name(), error.lines())));

@@ -8,7 +8,7 @@ use js_regex::{Expectation, Limits, MatchError};
 use crate::evidence::{self, Fingerprint, MAX_OUTPUT_BYTES};
 use crate::report::record::{CheckRecord, CheckStatus};
 use crate::report::tail::{self, OutputTail};
-use crate::runner::{self, CheckRequest, RunFailure};
+use crate::runner::{self, CheckRequest, Containment, RunFailure};
 
 use super::plan::{Runtime, Task};
 
@@ -82,17 +82,20 @@ impl CheckResult {
     }
 }
 
-pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResult {
+pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64, containment: &Containment) -> CheckResult {
     // Matching EXPECT is part of the check: it ends by the same deadline.
     let deadline = std::time::Instant::now() + Duration::from_secs(timeout_secs);
-    let outcome = runner::run_check(&CheckRequest {
-        shell: &runtime.shell,
-        environment: &runtime.child_environment,
-        command: task.gate.check.as_deref().unwrap_or(""),
-        cwd: &task.cwd,
-        timeout: Duration::from_secs(timeout_secs),
-        max_output_bytes: MAX_OUTPUT_BYTES,
-    });
+    let outcome = runner::run_check(
+        &CheckRequest {
+            shell: &runtime.shell,
+            environment: &runtime.child_environment,
+            command: task.gate.check.as_deref().unwrap_or(""),
+            cwd: &task.cwd,
+            timeout: Duration::from_secs(timeout_secs),
+            max_output_bytes: MAX_OUTPUT_BYTES,
+        },
+        containment,
+    );
     let stdout = String::from_utf8_lossy(&outcome.stdout);
     let stderr = String::from_utf8_lossy(&outcome.stderr);
     let separator = if !stdout.is_empty() && !stderr.is_empty() { "\n" } else { "" };
@@ -121,12 +124,12 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64) -> CheckResul
     let mut matched = false;
     let mut interrupted_while_matching = false;
     if error.is_none() {
-        let interrupted = || runner::interruption().is_some();
+        let interrupted = || containment.interruption().is_some();
         let limits = Limits::new(deadline, &interrupted);
         match task.expectation.as_deref().map(|e: &Expectation| e.matches_within(&output, &limits)) {
             Some(Ok(yes)) => matched = yes,
             Some(Err(MatchError::Interrupted)) => {
-                let signal = runner::interruption().map_or("a signal", |signal| signal.as_str());
+                let signal = containment.interruption().map_or("a signal", |signal| signal.as_str());
                 error = Some(format!("interrupted by {signal}"));
                 interrupted_while_matching = true;
             }

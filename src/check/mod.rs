@@ -23,6 +23,7 @@ use crate::evidence::{self, GateState};
 use crate::report::record::{CheckRecord, CheckStatus, GateRecord, LedgerRecord, RunReport, Summary, WaveRecords};
 use crate::report::tail::{self, OutputTail};
 use crate::report::OutputFormat;
+use crate::runner::Containment;
 
 use approve::Approvals;
 use evaluate::{CheckResult, Unjudged};
@@ -77,10 +78,17 @@ struct Executed {
     reverified: usize,
     /// Qualified ids of the checks an interrupt stopped while they ran.
     interrupted: Vec<String>,
+    /// The signal that interrupted the run, if one did.
+    interrupted_by: Option<nix::sys::signal::Signal>,
 }
 
 /// Runs the whole checker: the exit status, or the error that stopped it.
-pub fn execute(options: &RunOptions, env: &Environment, reporter: &mut dyn Reporter) -> Result<Exit, Error> {
+pub fn execute(
+    options: &RunOptions,
+    env: &Environment,
+    containment: &Containment,
+    reporter: &mut dyn Reporter,
+) -> Result<Exit, Error> {
     let mut setup = plan::prepare(options, env, reporter)?;
     let mut approvals = Approvals::default();
     let mut executed = Executed::default();
@@ -97,8 +105,8 @@ pub fn execute(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
                 })?;
             }
         }
-        (approvals, executed) = run_checks(options, &runtime, &setup, tasks, reporter)?;
-        if let Some(signal) = crate::runner::interruption() {
+        (approvals, executed) = run_checks(options, &runtime, &setup, tasks, containment, reporter)?;
+        if let Some(signal) = executed.interrupted_by {
             return Ok(report_interruption(options, signal, &executed.interrupted, reporter));
         }
         // Final states come from the ledgers as they are on disk now; a
@@ -116,13 +124,15 @@ fn run_checks(
     runtime: &Runtime,
     setup: &Setup,
     tasks: Vec<Task>,
+    containment: &Containment,
     reporter: &mut dyn Reporter,
 ) -> Result<(Approvals, Executed), Error> {
     let mut run = Run::new(options, runtime, setup, &tasks, reporter);
     pool::run_rolling(
         &tasks,
         options.jobs,
-        |task| evaluate::evaluate(task, runtime, options.timeout_secs),
+        containment,
+        |task| evaluate::evaluate(task, runtime, options.timeout_secs, containment),
         |progress| run.handle(progress),
     );
     run.persist();
@@ -188,6 +198,7 @@ impl<'a> Run<'a> {
                 self.reporter.event(&Event::CheckSlow { qualified: &self.tasks[index].qualified, seconds });
             }
             Progress::Running(line) => self.reporter.event(&Event::Progress(line.as_deref())),
+            Progress::Interrupted(signal) => self.executed.interrupted_by = Some(signal),
             // Output is written once per look, not once per line: a reader
             // of a pipe is then woken a few times a second, not once per
             // result.

@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::Signal;
+
 use super::plan::Task;
+use crate::runner::Containment;
 
 /// What the pool needs of a task: the name the progress line shows.
 pub trait Labelled {
@@ -38,6 +41,10 @@ pub enum Progress<'a, R> {
     Looked,
     /// The progress line: the longest-running check, or `None` to clear it.
     Running(Option<String>),
+    /// The run was interrupted by this signal: sent once, at the first look
+    /// after it came (or at the end, when it came after the last look).
+    /// Checks still running are being terminated; none starts any more.
+    Interrupted(Signal),
 }
 
 /// How long a finished result may wait to be written back.
@@ -115,6 +122,7 @@ const FIRST_SLOW_MILESTONE_SECS: u64 = 5;
 pub fn run_rolling<T: Labelled + Sync, R: Send>(
     tasks: &[T],
     jobs: usize,
+    containment: &Containment,
     evaluate_one: impl Fn(&T) -> R + Sync,
     mut on_event: impl FnMut(Progress<R>),
 ) {
@@ -167,6 +175,13 @@ pub fn run_rolling<T: Labelled + Sync, R: Send>(
         skip_unadmitted(&mut expected);
         let mut watch = Watch::default();
         let mut workers_ended = false;
+        let mut interrupted = false;
+        let mut look_for_interrupt = |on_event: &mut dyn FnMut(Progress<R>)| {
+            if let (false, Some(signal)) = (interrupted, containment.interruption()) {
+                interrupted = true;
+                on_event(Progress::Interrupted(signal));
+            }
+        };
         while expected < tasks.len() {
             while let Ok(message) = receiver.try_recv() {
                 match message {
@@ -182,6 +197,7 @@ pub fn run_rolling<T: Labelled + Sync, R: Send>(
                 }
             }
             watch.look(tasks, &running, &mut on_event);
+            look_for_interrupt(&mut on_event);
             on_event(Progress::Looked);
             // A worker that died leaves its result missing: once every
             // worker is gone and what they sent is drained, stop waiting.
@@ -195,6 +211,7 @@ pub fn run_rolling<T: Labelled + Sync, R: Send>(
         if !watch.shown.is_empty() {
             on_event(Progress::Running(None));
         }
+        look_for_interrupt(&mut on_event);
     });
 }
 
@@ -256,6 +273,7 @@ impl Watch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runner::SignalMode;
 
     impl Labelled for &str {
         fn label(&self) -> &str {
@@ -268,6 +286,7 @@ mod tests {
     enum Seen {
         Started(usize),
         Finished(usize, String),
+        Interrupted(Signal),
     }
 
     /// Runs `tasks` with a fake check runner that sleeps `delay(index)` and
@@ -275,6 +294,16 @@ mod tests {
     fn run(
         tasks: &[&'static str],
         jobs: usize,
+        admit: impl Fn(usize) -> Option<bool>,
+        delay: impl Fn(usize) -> u64 + Sync,
+    ) -> (Vec<Seen>, usize) {
+        run_contained(tasks, jobs, &Containment::install(SignalMode::Noop), admit, delay)
+    }
+
+    fn run_contained(
+        tasks: &[&'static str],
+        jobs: usize,
+        containment: &Containment,
         admit: impl Fn(usize) -> Option<bool>,
         delay: impl Fn(usize) -> u64 + Sync,
     ) -> (Vec<Seen>, usize) {
@@ -289,7 +318,7 @@ mod tests {
             current.fetch_sub(1, Ordering::SeqCst);
             task.to_string()
         };
-        run_rolling(tasks, jobs, evaluate, |progress| match progress {
+        run_rolling(tasks, jobs, containment, evaluate, |progress| match progress {
             Progress::Admit(admission) => {
                 for index in 0..tasks.len() {
                     match admit(index) {
@@ -300,6 +329,7 @@ mod tests {
             }
             Progress::Started(index) => seen.push(Seen::Started(index)),
             Progress::Finished(index, result) => seen.push(Seen::Finished(index, result)),
+            Progress::Interrupted(signal) => seen.push(Seen::Interrupted(signal)),
             Progress::Slow(..) | Progress::Looked | Progress::Running(_) => {}
         });
         (seen, peak.load(Ordering::SeqCst))
@@ -349,5 +379,26 @@ mod tests {
         let tasks = ["a", "b"];
         let (seen, peak) = run(&tasks, 2, |_| None, |_| 1);
         assert_eq!((seen, peak), (Vec::new(), 0));
+    }
+
+    #[test]
+    fn an_interrupt_reaches_the_consumer_once_as_progress() {
+        let tasks = ["a", "b", "c"];
+        let containment = Containment::install(SignalMode::Noop);
+        let (seen, _) = run_contained(&tasks, 1, &containment, |_| Some(true), |_| 30);
+        assert!(!seen.iter().any(|s| matches!(s, Seen::Interrupted(_))), "no interrupt, no message: {seen:?}");
+
+        let interrupting = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(Duration::from_millis(45));
+                containment.interrupt(Signal::SIGTERM);
+            });
+            run_contained(&tasks, 1, &containment, |_| Some(true), |_| 30).0
+        });
+        let interrupts: Vec<&Seen> = interrupting.iter().filter(|s| matches!(s, Seen::Interrupted(_))).collect();
+        assert_eq!(interrupts, [&Seen::Interrupted(Signal::SIGTERM)], "{interrupting:?}");
+        // It came while the second check ran: after the first result.
+        let at = interrupting.iter().position(|s| matches!(s, Seen::Interrupted(_))).unwrap();
+        assert!(interrupting[..at].contains(&Seen::Finished(0, "a".into())), "{interrupting:?}");
     }
 }

@@ -1,7 +1,12 @@
-//! What keeps checks contained, process-wide: the registry of live check
-//! leaders, the sweep that finds descendants which left a check's process
-//! group, and the signal thread that tears everything down on SIGINT,
-//! SIGTERM or SIGHUP.
+//! What keeps checks contained, as one value built at the edge of a run
+//! (`Containment::install`) and handed to the pool and the runner: the
+//! registry of live check leaders, the sweep that finds descendants which
+//! left a check's process group, and the interrupt. With
+//! `SignalMode::Standard` a SIGINT, SIGTERM or SIGHUP is caught by a
+//! handler that only records the first signal and makes the wake pipe
+//! readable; every supervisor polls that pipe in its own loop and
+//! terminates its own check, so no thread is kept for signals.
+//! `SignalMode::Noop` catches nothing (tests interrupt with `interrupt`).
 //!
 //! Two rules make every signal land where it is meant to. A leader is
 //! reaped only after its group has been killed and it has left the
@@ -9,9 +14,10 @@
 //! cannot be reused). And only our own unreaped children are ever signalled
 //! by pid, so a pid we signal is always the process we looked at.
 
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Once};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, killpg, Signal};
@@ -23,39 +29,124 @@ use super::spawn::Spawned;
 /// How long killed orphans may take to die before a sweep stops waiting.
 const SWEEP_LIMIT: Duration = Duration::from_secs(1);
 
-struct Registry {
+/// Whether a run catches the interrupting signals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignalMode {
+    /// SIGINT, SIGTERM and SIGHUP (each unless inherited ignored) end the
+    /// run cleanly once the first check has started.
+    Standard,
+    /// No handler: the process keeps its default dispositions.
+    Noop,
+}
+
+/// What the signal handler shares with the run: only what is safe to touch
+/// from a handler (an atomic and a write to a pipe).
+struct Interrupt {
+    /// The first signal's number, 0 until one arrives.
+    signal: AtomicI32,
+    /// Readable once the run has been interrupted: every supervisor polls it.
+    reader: OwnedFd,
+    writer: OwnedFd,
+}
+
+impl Interrupt {
+    /// Records `signal` unless one came first, and wakes every poller.
+    /// Async-signal-safe: one compare-and-swap and one `write`.
+    fn raise(&self, signal: i32) {
+        if self.signal.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+            let _ = rustix::io::write(&self.writer, b"!");
+        }
+    }
+}
+
+/// The containment of one run's checks.
+pub struct Containment {
+    mode: SignalMode,
     /// Leaders of started checks not yet reaped.
-    live: Vec<Pid>,
-    interrupted: Option<Signal>,
+    live: Mutex<Vec<Pid>>,
+    /// `None` when no pipe could be made: checks then run uninterruptible.
+    interrupt: Option<Arc<Interrupt>>,
+    armed: Once,
 }
 
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry { live: Vec::new(), interrupted: None });
+impl Containment {
+    /// Builds the containment of a run. Nothing is armed yet: the subreaper
+    /// flag and the signal handlers are set when the first check starts,
+    /// so an interrupt before that ends the process at once, as it would
+    /// without gate-check's handlers.
+    pub fn install(mode: SignalMode) -> Containment {
+        let interrupt = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
+            .ok()
+            .map(|(reader, writer)| Arc::new(Interrupt { signal: AtomicI32::new(0), reader, writer }));
+        Containment { mode, live: Mutex::new(Vec::new()), interrupt, armed: Once::new() }
+    }
 
-fn lock() -> MutexGuard<'static, Registry> {
-    REGISTRY.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+    fn arm(&self) {
+        self.armed.call_once(|| {
+            #[cfg(target_os = "linux")]
+            // Without it (an old kernel) only process groups are contained.
+            let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+            if let (SignalMode::Standard, Some(interrupt)) = (self.mode, &self.interrupt) {
+                for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+                    if inherited_ignore(signal) {
+                        continue;
+                    }
+                    let interrupt = Arc::clone(interrupt);
+                    let raw = signal as i32;
+                    // SAFETY: the action is async-signal-safe (`Interrupt::raise`).
+                    let _ = unsafe { signal_hook::low_level::register(raw, move || interrupt.raise(raw)) };
+                }
+            }
+        });
+    }
 
-/// Readable once the run has been interrupted: every check polls it.
-struct Wake {
-    reader: io::PipeReader,
-    writer: Mutex<io::PipeWriter>,
-}
+    /// Interrupts the run as `signal` would: what the handler does.
+    pub fn interrupt(&self, signal: Signal) {
+        if let Some(interrupt) = &self.interrupt {
+            interrupt.raise(signal as i32);
+        }
+    }
 
-static WAKE: OnceLock<Option<Wake>> = OnceLock::new();
+    /// The signal that interrupted this run, if one did.
+    pub fn interruption(&self) -> Option<Signal> {
+        let raw = self.interrupt.as_ref()?.signal.load(Ordering::SeqCst);
+        (raw != 0).then(|| Signal::try_from(raw).ok()).flatten()
+    }
 
-/// Sets up containment once, before the first check starts: the subreaper
-/// flag (orphaned descendants are re-parented to us, not to init, so the
-/// sweep can find them) and the signal thread.
-fn install() -> Option<&'static Wake> {
-    WAKE.get_or_init(|| {
+    /// The descriptor that becomes readable when the run is interrupted.
+    pub fn wake_fd(&self) -> Option<BorrowedFd<'_>> {
+        self.interrupt.as_ref().map(|interrupt| interrupt.reader.as_fd())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Pid>> {
+        self.live.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Starts a check and registers its leader, atomically with respect to
+    /// sweeps: no sweep can mistake a leader for an orphan, and no check
+    /// starts once the run has been interrupted.
+    pub fn launch(&self, start: impl FnOnce() -> io::Result<Spawned>) -> Result<(Check<'_>, [OwnedFd; 2]), Launch> {
+        self.arm();
+        let mut live = self.lock();
+        if let Some(signal) = self.interruption() {
+            return Err(Launch::Interrupted(signal));
+        }
+        let spawned = start().map_err(Launch::Failed)?;
+        live.push(spawned.leader);
+        drop(live);
         #[cfg(target_os = "linux")]
-        // Without it (an old kernel) only process groups are contained.
-        let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
-        let (reader, writer) = io::pipe().ok()?;
-        watch_signals().ok()?;
-        Some(Wake { reader, writer: Mutex::new(writer) })
-    })
-    .as_ref()
+        let exit_watch = rustix::process::pidfd_open(spawned.leader, rustix::process::PidfdFlags::empty()).ok();
+        #[cfg(not(target_os = "linux"))]
+        let exit_watch = None;
+        let pipe_inodes = [&spawned.stdout, &spawned.stderr]
+            .iter()
+            .filter_map(|pipe| rustix::fs::fstat(pipe).ok())
+            .map(|stat| stat.st_ino)
+            .collect();
+        let writers = spawned.writers.filter(|_| exit_watch.is_some());
+        let check = Check { containment: self, leader: spawned.leader, exit_watch, pipe_inodes, writers };
+        Ok((check, [spawned.stdout, spawned.stderr]))
+    }
 }
 
 /// True when this process was started with `signal` ignored (`nohup`, a
@@ -67,50 +158,6 @@ fn inherited_ignore(signal: Signal) -> bool {
     let queried = unsafe { nix::libc::sigaction(signal as i32, std::ptr::null(), current.as_mut_ptr()) };
     // SAFETY: zero-initialized, and filled in when `queried` is 0.
     queried == 0 && unsafe { current.assume_init() }.sa_sigaction == nix::libc::SIG_IGN
-}
-
-fn watch_signals() -> io::Result<()> {
-    let wanted: Vec<i32> = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP]
-        .into_iter()
-        .filter(|signal| !inherited_ignore(*signal))
-        .map(|signal| signal as i32)
-        .collect();
-    let mut signals = signal_hook::iterator::Signals::new(wanted)?;
-    std::thread::Builder::new().name("gate-check-signals".into()).spawn(move || {
-        for raw in signals.forever() {
-            if let Ok(signal) = Signal::try_from(raw) {
-                interrupt(signal);
-            }
-        }
-    })?;
-    Ok(())
-}
-
-/// The first signal wins. Every live check group, and every orphan adopted
-/// from one, gets SIGTERM (and SIGCONT, so a stopped one can act on it);
-/// each check then escalates to SIGKILL after its grace.
-fn interrupt(signal: Signal) {
-    let mut registry = lock();
-    let first = registry.interrupted.is_none();
-    registry.interrupted.get_or_insert(signal);
-    for leader in &registry.live {
-        let _ = killpg(nix_pid(*leader), Signal::SIGTERM);
-        let _ = killpg(nix_pid(*leader), Signal::SIGCONT);
-    }
-    for (orphan, _) in adopted(&registry) {
-        let _ = kill(nix_pid(orphan), Signal::SIGTERM);
-        let _ = kill(nix_pid(orphan), Signal::SIGCONT);
-    }
-    if first {
-        if let Some(wake) = WAKE.get().and_then(Option::as_ref) {
-            let _ = wake.writer.lock().unwrap_or_else(|p| p.into_inner()).write_all(b"!");
-        }
-    }
-}
-
-/// The signal that interrupted this run, if one did.
-pub fn interruption() -> Option<Signal> {
-    lock().interrupted
 }
 
 fn nix_pid(pid: Pid) -> nix::unistd::Pid {
@@ -125,7 +172,8 @@ pub struct Exit {
 }
 
 /// A started check whose leader has not been reaped.
-pub struct Check {
+pub struct Check<'a> {
+    containment: &'a Containment,
     pub leader: Pid,
     /// A pidfd, readable once the leader has exited (Linux 5.3 and later).
     pub exit_watch: Option<OwnedFd>,
@@ -142,37 +190,7 @@ pub enum Launch {
     Failed(io::Error),
 }
 
-/// Starts a check and registers its leader, atomically with respect to the
-/// signal thread and to sweeps: no check can start after an interrupt, and
-/// no sweep can mistake a leader for an orphan.
-pub fn launch(start: impl FnOnce() -> io::Result<Spawned>) -> Result<(Check, [OwnedFd; 2]), Launch> {
-    install();
-    let mut registry = lock();
-    if let Some(signal) = registry.interrupted {
-        return Err(Launch::Interrupted(signal));
-    }
-    let spawned = start().map_err(Launch::Failed)?;
-    registry.live.push(spawned.leader);
-    drop(registry);
-    #[cfg(target_os = "linux")]
-    let exit_watch = rustix::process::pidfd_open(spawned.leader, rustix::process::PidfdFlags::empty()).ok();
-    #[cfg(not(target_os = "linux"))]
-    let exit_watch = None;
-    let pipe_inodes = [&spawned.stdout, &spawned.stderr]
-        .iter()
-        .filter_map(|pipe| rustix::fs::fstat(pipe).ok())
-        .map(|stat| stat.st_ino)
-        .collect();
-    let writers = spawned.writers.filter(|_| exit_watch.is_some());
-    Ok((Check { leader: spawned.leader, exit_watch, pipe_inodes, writers }, [spawned.stdout, spawned.stderr]))
-}
-
-/// The descriptor that becomes readable when the run is interrupted.
-pub fn wake_fd() -> Option<BorrowedFd<'static>> {
-    WAKE.get().and_then(Option::as_ref).map(|wake| wake.reader.as_fd())
-}
-
-impl Check {
+impl Check<'_> {
     /// SIGKILL to the whole group. Safe at any time before `release`: the
     /// unreaped leader keeps the group id ours.
     pub fn kill_group(&self) {
@@ -204,9 +222,25 @@ impl Check {
         }
     }
 
+    /// SIGTERM (and SIGCONT, so a stopped one can act on it) to the group
+    /// and to the descendants adopted from it: an interrupt's first step,
+    /// before SIGKILL after a grace.
+    pub fn terminate(&self) {
+        let _ = killpg(nix_pid(self.leader), Signal::SIGTERM);
+        let _ = killpg(nix_pid(self.leader), Signal::SIGCONT);
+        let live = self.containment.lock();
+        for (orphan, info) in adopted(&live) {
+            if belongs(&live, true, self, orphan, &info) {
+                let _ = kill(nix_pid(orphan), Signal::SIGTERM);
+                let _ = kill(nix_pid(orphan), Signal::SIGCONT);
+            }
+        }
+    }
+
     /// Kills the descendants that left the group and were adopted by us.
     pub fn sweep(&self) {
-        sweep(&lock(), self);
+        let interrupted = self.containment.interruption().is_some();
+        sweep(&self.containment.lock(), interrupted, self);
     }
 }
 
@@ -216,9 +250,10 @@ impl Check {
 pub fn release(check: Check, exit: Option<Exit>, kill_wait: Duration) -> Option<Exit> {
     check.kill_group();
     let exit = exit.or_else(|| check.wait_exit(kill_wait));
-    let mut registry = lock();
-    sweep(&registry, &check);
-    registry.live.retain(|leader| *leader != check.leader);
+    let interrupted = check.containment.interruption().is_some();
+    let mut live = check.containment.lock();
+    sweep(&live, interrupted, &check);
+    live.retain(|leader| *leader != check.leader);
     if exit.is_some() {
         let _ = waitpid(Some(check.leader), WaitOptions::empty());
     }
@@ -227,10 +262,10 @@ pub fn release(check: Check, exit: Option<Exit>, kill_wait: Duration) -> Option<
 
 /// Our live children that are not check leaders: descendants of checks
 /// adopted after their parent died. Zombies among them are reaped on the way.
-fn adopted(registry: &Registry) -> Vec<(Pid, ProcessInfo)> {
+fn adopted(live: &[Pid]) -> Vec<(Pid, ProcessInfo)> {
     children()
         .into_iter()
-        .filter(|pid| !registry.live.contains(pid))
+        .filter(|pid| !live.contains(pid))
         .filter(|pid| !matches!(waitpid(Some(*pid), WaitOptions::NOHANG), Ok(Some(_))))
         .filter_map(|pid| process_info(pid).map(|info| (pid, info)))
         .collect()
@@ -239,25 +274,25 @@ fn adopted(registry: &Registry) -> Vec<(Pid, ProcessInfo)> {
 /// Whose an adopted process is: in `check`'s group or session, holding its
 /// output pipes, or, when no other check is running (or the run is being
 /// torn down), anyone's that no other live check claims.
-fn belongs(registry: &Registry, check: &Check, pid: Pid, info: &ProcessInfo) -> bool {
+fn belongs(live: &[Pid], interrupted: bool, check: &Check, pid: Pid, info: &ProcessInfo) -> bool {
     let leader = check.leader.as_raw_nonzero().get();
     if info.group == leader || info.session == leader {
         return true;
     }
-    let other = |id: i32| registry.live.iter().any(|l| *l != check.leader && l.as_raw_nonzero().get() == id);
+    let other = |id: i32| live.iter().any(|l| *l != check.leader && l.as_raw_nonzero().get() == id);
     if other(info.group) || other(info.session) {
         return false;
     }
-    registry.live.len() <= 1 || registry.interrupted.is_some() || holds_pipe(pid, &check.pipe_inodes)
+    live.len() <= 1 || interrupted || holds_pipe(pid, &check.pipe_inodes)
 }
 
 /// Kills `check`'s adopted descendants, level by level: each one killed
 /// hands its own children to us, and the next round finds them.
-fn sweep(registry: &Registry, check: &Check) {
+fn sweep(live: &[Pid], interrupted: bool, check: &Check) {
     let deadline = Instant::now() + SWEEP_LIMIT;
     loop {
         let victims: Vec<(Pid, ProcessInfo)> =
-            adopted(registry).into_iter().filter(|(pid, info)| belongs(registry, check, *pid, info)).collect();
+            adopted(live).into_iter().filter(|(pid, info)| belongs(live, interrupted, check, *pid, info)).collect();
         if victims.is_empty() || Instant::now() >= deadline {
             return;
         }

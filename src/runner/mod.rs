@@ -4,7 +4,9 @@
 //! stderr are captured under one combined byte ceiling.
 //!
 //! One thread supervises each check with a single poll loop over both pipes,
-//! the leader's exit (a pidfd on Linux) and the interrupt wake-up. The
+//! the leader's exit (a pidfd on Linux) and the interrupt wake-up of the
+//! run's `Containment`; what it does on each of those is a state machine
+//! (`Supervision`) tested without a process. The
 //! leader is never reaped before its group has been killed, so a group id
 //! we signal is always ours. When a check ends, however it ends, what is
 //! left of its group is killed, and so are descendants that left the group
@@ -26,7 +28,7 @@ use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
 use containment::{Check, Exit, Launch};
 
-pub use containment::interruption;
+pub use containment::{Containment, SignalMode};
 
 /// After the group is killed, how long the pipes may take to report EOF
 /// before the result is settled without them (a descendant out of our
@@ -138,10 +140,10 @@ impl Capture {
 
 /// Runs one check to its end and reports how it went. Never panics on
 /// anything the check does.
-pub fn run_check(request: &CheckRequest) -> CheckOutcome {
+pub fn run_check(request: &CheckRequest, containment: &Containment) -> CheckOutcome {
     let started = Instant::now();
     let launched =
-        containment::launch(|| spawn::spawn(request.shell, request.command, request.cwd, request.environment));
+        containment.launch(|| spawn::spawn(request.shell, request.command, request.cwd, request.environment));
     let (check, [stdout, stderr]) = match launched {
         Ok(launched) => launched,
         Err(Launch::Interrupted(signal)) => return CheckOutcome::unstarted(RunFailure::NotStarted(signal), started),
@@ -156,24 +158,15 @@ pub fn run_check(request: &CheckRequest) -> CheckOutcome {
         }
     };
     spawn::prepare_next();
-    let capture = Capture {
+    let mut capture = Capture {
         pipes: [Some(stdout), Some(stderr)],
         kept: [Vec::new(), Vec::new()],
         total: 0,
         limit: request.max_output_bytes,
     };
-    let mut supervision = Supervision {
-        check,
-        capture,
-        exit: None,
-        failure: None,
-        timeout_at: started + request.timeout,
-        eof_by: None,
-        terminate_by: None,
-        killed_at: None,
-    };
-    READ_BUFFER.with_borrow_mut(|buffer| supervision.run(buffer));
-    let Supervision { check, capture, exit, failure, .. } = supervision;
+    let mut supervision = Supervision::new(check, started + request.timeout);
+    READ_BUFFER.with_borrow_mut(|buffer| supervise(&mut supervision, &mut capture, containment, buffer));
+    let Supervision { check, exit, failure, .. } = supervision;
     let exit = containment::release(check, exit, KILL_WAIT);
     let [stdout, stderr] = capture.kept;
     CheckOutcome {
@@ -194,10 +187,42 @@ fn is_resource_exhaustion(error: &std::io::Error) -> bool {
     matches!(error.raw_os_error(), Some(EMFILE | ENFILE | ENOMEM | EAGAIN | ENOBUFS))
 }
 
-/// One check between its start and its release.
-struct Supervision {
-    check: Check,
-    capture: Capture,
+/// What supervision does to a started check; a fake stands in for the
+/// process in tests.
+trait Supervised {
+    /// SIGKILL to the whole group.
+    fn kill_group(&self);
+    /// An interrupt's SIGTERM to the group and what was adopted from it.
+    fn terminate(&self);
+    /// Kills the descendants that left the group and were adopted by us.
+    fn sweep(&self);
+    /// Lets the pipes reach end-of-file once nothing but the check holds them.
+    fn release_writers(&mut self);
+}
+
+impl Supervised for Check<'_> {
+    fn kill_group(&self) {
+        Check::kill_group(self)
+    }
+
+    fn terminate(&self) {
+        Check::terminate(self)
+    }
+
+    fn sweep(&self) {
+        Check::sweep(self)
+    }
+
+    fn release_writers(&mut self) {
+        Check::release_writers(self)
+    }
+}
+
+/// One check between its start and its release: what has happened to it,
+/// and what must happen next. Every transition takes the time it happens
+/// at, so the machine is driven by its events alone.
+struct Supervision<C> {
+    check: C,
     exit: Option<Exit>,
     failure: Option<RunFailure>,
     timeout_at: Instant,
@@ -209,7 +234,11 @@ struct Supervision {
     killed_at: Option<Instant>,
 }
 
-impl Supervision {
+impl<C: Supervised> Supervision<C> {
+    fn new(check: C, timeout_at: Instant) -> Supervision<C> {
+        Supervision { check, exit: None, failure: None, timeout_at, eof_by: None, terminate_by: None, killed_at: None }
+    }
+
     /// The next moment something must happen if nothing else does first.
     fn deadline(&self) -> Instant {
         match (self.killed_at, self.terminate_by, self.eof_by) {
@@ -221,10 +250,10 @@ impl Supervision {
     }
 
     /// Fails the check for `failure` (unless it already failed) and kills it.
-    fn kill(&mut self, failure: RunFailure) {
+    fn kill(&mut self, failure: RunFailure, now: Instant) {
         self.failure.get_or_insert(failure);
         self.check.kill_group();
-        self.killed_at = Some(Instant::now());
+        self.killed_at = Some(now);
         if self.exit.is_some() {
             // The leader is gone, so what holds the pipes open was adopted.
             self.check.sweep();
@@ -232,90 +261,215 @@ impl Supervision {
     }
 
     /// Acts on a passed deadline; false when the loop must stop.
-    fn on_deadline(&mut self) -> bool {
+    fn on_deadline(&mut self, now: Instant) -> bool {
         match (self.killed_at, self.terminate_by, self.exit) {
             (Some(_), _, _) => return false,
             // `on_interrupt` already recorded the failure.
-            (None, Some(_), _) => self.kill(RunFailure::TimedOut),
-            (None, None, Some(_)) => self.kill(RunFailure::OutputHeldOpen),
-            (None, None, None) => self.kill(RunFailure::TimedOut),
+            (None, Some(_), _) => self.kill(RunFailure::TimedOut, now),
+            (None, None, Some(_)) => self.kill(RunFailure::OutputHeldOpen, now),
+            (None, None, None) => self.kill(RunFailure::TimedOut, now),
         }
         true
     }
 
-    fn on_exit(&mut self, exit: Exit) {
+    /// The leader exited; `output_open` when a pipe has not reached EOF, and
+    /// `interrupted` when the run was interrupted by then.
+    fn on_exit(&mut self, exit: Exit, output_open: bool, interrupted: Option<Signal>, now: Instant) {
         self.exit = Some(exit);
         self.check.release_writers();
-        if self.terminate_by.is_none() && containment::interruption().is_some() {
-            // The interrupt's SIGTERM may have ended it before the wake-up
-            // was seen: its result is not its own.
-            self.on_interrupt();
+        if let (None, Some(signal)) = (self.terminate_by, interrupted) {
+            // The interrupt came before the wake-up was seen: the result is
+            // not the check's own.
+            self.on_interrupt(signal, now);
         }
         if self.killed_at.is_some() {
             self.check.sweep();
-        } else if !self.capture.closed() {
-            self.eof_by = Some((Instant::now() + EOF_GRACE).min(self.timeout_at));
+        } else if output_open {
+            self.eof_by = Some((now + EOF_GRACE).min(self.timeout_at));
         }
     }
 
-    fn on_interrupt(&mut self) {
-        let Some(signal) = containment::interruption() else { return };
+    /// The run was interrupted: the check is asked to end, and killed
+    /// after `TERMINATE_GRACE`.
+    fn on_interrupt(&mut self, signal: Signal, now: Instant) {
+        if self.terminate_by.is_some() || self.killed_at.is_some() {
+            return;
+        }
         self.failure.get_or_insert(RunFailure::Interrupted(signal));
-        self.terminate_by = Some(Instant::now() + TERMINATE_GRACE);
+        if self.exit.is_none() {
+            self.check.terminate();
+        }
+        self.terminate_by = Some(now + TERMINATE_GRACE);
     }
+}
 
-    fn run(&mut self, buffer: &mut [u8]) {
-        let wake = containment::wake_fd();
-        while !(self.exit.is_some() && self.capture.closed()) {
-            let now = Instant::now();
-            if now >= self.deadline() {
-                if !self.on_deadline() {
-                    return;
-                }
-                continue;
+/// The poll loop of one check: both pipes, the leader's exit and the
+/// interrupt wake-up, each handed to the state machine as it happens.
+fn supervise(
+    supervision: &mut Supervision<Check>,
+    capture: &mut Capture,
+    containment: &Containment,
+    buffer: &mut [u8],
+) {
+    let wake = containment.wake_fd();
+    while !(supervision.exit.is_some() && capture.closed()) {
+        let now = Instant::now();
+        if now >= supervision.deadline() {
+            if !supervision.on_deadline(now) {
+                return;
             }
-            let mut wait = self.deadline() - now;
-            let exit_watch = self.check.exit_watch.as_ref().filter(|_| self.exit.is_none());
-            let watching_exit = exit_watch.is_some();
-            if !watching_exit && self.exit.is_none() {
-                wait = wait.min(EXIT_POLL_TICK);
-            }
-            let watching_wake = self.killed_at.is_none() && self.terminate_by.is_none();
-            // Slots: stdout, stderr, the leader's exit, the interrupt wake-up.
-            let mut sources = Vec::with_capacity(4);
-            let mut slots = [None; 4];
-            let candidates = [
-                self.capture.pipes[0].as_ref().map(|fd| fd.as_fd()),
-                self.capture.pipes[1].as_ref().map(|fd| fd.as_fd()),
-                exit_watch.map(|fd| fd.as_fd()),
-                wake.filter(|_| watching_wake),
-            ];
-            for (slot, fd) in candidates.into_iter().enumerate() {
-                if let Some(fd) = fd {
-                    slots[slot] = Some(sources.len());
-                    sources.push(PollFd::from_borrowed_fd(fd, PollFlags::IN));
-                }
-            }
-            let timeout = Timespec::try_from(wait).unwrap_or(Timespec { tv_sec: 1, tv_nsec: 0 });
-            if poll(&mut sources, Some(&timeout)).is_err() {
-                continue; // EINTR from a signal: look again.
-            }
-            let ready = |slot: usize| slots[slot].is_some_and(|index| !sources[index].revents().is_empty());
-            let (stdout_ready, stderr_ready, exited, woken) = (ready(0), ready(1), ready(2), ready(3));
-            drop(sources);
-            for (stream, is_ready) in [(0, stdout_ready), (1, stderr_ready)] {
-                if is_ready && self.capture.read(stream, buffer) {
-                    self.kill(RunFailure::Overflow);
-                }
-            }
-            if self.exit.is_none() && (exited || !watching_exit) {
-                if let Some(exit) = self.check.peek_exit() {
-                    self.on_exit(exit);
-                }
-            }
-            if woken {
-                self.on_interrupt();
+            continue;
+        }
+        let mut wait = supervision.deadline() - now;
+        let exit_watch = supervision.check.exit_watch.as_ref().filter(|_| supervision.exit.is_none());
+        let watching_exit = exit_watch.is_some();
+        if !watching_exit && supervision.exit.is_none() {
+            wait = wait.min(EXIT_POLL_TICK);
+        }
+        let watching_wake = supervision.killed_at.is_none() && supervision.terminate_by.is_none();
+        // Slots: stdout, stderr, the leader's exit, the interrupt wake-up.
+        let mut sources = Vec::with_capacity(4);
+        let mut slots = [None; 4];
+        let candidates = [
+            capture.pipes[0].as_ref().map(|fd| fd.as_fd()),
+            capture.pipes[1].as_ref().map(|fd| fd.as_fd()),
+            exit_watch.map(|fd| fd.as_fd()),
+            wake.filter(|_| watching_wake),
+        ];
+        for (slot, fd) in candidates.into_iter().enumerate() {
+            if let Some(fd) = fd {
+                slots[slot] = Some(sources.len());
+                sources.push(PollFd::from_borrowed_fd(fd, PollFlags::IN));
             }
         }
+        let timeout = Timespec::try_from(wait).unwrap_or(Timespec { tv_sec: 1, tv_nsec: 0 });
+        if poll(&mut sources, Some(&timeout)).is_err() {
+            continue; // EINTR from a signal: look again.
+        }
+        let ready = |slot: usize| slots[slot].is_some_and(|index| !sources[index].revents().is_empty());
+        let (stdout_ready, stderr_ready, exited, woken) = (ready(0), ready(1), ready(2), ready(3));
+        drop(sources);
+        for (stream, is_ready) in [(0, stdout_ready), (1, stderr_ready)] {
+            if is_ready && capture.read(stream, buffer) {
+                supervision.kill(RunFailure::Overflow, Instant::now());
+            }
+        }
+        if supervision.exit.is_none() && (exited || !watching_exit) {
+            if let Some(exit) = supervision.check.peek_exit() {
+                supervision.on_exit(exit, !capture.closed(), containment.interruption(), Instant::now());
+            }
+        }
+        if let (true, Some(signal)) = (woken, containment.interruption()) {
+            supervision.on_interrupt(signal, Instant::now());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    /// Stands in for a started check: records what supervision did to it.
+    #[derive(Default)]
+    struct Fake {
+        calls: RefCell<Vec<&'static str>>,
+    }
+
+    impl Supervised for Fake {
+        fn kill_group(&self) {
+            self.calls.borrow_mut().push("kill_group");
+        }
+
+        fn terminate(&self) {
+            self.calls.borrow_mut().push("terminate");
+        }
+
+        fn sweep(&self) {
+            self.calls.borrow_mut().push("sweep");
+        }
+
+        fn release_writers(&mut self) {
+            self.calls.borrow_mut().push("release_writers");
+        }
+    }
+
+    const EXITED: Exit = Exit { code: Some(0), signal: None };
+
+    fn machine(timeout: Duration) -> (Supervision<Fake>, Instant) {
+        let start = Instant::now();
+        (Supervision::new(Fake::default(), start + timeout), start)
+    }
+
+    fn calls(supervision: &Supervision<Fake>) -> Vec<&'static str> {
+        supervision.check.calls.borrow().clone()
+    }
+
+    #[test]
+    fn a_check_past_its_timeout_is_killed_then_given_the_drain_grace_and_no_more() {
+        let (mut machine, start) = machine(Duration::from_secs(10));
+        let timeout = start + Duration::from_secs(10);
+        assert_eq!(machine.deadline(), timeout);
+        assert!(machine.on_deadline(timeout));
+        assert_eq!((machine.failure.clone(), calls(&machine)), (Some(RunFailure::TimedOut), vec!["kill_group"]));
+        assert_eq!(machine.deadline(), timeout + DRAIN_GRACE);
+        assert!(!machine.on_deadline(timeout + DRAIN_GRACE), "after the drain grace the loop stops");
+    }
+
+    #[test]
+    fn output_held_open_after_the_exit_fails_the_check_after_the_eof_grace() {
+        let (mut machine, start) = machine(Duration::from_secs(60));
+        let exited = start + Duration::from_secs(1);
+        machine.on_exit(EXITED, true, None, exited);
+        assert_eq!(calls(&machine), ["release_writers"]);
+        assert_eq!(machine.deadline(), exited + EOF_GRACE);
+        assert!(machine.on_deadline(exited + EOF_GRACE));
+        assert_eq!(machine.failure, Some(RunFailure::OutputHeldOpen));
+        // The leader is gone: what holds the pipes was adopted, and is swept.
+        assert_eq!(calls(&machine), ["release_writers", "kill_group", "sweep"]);
+
+        // The grace never runs past the timeout.
+        let (mut late, start) = self::machine(Duration::from_secs(3));
+        late.on_exit(EXITED, true, None, start + Duration::from_secs(2));
+        assert_eq!(late.deadline(), start + Duration::from_secs(3));
+        // A clean exit leaves no deadline but the timeout.
+        let (mut clean, start) = self::machine(Duration::from_secs(3));
+        clean.on_exit(EXITED, false, None, start);
+        assert_eq!((clean.eof_by, clean.failure.clone()), (None, None));
+    }
+
+    #[test]
+    fn an_interrupt_terminates_once_and_kills_after_the_grace() {
+        let (mut machine, start) = machine(Duration::from_secs(60));
+        let at = start + Duration::from_millis(500);
+        machine.on_interrupt(Signal::SIGINT, at);
+        machine.on_interrupt(Signal::SIGTERM, at + Duration::from_millis(1));
+        assert_eq!(calls(&machine), ["terminate"]);
+        assert_eq!(machine.failure, Some(RunFailure::Interrupted(Signal::SIGINT)), "the first signal is the one");
+        assert_eq!(machine.deadline(), at + TERMINATE_GRACE);
+        assert!(machine.on_deadline(at + TERMINATE_GRACE));
+        assert_eq!(calls(&machine), ["terminate", "kill_group"]);
+        assert_eq!(machine.failure, Some(RunFailure::Interrupted(Signal::SIGINT)), "the kill keeps the reason");
+    }
+
+    #[test]
+    fn an_exit_seen_before_the_wake_up_is_still_an_interrupted_check() {
+        let (mut machine, start) = machine(Duration::from_secs(60));
+        machine.on_exit(Exit { code: None, signal: Some(15) }, false, Some(Signal::SIGTERM), start);
+        assert_eq!(machine.failure, Some(RunFailure::Interrupted(Signal::SIGTERM)));
+        assert_eq!(calls(&machine), ["release_writers"], "an exited leader is not signalled");
+    }
+
+    #[test]
+    fn an_overflow_kills_at_once_and_sweeps_when_the_leader_exits() {
+        let (mut machine, start) = machine(Duration::from_secs(60));
+        machine.kill(RunFailure::Overflow, start);
+        assert_eq!(calls(&machine), ["kill_group"], "the leader still runs: nothing adopted yet");
+        machine.on_exit(Exit { code: None, signal: Some(9) }, true, None, start);
+        assert_eq!(calls(&machine), ["kill_group", "release_writers", "sweep"]);
+        assert_eq!(machine.eof_by, None, "a killed check waits for the drain grace, not the EOF grace");
+        machine.on_interrupt(Signal::SIGINT, start);
+        assert_eq!(machine.failure, Some(RunFailure::Overflow), "the first failure wins");
     }
 }

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use crate::config::Environment;
 use crate::diagnostic::Diagnostic;
-use crate::error::{Error, Exit};
+use crate::error::Error;
+use crate::exit::Exit;
 use crate::layout::STATE_DIR;
 use crate::lease::registry::{self, ClaimOutcome};
-use crate::ledger::{self, file::LedgerFileError};
+use crate::ledger;
 use crate::pipeline;
 use crate::target::{self, Looking, Mode, Root, Target};
 use crate::terminal::{say, warn};
@@ -47,10 +48,6 @@ fn usage(message: impl Into<String>) -> Error {
     Error::usage(message)
 }
 
-fn fatal(message: String) -> Error {
-    Error::infrastructure(message)
-}
-
 /// The ledger's file name without `.md`, as in qualified ids.
 fn stem(path: &Path) -> String {
     let qualified = ledger::qualify(path, "");
@@ -69,7 +66,7 @@ pub fn execute(options: &ActionOptions, env: &Environment) -> Result<Exit, Error
         return Ok(list_scopes(&root));
     }
     if let Some(scope) = &options.scope {
-        target::validate_scope_id(scope, "scope").map_err(usage)?;
+        target::validate_scope_id(scope, "scope")?;
     }
     let target = match target::resolve(&root, &[], options.scope.as_deref().or(env.scope.as_deref())) {
         Ok(target) => target,
@@ -78,7 +75,7 @@ pub fn execute(options: &ActionOptions, env: &Environment) -> Result<Exit, Error
         Err(_) if options.action == Action::Release && options.scope.is_some() => {
             Target { mode: Mode::Scope, scope: options.scope.clone(), files: Vec::new() }
         }
-        Err(message) => return Err(usage(message)),
+        Err(error) => return Err(error.into()),
     };
     let flag = options.action.flag();
     let Some(scope) = target.scope.clone() else {
@@ -90,7 +87,7 @@ pub fn execute(options: &ActionOptions, env: &Environment) -> Result<Exit, Error
                 return Err(usage("--log needs non-blank text"));
             }
             let path = pipeline::append_status(&root, &scope, text)
-                .map_err(|e| fatal(format!("cannot append status: {e}")))?;
+                .map_err(|source| Error::Pipeline { doing: "append status", source })?;
             say(&format!("appended to {}", path.display()));
             Ok(Exit::Met)
         }
@@ -103,7 +100,7 @@ pub fn execute(options: &ActionOptions, env: &Environment) -> Result<Exit, Error
                 return Err(usage("--bind needs a single-line session id without control characters"));
             }
             pipeline::bind_session(&root, &scope, session_id)
-                .map_err(|e| fatal(format!("cannot bind session: {e}")))?;
+                .map_err(|source| Error::Pipeline { doing: "bind session", source })?;
             say(&format!("bound session {session} to scope {scope}"));
             Ok(Exit::Met)
         }
@@ -130,21 +127,19 @@ fn leases(options: &ActionOptions, located: &Root, target: &Target, scope: &str)
     }
     let mut texts = Vec::new();
     for file in &target.files {
-        texts.push(ledger::file::read(file).map_err(|e| match e {
-            LedgerFileError::Missing(_) => usage(format!("cannot inspect gate file {}: {e}", file.display())),
-            other => fatal(format!("cannot inspect gate file {}: {other}", file.display())),
-        })?);
+        texts.push(ledger::file::read(file).map_err(|source| Error::GateFile { path: file.clone(), source })?);
     }
     let stems: Vec<String> = target.files.iter().map(|f| stem(f)).collect();
     if let Some(leaf) = &options.leaf {
-        target::validate_scope_id(leaf, "leaf").map_err(usage)?;
+        target::validate_scope_id(leaf, "leaf")?;
         if !stems.is_empty() && !stems.contains(leaf) {
             return Err(usage(format!("unknown --leaf {leaf} (have: {})", stems.join(", "))));
         }
     }
     if options.action == Action::Release {
         let leaf = options.leaf.as_deref();
-        let count = registry::release(root, scope, leaf).map_err(|e| fatal(format!("cannot release leases: {e}")))?;
+        let count =
+            registry::release(root, scope, leaf).map_err(|source| Error::Lease { doing: "release leases", source })?;
         let who = leaf.map(|leaf| format!("{scope}/{leaf}")).unwrap_or_else(|| scope.to_string());
         say(&format!("released {count} lease(s) for {who}"));
         return Ok(Exit::Met);
@@ -156,7 +151,7 @@ fn leases(options: &ActionOptions, located: &Root, target: &Target, scope: &str)
         (None, _) => return Err(usage("--claim needs --leaf NAME when a scope has several gate files")),
     };
     // A file stem is only a valid lease identity if it is a valid id.
-    target::validate_scope_id(&leaf, "leaf").map_err(usage)?;
+    target::validate_scope_id(&leaf, "leaf")?;
     let Some(index) = stems.iter().position(|s| *s == leaf) else {
         return Err(usage(format!("unknown --leaf {leaf} (have: {})", stems.join(", "))));
     };
@@ -174,7 +169,7 @@ fn leases(options: &ActionOptions, located: &Root, target: &Target, scope: &str)
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         return Err(usage(format!("{name} declares no OWNS paths")));
     }
-    match registry::claim(root, scope, &leaf, &owns).map_err(|e| fatal(format!("cannot claim leases: {e}")))? {
+    match registry::claim(root, scope, &leaf, &owns).map_err(|source| Error::Lease { doing: "claim leases", source })? {
         ClaimOutcome::Claimed(globs) => {
             say(&format!("CLAIMED {} path(s) for {scope}/{leaf}: {}", globs.len(), globs.join(", ")));
             Ok(Exit::Met)

@@ -11,7 +11,8 @@ use crate::actions::{self, Action, ActionOptions};
 use crate::check::events::{Event, Reporter};
 use crate::check::{self, RunOptions};
 use crate::config::{ColorWhen, Environment};
-use crate::error::{Error, Exit};
+use crate::error::Error;
+use crate::exit::Exit;
 use crate::report::human::{Human, Style, Verbosity};
 use crate::report::machine::{Annotations, Document};
 use crate::report::{OutputFormat, Reporters, RunReport};
@@ -339,6 +340,14 @@ fn run_checker(options: &RunOptions, looks: Looks) -> Result<Exit, Error> {
         }
     }
     reporters.flush();
+    let format = if options.format == OutputFormat::Junit { "JUnit" } else { "JSON" };
+    // A run that failed has said so already; one that did not must not end
+    // as if its reader had the document.
+    if let (Ok(_), Err(error)) = (&outcome, reporters.finish()) {
+        if let Some(error) = Error::unwritten(format, error) {
+            return Err(error);
+        }
+    }
     outcome
 }
 
@@ -350,7 +359,7 @@ fn report_error(error: &Error) -> Exit {
     if error.is_usage() {
         terminal::warn("run gate-check --help for usage");
     }
-    error.code()
+    error.exit()
 }
 
 /// Prints clap's help (trusted) as is, and its errors, which echo raw
@@ -427,12 +436,14 @@ pub fn main() -> Exit {
     cli.files.retain(|file| file.as_os_str() != "--");
     match cli.command.take() {
         Some(Command::Completions { shell }) => return print_completions(shell),
-        Some(Command::Man(args)) => return crate::manual::run(&args, Cli::command()),
+        Some(Command::Man(args)) => {
+            return finish(crate::manual::run(&args, Cli::command()).map(|()| Exit::Met).map_err(Error::from))
+        }
         Some(Command::Dispatch(args)) => {
-            return with_environment(|env| crate::dispatch::cli::run(args, env));
+            return with_environment(|env| Ok(crate::dispatch::cli::run(args, env)?));
         }
         Some(Command::Lint { strict, json, scope, files }) => {
-            return with_environment(|env| lint_files::run(env, strict, json, &files, scope.as_deref()));
+            return with_environment(|env| Ok(lint_files::run(env, strict, json, &files, scope.as_deref())?));
         }
         Some(Command::Hook { event: HookEvent::Stop { scope } }) => {
             // A Stop hook must never exit 2, even without a working directory.
@@ -444,7 +455,10 @@ pub fn main() -> Exit {
                 (_, true) => install::Location::Global,
                 _ => install::Location::Local,
             };
-            return with_environment(|env| install::run(env, location, scope.as_deref(), uninstall));
+            return with_environment(|env| {
+                install::run(env, location, scope.as_deref(), uninstall)?;
+                Ok(Exit::Met)
+            });
         }
         None => {}
     }
@@ -460,14 +474,17 @@ pub fn main() -> Exit {
             run_checker(&cli.into_options(), looks)
         }
     };
+    finish(outcome)
+}
+
+/// The end of every command: its exit status, or its error printed once,
+/// here, and the status the error calls for.
+fn finish(outcome: Result<Exit, Error>) -> Exit {
     outcome.unwrap_or_else(|error| report_error(&error))
 }
 
-/// Runs `command` with the process environment, or reports why it cannot
-/// be read.
-fn with_environment(command: impl FnOnce(&Environment) -> Exit) -> Exit {
-    match Environment::from_process() {
-        Ok(env) => command(&env),
-        Err(error) => report_error(&error.into()),
-    }
+/// Runs `command` with the process environment (or fails because it
+/// cannot be read), and ends it.
+fn with_environment(command: impl FnOnce(&Environment) -> Result<Exit, Error>) -> Exit {
+    finish(Environment::from_process().map_err(Error::from).and_then(|env| command(&env)))
 }

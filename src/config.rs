@@ -23,7 +23,7 @@ pub struct Environment {
     pub path_var: String,
     /// Why `PATH` cannot be bound into an approval (it is not valid UTF-8,
     /// and `path_var` is only its lossy spelling); no check runs then.
-    pub path_problem: Option<String>,
+    pub path_problem: Option<PathProblem>,
     /// `UNLAZY_SHELL` when set and non-empty.
     pub shell: Option<String>,
     /// `UNLAZY_SCOPE` when set and non-empty: the pipeline used when no
@@ -103,17 +103,23 @@ pub fn github_actions() -> bool {
     std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
 }
 
-/// Why PATH cannot be bound into an approval, if it cannot: approvals
-/// record PATH as text, and a lossy spelling would let two different PATHs
-/// share one approval.
-fn path_problem(path: &std::ffi::OsStr) -> Option<String> {
+/// A PATH entry that is not valid UTF-8: approvals record PATH as text,
+/// and a lossy spelling would let two different PATHs share one approval.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "PATH entry \"{}\" is not valid UTF-8; approvals bind PATH as text, so gate-check runs no check under a PATH \
+     it cannot spell exactly",
+    .entry.escape_ascii()
+)]
+pub struct PathProblem {
+    pub entry: Vec<u8>,
+}
+
+/// Why PATH cannot be bound into an approval, if it cannot.
+fn path_problem(path: &std::ffi::OsStr) -> Option<PathProblem> {
     use std::os::unix::ffi::OsStrExt;
     let entry = path.as_bytes().split(|&b| b == b':').find(|entry| std::str::from_utf8(entry).is_err())?;
-    Some(format!(
-        "PATH entry \"{}\" is not valid UTF-8; approvals bind PATH as text, so gate-check runs no check under a \
-         PATH it cannot spell exactly",
-        entry.escape_ascii()
-    ))
+    Some(PathProblem { entry: entry.to_vec() })
 }
 
 fn non_empty(name: &str) -> Option<String> {

@@ -1,64 +1,54 @@
-//! The one error type of a checker run or pipeline action, the exit
-//! statuses of the command line, and the one printed form of every
-//! diagnostic: `path:line: error: message` when it has a place in a file
-//! (editors and terminals link it), else `gate-check: error: message`. Each
-//! variant keeps the cause callers care about; only `Usage` (and a ledger
-//! path that names no file) is a command-line mistake that earns the
+//! The one error type of every command, folding in each area's own error
+//! type, and the exit statuses of the command line. `cli` is the one place
+//! that prints an error (`Error::printed_lines`) and picks the exit status
+//! (`Error::exit`). Each variant keeps the cause callers care about; only
+//! command-line mistakes (and a ledger path that names no file) earn the
 //! pointer to `--help`.
 
-use std::process::ExitCode;
+use std::io;
+use std::path::PathBuf;
 
 use thiserror::Error;
 
 use crate::approval::store::StoreError;
-use crate::config::EnvironmentError;
+use crate::config::{EnvironmentError, PathProblem};
 use crate::diagnostic::{error_line, Diagnostic};
-use crate::ledger::file::LedgerFileError;
-
-/// How the process ends: the Node tool's exit codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
-    /// 0: every gate met, or the action succeeded.
-    Met,
-    /// 1: some gate is unmet or needs a handoff.
-    Unmet,
-    /// 2: usage, parse or infrastructure failure.
-    Error,
-    /// 3: an ownership lease conflict refused a claim.
-    LeaseConflict,
-    /// 128 + N: the run was interrupted by signal N (130 for SIGINT, 143
-    /// for SIGTERM, 129 for SIGHUP), as a shell reports a command it killed.
-    Interrupted(u8),
-}
-
-impl Exit {
-    pub fn code(self) -> u8 {
-        match self {
-            Exit::Met => 0,
-            Exit::Unmet => 1,
-            Exit::Error => 2,
-            Exit::LeaseConflict => 3,
-            Exit::Interrupted(signal) => 128u8.saturating_add(signal),
-        }
-    }
-}
-
-impl From<Exit> for ExitCode {
-    fn from(exit: Exit) -> ExitCode {
-        ExitCode::from(exit.code())
-    }
-}
+use crate::dispatch::error::DispatchError;
+use crate::dispatch::WavesError;
+use crate::exit::Exit;
+use crate::install::InstallError;
+use crate::lease::registry::RegistryError;
+use crate::ledger::file::{LedgerFileError, UpdateError};
+use crate::lint_files::LintError;
+use crate::manual::ManualError;
+use crate::paths::NotUtf8;
+use crate::pipeline::StateError;
+use crate::shell::ShellError;
+use crate::target::{InvalidId, TargetError};
 
 #[derive(Debug, Error)]
 pub enum Error {
-    /// A command-line mistake: bad option combination, unknown scope, a
-    /// directory that does not exist.
+    /// A command-line mistake: bad option combination, a directory that
+    /// does not exist, a value out of range.
     #[error("{0}")]
     Usage(String),
+    /// The ledgers named or implied cannot be found (an unknown or
+    /// ambiguous scope, a linked gate directory).
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error(transparent)]
+    InvalidId(#[from] InvalidId),
+    #[error(transparent)]
+    Shell(#[from] ShellError),
+    #[error(transparent)]
+    NotUtf8(#[from] NotUtf8),
     /// A ledger that cannot be read as a ledger (FIFO, link, oversize,
     /// invalid UTF-8, I/O).
     #[error(transparent)]
     LedgerFile(#[from] LedgerFileError),
+    /// A gate file a pipeline action needs cannot be read.
+    #[error("cannot inspect gate file {}: {source}", .path.display())]
+    GateFile { path: PathBuf, source: LedgerFileError },
     /// A ledger that does not parse: one diagnostic per problem.
     #[error("{}", .0.iter().map(Diagnostic::to_string).collect::<Vec<_>>().join("\n"))]
     Invalid(Vec<Diagnostic>),
@@ -68,10 +58,50 @@ pub enum Error {
     /// The process context cannot be read.
     #[error(transparent)]
     Environment(#[from] EnvironmentError),
-    /// Anything else outside the tool's control: I/O on state files, locks,
-    /// write-backs. One message per failure.
-    #[error("{}", .0.join("\n"))]
-    Infrastructure(Vec<String>),
+    /// PATH cannot be bound into an approval.
+    #[error(transparent)]
+    Path(#[from] PathProblem),
+    /// A directory a run needs cannot be inspected.
+    #[error("cannot inspect {what} {}: {source}", .path.display())]
+    Directory { what: String, path: PathBuf, source: io::Error },
+    /// A ledger a result would be written to cannot be written.
+    #[error("cannot write back to {}: {source}", .path.display())]
+    NotWritable { path: PathBuf, source: LedgerFileError },
+    /// Write-backs that failed, one per ledger.
+    #[error("{}", .0.iter().map(WriteBackFailure::to_string).collect::<Vec<_>>().join("\n"))]
+    WriteBack(Vec<WriteBackFailure>),
+    /// The scope's dispatch waves cannot be judged.
+    #[error(transparent)]
+    Waves(#[from] WavesError),
+    /// A pipeline state file (session binding, status log) failed.
+    #[error("cannot {doing}: {source}")]
+    Pipeline { doing: &'static str, source: StateError },
+    /// The lease registry failed.
+    #[error("cannot {doing}: {source}")]
+    Lease { doing: &'static str, source: RegistryError },
+    /// `gate-check dispatch`.
+    #[error(transparent)]
+    Dispatch(#[from] DispatchError),
+    /// `gate-check install-hooks`.
+    #[error(transparent)]
+    Install(#[from] InstallError),
+    /// `gate-check man`.
+    #[error(transparent)]
+    Manual(#[from] ManualError),
+    /// `gate-check lint` cannot find its ledgers.
+    #[error(transparent)]
+    Lint(#[from] LintError),
+    /// The machine document could not be written to stdout.
+    #[error("cannot write the {format} document: {source}")]
+    Output { format: &'static str, source: io::Error },
+}
+
+/// One ledger's failed write-back.
+#[derive(Debug, Error)]
+#[error("cannot update {}: {source}", .path.display())]
+pub struct WriteBackFailure {
+    pub path: PathBuf,
+    pub source: UpdateError,
 }
 
 impl Error {
@@ -79,19 +109,48 @@ impl Error {
         Error::Usage(message.into())
     }
 
-    pub fn infrastructure(message: impl Into<String>) -> Error {
-        Error::Infrastructure(vec![message.into()])
+    /// A machine document that could not be written: an error, except for
+    /// a closed pipe, whose reader has stopped listening (`... | head`).
+    pub fn unwritten(format: &'static str, source: io::Error) -> Option<Error> {
+        (source.kind() != io::ErrorKind::BrokenPipe).then_some(Error::Output { format, source })
     }
 
-    /// Every error ends the process with status 2.
-    pub fn code(&self) -> Exit {
-        Exit::Error
+    /// How the process ends after this error. Every error is exit 2 (the
+    /// Node tool's "usage, parse or infrastructure failure"); the match is
+    /// exhaustive so a new kind of error must choose.
+    pub fn exit(&self) -> Exit {
+        match self {
+            Error::Usage(_)
+            | Error::Target(_)
+            | Error::InvalidId(_)
+            | Error::Shell(_)
+            | Error::NotUtf8(_)
+            | Error::LedgerFile(_)
+            | Error::GateFile { .. }
+            | Error::Invalid(_)
+            | Error::Store(_)
+            | Error::Environment(_)
+            | Error::Path(_)
+            | Error::Directory { .. }
+            | Error::NotWritable { .. }
+            | Error::WriteBack(_)
+            | Error::Waves(_)
+            | Error::Pipeline { .. }
+            | Error::Lease { .. }
+            | Error::Dispatch(_)
+            | Error::Install(_)
+            | Error::Manual(_)
+            | Error::Lint(_)
+            | Error::Output { .. } => Exit::Error,
+        }
     }
 
     /// Whether the message should be followed by the pointer to `--help`.
     pub fn is_usage(&self) -> bool {
         match self {
-            Error::Usage(_) | Error::LedgerFile(LedgerFileError::Missing(_)) => true,
+            Error::Usage(_) | Error::Target(_) | Error::InvalidId(_) | Error::Shell(_) | Error::NotUtf8(_) => true,
+            Error::LedgerFile(LedgerFileError::Missing(_)) => true,
+            Error::GateFile { source: LedgerFileError::Missing(_), .. } => true,
             // A store inside the repository is a mistake of configuration,
             // not of the command line: `--help` has nothing to say about it.
             _ => false,
@@ -103,18 +162,22 @@ impl Error {
     pub fn lines(&self) -> Vec<String> {
         match self {
             Error::Invalid(diagnostics) => diagnostics.iter().map(Diagnostic::to_string).collect(),
-            Error::Infrastructure(lines) => lines.clone(),
+            Error::WriteBack(failures) => failures.iter().map(WriteBackFailure::to_string).collect(),
             other => vec![other.to_string()],
         }
     }
 
-    /// The lines to print on stderr, each with its `error:` prefix.
+    /// The lines to print on stderr, each with the prefix of the command
+    /// that failed: `gate-check: error:` (or `path:line: error:`) for the
+    /// checker and lint, `gate-check dispatch:`, `gate-check man:` and
+    /// `gate-check:` for the other commands, as the Node tool prints them.
     pub fn printed_lines(&self) -> Vec<String> {
         match self {
             Error::Invalid(diagnostics) => diagnostics.iter().map(Diagnostic::error_line).collect(),
-            Error::LedgerFile(LedgerFileError::InvalidUtf8(path, line)) => {
-                vec![Diagnostic::new(path.clone(), Some(*line), "invalid UTF-8").error_line()]
-            }
+            Error::LedgerFile(error) => vec![error.printed_line()],
+            Error::Dispatch(error) => vec![crate::dispatch::cli::error_line(error)],
+            Error::Manual(error) => vec![format!("gate-check man: {error}")],
+            Error::Install(error) => vec![format!("gate-check: {error}")],
             other => other.lines().iter().map(|line| error_line(line)).collect(),
         }
     }
@@ -131,16 +194,14 @@ mod tests {
         assert!(!Error::from(LedgerFileError::NotRegular("fifo.md".into())).is_usage());
         assert!(!Error::from(LedgerFileError::TooLarge("big.md".into())).is_usage());
         assert!(!Error::Invalid(vec![Diagnostic::new("GATES.md", Some(3), "duplicate id")]).is_usage());
-        assert!(!Error::infrastructure("cannot update GATES.md").is_usage());
+        assert!(!Error::Output { format: "JSON", source: io::Error::other("disk full") }.is_usage());
         assert!(!Error::from(StoreError::InsideRoot("/r".into())).is_usage());
     }
 
     #[test]
-    fn exit_codes_are_the_node_tools() {
-        let codes: Vec<u8> = [Exit::Met, Exit::Unmet, Exit::Error, Exit::LeaseConflict].map(Exit::code).to_vec();
-        assert_eq!(codes, [0, 1, 2, 3]);
-        assert_eq!([2, 15, 1].map(|signal| Exit::Interrupted(signal).code()), [130, 143, 129]);
-        assert_eq!(Error::infrastructure("a").lines(), ["a"]);
+    fn every_error_ends_with_status_2() {
+        assert_eq!(Error::usage("a").lines(), ["a"]);
+        assert_eq!(Error::usage("a").exit(), Exit::Error);
     }
 
     #[test]

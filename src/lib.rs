@@ -12,7 +12,7 @@
 //! once, and `check` plans, approves, runs and judges, emitting
 //! `report::Event`s to the `report::Reporter`s the options ask for (human
 //! lines, a JSON or JUnit document, GitHub annotations). Failures are one
-//! `error::Error`; the process ends with an `error::Exit`.
+//! `error::Error`; the process ends with an `exit::Exit`.
 //!
 //! Side effects live in one module each: `runner` spawns,
 //! `approval::store` touches approval records, `ledger::file` reads and
@@ -37,6 +37,7 @@ pub mod dispatch;
 pub mod durable;
 pub mod error;
 pub mod evidence;
+pub mod exit;
 pub mod hook;
 pub mod install;
 pub mod layout;

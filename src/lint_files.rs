@@ -4,23 +4,32 @@
 use std::path::PathBuf;
 
 use crate::config::Environment;
-use crate::error::Exit;
+use crate::exit::Exit;
+use crate::layout::STATE_DIR;
+use crate::target::TargetError;
 use crate::{lint, target, terminal};
 
 /// The ledgers to lint: the named files, or with none the ledgers the
 /// checker itself would target from the current directory.
-fn ledgers(env: &Environment, files: &[PathBuf], scope: Option<&str>) -> Result<Vec<PathBuf>, String> {
+/// Why `gate-check lint` found nothing to lint.
+#[derive(Debug, thiserror::Error)]
+pub enum LintError {
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error("no gate files found (looked for {STATE_DIR}/<scope>/, then GATES.md and gates/*.md under {})", .0.display())]
+    NoLedgers(PathBuf),
+    #[error("cannot write the JSON document: {0}")]
+    Output(#[source] std::io::Error),
+}
+
+fn ledgers(env: &Environment, files: &[PathBuf], scope: Option<&str>) -> Result<Vec<PathBuf>, LintError> {
     if !files.is_empty() {
         return Ok(files.to_vec());
     }
     let root = &env.cwd;
     let found = target::resolve(root, &[], scope.or(env.scope.as_deref()))?.files;
     if found.is_empty() {
-        return Err(format!(
-            "no gate files found (looked for {}/<scope>/, then GATES.md and gates/*.md under {})",
-            crate::layout::STATE_DIR,
-            root.display()
-        ));
+        return Err(LintError::NoLedgers(root.clone()));
     }
     Ok(found)
 }
@@ -29,14 +38,14 @@ fn ledgers(env: &Environment, files: &[PathBuf], scope: Option<&str>) -> Result<
 /// marker (or one JSON document). Exit 2 when a ledger cannot be found,
 /// read or parsed, 1 with `--strict` when there are warnings, else 0: the
 /// rules are advisory, as in the Node linter.
-pub fn run(env: &Environment, strict: bool, json: bool, files: &[PathBuf], scope: Option<&str>) -> Exit {
-    let files = match ledgers(env, files, scope) {
-        Ok(files) => files,
-        Err(message) => {
-            terminal::warn(&crate::diagnostic::error_line(&message));
-            return Exit::Error;
-        }
-    };
+pub fn run(
+    env: &Environment,
+    strict: bool,
+    json: bool,
+    files: &[PathBuf],
+    scope: Option<&str>,
+) -> Result<Exit, LintError> {
+    let files = ledgers(env, files, scope)?;
     let mut findings = Vec::new();
     let mut unusable = false;
     for file in &files {
@@ -45,7 +54,7 @@ pub fn run(env: &Environment, strict: bool, json: bool, files: &[PathBuf], scope
         let problems: Vec<(Option<usize>, String, String)> = match crate::ledger::file::read(file) {
             Err(error) => {
                 let message = error.to_string();
-                vec![(None, message, crate::error::Error::from(error).printed_lines().join("\n"))]
+                vec![(None, message, error.printed_line())]
             }
             Ok(text) => {
                 let outcome = crate::ledger::parse(&text);
@@ -76,7 +85,11 @@ pub fn run(env: &Environment, strict: bool, json: bool, files: &[PathBuf], scope
     if json {
         let mut document = lint::json_report(&findings, failed);
         document.push('\n');
-        terminal::emit(document.as_bytes());
+        if let Err(error) = terminal::write_document(document.as_bytes()) {
+            if error.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(LintError::Output(error));
+            }
+        }
     } else {
         let audited: Vec<lint::Finding> = findings.iter().filter(|f| f.code != "parse").cloned().collect();
         for finding in audited.iter().take(lint::MAX_REPORTED_FINDINGS) {
@@ -93,9 +106,9 @@ pub fn run(env: &Environment, strict: bool, json: bool, files: &[PathBuf], scope
             terminal::say(&lint::summary(lint::totals(&audited), failed));
         }
     }
-    match (unusable, failed) {
+    Ok(match (unusable, failed) {
         (true, _) => Exit::Error,
         (false, true) => Exit::Unmet,
         (false, false) => Exit::Met,
-    }
+    })
 }

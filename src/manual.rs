@@ -4,7 +4,6 @@
 //! renderer does not know. Rendering is pure; `run` prints one page or
 //! writes them all into a directory.
 
-use crate::error::Exit;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -242,12 +241,20 @@ pub fn pages(command: clap::Command) -> io::Result<Vec<Page>> {
     Ok(found)
 }
 
+/// Why `gate-check man` printed or wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ManualError {
+    #[error("cannot render the manual pages: {0}")]
+    Render(#[source] std::io::Error),
+    #[error("no manual page for {wanted:?} (have: {})", .have.join(", "))]
+    NoPage { wanted: String, have: Vec<String> },
+    #[error("cannot {doing} {}: {source}", .path.display())]
+    Io { doing: &'static str, path: std::path::PathBuf, source: std::io::Error },
+}
+
 /// `gate-check man [--dir DIR] [SUBCOMMAND...]`.
-pub fn run(args: &ManArgs, command: clap::Command) -> Exit {
-    let pages = match pages(command) {
-        Ok(pages) => pages,
-        Err(error) => return fail(&format!("cannot render the manual pages: {error}")),
-    };
+pub fn run(args: &ManArgs, command: clap::Command) -> Result<(), ManualError> {
+    let pages = pages(command).map_err(ManualError::Render)?;
     if let Some(dir) = &args.dir {
         return write_all(dir, &pages);
     }
@@ -256,31 +263,28 @@ pub fn run(args: &ManArgs, command: clap::Command) -> Exit {
     match pages.iter().find(|page| page.name == wanted) {
         Some(page) => {
             terminal::emit(&page.roff);
-            Exit::Met
+            Ok(())
         }
         None => {
-            let known: Vec<&str> =
-                pages.iter().skip(1).map(|page| page.name.trim_start_matches("gate-check-")).collect();
-            fail(&format!("no manual page for {:?} (have: {})", args.command.join(" "), known.join(", ")))
+            let have =
+                pages.iter().skip(1).map(|page| page.name.trim_start_matches("gate-check-").to_string()).collect();
+            Err(ManualError::NoPage { wanted: args.command.join(" "), have })
         }
     }
 }
 
-fn write_all(dir: &Path, pages: &[Page]) -> Exit {
-    if let Err(error) = std::fs::create_dir_all(dir) {
-        return fail(&format!("cannot create {}: {error}", dir.display()));
-    }
+fn write_all(dir: &Path, pages: &[Page]) -> Result<(), ManualError> {
+    std::fs::create_dir_all(dir).map_err(|source| ManualError::Io {
+        doing: "create",
+        path: dir.to_path_buf(),
+        source,
+    })?;
     for page in pages {
         let path = dir.join(page.file_name());
-        if let Err(error) = crate::durable::replace_file(&path, &page.roff, 0o644) {
-            return fail(&format!("cannot write {}: {error}", path.display()));
+        if let Err(source) = crate::durable::replace_file(&path, &page.roff, 0o644) {
+            return Err(ManualError::Io { doing: "write", path, source });
         }
         terminal::say(&path.display().to_string());
     }
-    Exit::Met
-}
-
-fn fail(message: &str) -> Exit {
-    terminal::warn(&format!("gate-check man: {message}"));
-    Exit::Error
+    Ok(())
 }

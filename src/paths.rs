@@ -38,9 +38,14 @@ pub fn is_inside(parent: &Path, child: &Path) -> bool {
     normalize(child).starts_with(normalize(parent))
 }
 
+/// A path that is not valid UTF-8, so it cannot be bound as text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("path is not valid UTF-8: {}", .0.display())]
+pub struct NotUtf8(pub PathBuf);
+
 /// A path as UTF-8 text, or a clear error naming it.
-pub fn utf8(path: &Path) -> Result<&str, String> {
-    path.to_str().ok_or_else(|| format!("path is not valid UTF-8: {}", path.display()))
+pub fn utf8(path: &Path) -> Result<&str, NotUtf8> {
+    path.to_str().ok_or_else(|| NotUtf8(path.to_path_buf()))
 }
 
 #[cfg(test)]

@@ -17,7 +17,14 @@ pub fn requested(flag: Option<&str>, from_environment: Option<&str>) -> String {
 /// Resolves `requested` to the absolute path of a shell file (a path
 /// against `cwd`, a bare name on `path_var`, whose relative entries are taken
 /// against `cwd` too), or a one-line reason.
-pub fn resolve(requested: &str, cwd: &Path, path_var: &str) -> Result<PathBuf, String> {
+/// The requested shell names no file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot resolve command shell {} from PATH", serde_json::Value::from(.requested.as_str()))]
+pub struct ShellError {
+    pub requested: String,
+}
+
+pub fn resolve(requested: &str, cwd: &Path, path_var: &str) -> Result<PathBuf, ShellError> {
     let is_file = |candidate: &Path| std::fs::metadata(candidate).map(|m| m.is_file()).unwrap_or(false);
     if requested.contains('/') {
         let candidate = paths::resolve(cwd, Path::new(requested));
@@ -34,5 +41,5 @@ pub fn resolve(requested: &str, cwd: &Path, path_var: &str) -> Result<PathBuf, S
             }
         }
     }
-    Err(format!("cannot resolve command shell {} from PATH", serde_json::Value::from(requested)))
+    Err(ShellError { requested: requested.to_string() })
 }

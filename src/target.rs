@@ -161,15 +161,39 @@ pub fn search_root(start: &Path, home: Option<&Path>, looking: Looking) -> Root 
     Root { path: start.to_path_buf(), searched }
 }
 
+/// An id that is not `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`; `label` names
+/// what it was meant to be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{label} must match /^[A-Za-z0-9][A-Za-z0-9._-]{{0,63}}$/ and cannot be . or ..")]
+pub struct InvalidId {
+    pub label: &'static str,
+}
+
+/// Why the ledgers of a run cannot be found.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error(transparent)]
+    Id(#[from] InvalidId),
+    /// A scope or gate directory that is a link, a file, or outside the root.
+    #[error("{what} directory must be a real directory inside the repository: {}", .path.display())]
+    NotReal { what: &'static str, path: PathBuf },
+    #[error("no such scope \"{wanted}\" under {STATE_DIR}/ (have: {})", if .have.is_empty() { "none".to_string() } else { .have.join(", ") })]
+    NoSuchScope { wanted: String, have: Vec<String> },
+    #[error("{} pipelines present ({}); pass --scope <id> or set UNLAZY_SCOPE. Refusing to guess.", .0.len(), .0.join(", "))]
+    Ambiguous(Vec<String>),
+    #[error("cannot inspect gate directory {}: {source}", .path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+}
+
 /// Scope and leaf ids: `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`.
-pub fn validate_scope_id(value: &str, label: &str) -> Result<(), String> {
+pub fn validate_scope_id(value: &str, label: &'static str) -> Result<(), InvalidId> {
     let mut chars = value.chars();
     let first_ok = matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric());
     let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
     if first_ok && rest_ok && value.len() <= 64 {
         Ok(())
     } else {
-        Err(format!("{label} must match /^[A-Za-z0-9][A-Za-z0-9._-]{{0,63}}$/ and cannot be . or .."))
+        Err(InvalidId { label })
     }
 }
 
@@ -211,7 +235,7 @@ pub fn list_scopes(root: &Path) -> Vec<String> {
 }
 
 /// `GATES.md` (when present) then every `*.md` in `gates/`, sorted.
-fn discover(root: &Path, base: &Path) -> Result<Vec<PathBuf>, String> {
+fn discover(root: &Path, base: &Path) -> Result<Vec<PathBuf>, TargetError> {
     let mut files = Vec::new();
     let top = base.join("GATES.md");
     if fs::symlink_metadata(&top).is_ok() {
@@ -220,10 +244,12 @@ fn discover(root: &Path, base: &Path) -> Result<Vec<PathBuf>, String> {
     let nested = base.join("gates");
     if fs::symlink_metadata(&nested).is_ok() {
         if !real_directory_inside(root, &nested) {
-            return Err(format!("gate directory must be a real directory inside the repository: {}", nested.display()));
+            return Err(TargetError::NotReal { what: "gate", path: nested });
         }
-        let entries =
-            fs::read_dir(&nested).map_err(|e| format!("cannot inspect gate directory {}: {e}", nested.display()))?;
+        let entries = match fs::read_dir(&nested) {
+            Ok(entries) => entries,
+            Err(source) => return Err(TargetError::Read { path: nested, source }),
+        };
         let mut found: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             // Every name ending in `.md`, `.md` itself included, as the Node tool lists them.
@@ -239,7 +265,7 @@ fn discover(root: &Path, base: &Path) -> Result<Vec<PathBuf>, String> {
 /// The run's ledgers: `files` when given, else the pipeline `scope` (the
 /// caller's `--scope`, else `UNLAZY_SCOPE`), else the only pipeline, else
 /// the legacy ledgers.
-pub fn resolve(root: &Path, files: &[PathBuf], scope: Option<&str>) -> Result<Target, String> {
+pub fn resolve(root: &Path, files: &[PathBuf], scope: Option<&str>) -> Result<Target, TargetError> {
     if !files.is_empty() {
         return Ok(Target {
             mode: Mode::Explicit,
@@ -257,25 +283,15 @@ pub fn resolve(root: &Path, files: &[PathBuf], scope: Option<&str>) -> Result<Ta
             if !scopes.contains(&wanted) && (named || state_unsafe) {
                 // Present but excluded from the listing (a link, a file, or
                 // outside the root): an invalid input, not a missing scope.
-                return Err(format!(
-                    "scope directory must be a real directory inside the repository: {}",
-                    state.join(&wanted).display()
-                ));
+                return Err(TargetError::NotReal { what: "scope", path: state.join(&wanted) });
             }
             if !scopes.contains(&wanted) {
-                let have = if scopes.is_empty() { "none".to_string() } else { scopes.join(", ") };
-                return Err(format!("no such scope \"{wanted}\" under {STATE_DIR}/ (have: {have})"));
+                return Err(TargetError::NoSuchScope { wanted, have: scopes });
             }
             Some(wanted)
         }
         None if scopes.len() == 1 => scopes.first().cloned(),
-        None if scopes.len() > 1 => {
-            return Err(format!(
-                "{} pipelines present ({}); pass --scope <id> or set UNLAZY_SCOPE. Refusing to guess.",
-                scopes.len(),
-                scopes.join(", ")
-            ))
-        }
+        None if scopes.len() > 1 => return Err(TargetError::Ambiguous(scopes)),
         None => None,
     };
     match chosen {

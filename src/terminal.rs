@@ -127,6 +127,12 @@ pub fn emit(bytes: &[u8]) {
     });
 }
 
+/// Writes a machine document (trusted bytes) to stdout, and says whether
+/// it got there.
+pub fn write_document(bytes: &[u8]) -> std::io::Result<()> {
+    with_stdout(|out| out.write_all(bytes).and_then(|()| out.flush()))
+}
+
 /// The process's stdout as a writer for reporters (buffered; `flush` to push).
 pub struct Console;
 

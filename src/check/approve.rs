@@ -4,7 +4,7 @@
 
 use super::events::{Event, Reporter};
 use crate::approval::changes::{self, RecordedOracle};
-use crate::approval::store::EarlierRecords;
+use crate::approval::store::{EarlierRecords, StoreError};
 use crate::approval::Oracle;
 use crate::diagnostic::error_line;
 
@@ -92,12 +92,12 @@ pub fn seek_approvals(
 /// is read for this once, at the first oracle that needs approval.
 fn explain_reapproval(
     runtime: &Runtime,
-    earlier: &mut Option<Result<EarlierRecords, String>>,
+    earlier: &mut Option<Result<EarlierRecords, StoreError>>,
     ledger: &str,
     task: &Task,
     reporter: &mut dyn Reporter,
 ) {
-    let loaded = earlier.get_or_insert_with(|| runtime.store.earlier_records().map_err(|error| error.to_string()));
+    let loaded = earlier.get_or_insert_with(|| runtime.store.earlier_records());
     match loaded {
         Ok(records) => {
             let records = records.records_for(ledger, &task.gate.id);

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::approval::Oracle;
-use crate::error::Exit;
+use crate::exit::Exit;
 use crate::report::record::RunReport;
 use crate::report::tail::OutputTail;
 
@@ -105,6 +105,13 @@ pub trait Reporter {
 
     /// Pushes buffered output out, before anything slow.
     fn flush(&mut self) {}
+
+    /// At the end of the run: the first write error of a document this
+    /// reporter owes its reader (human lines may be lost to a closed pipe
+    /// without failing the run; a document may not).
+    fn finish(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// What a reporter shows of a check that ended with a result.

@@ -18,8 +18,9 @@ use std::time::Instant;
 
 use crate::config::Environment;
 use crate::diagnostic::error_line;
-use crate::error::{Error, Exit};
+use crate::error::{Error, WriteBackFailure};
 use crate::evidence::{self, GateState};
+use crate::exit::Exit;
 use crate::report::record::{CheckRecord, CheckStatus, GateRecord, LedgerRecord, RunReport, Summary, WaveRecords};
 use crate::report::tail::{self, OutputTail};
 use crate::report::OutputFormat;
@@ -100,9 +101,8 @@ pub fn execute(
         for (index, ledger) in setup.ledgers.iter().enumerate() {
             if tasks.iter().any(|task| task.ledger == index) {
                 let state_root = setup.target.state_root(&setup.root, &ledger.path);
-                crate::ledger::file::check_write_back(&state_root, &ledger.path).map_err(|error| {
-                    Error::infrastructure(format!("cannot write back to {}: {error}", ledger.path.display()))
-                })?;
+                crate::ledger::file::check_write_back(&state_root, &ledger.path)
+                    .map_err(|source| Error::NotWritable { path: ledger.path.clone(), source })?;
             }
         }
         (approvals, executed) = run_checks(options, &runtime, &setup, tasks, containment, reporter)?;
@@ -140,7 +140,7 @@ fn run_checks(
     if write_failures.is_empty() {
         Ok((Approvals { tasks, admitted, failures: approval_failures, check_failures }, executed))
     } else {
-        Err(Error::Infrastructure(write_failures))
+        Err(Error::WriteBack(write_failures))
     }
 }
 
@@ -156,7 +156,7 @@ struct Run<'a> {
     approval_failures: usize,
     /// Checks gate-check's own resources could not start: not results.
     check_failures: usize,
-    write_failures: Vec<String>,
+    write_failures: Vec<WriteBackFailure>,
     /// Results not yet written back, by task index.
     pending: Vec<(usize, CheckResult)>,
     oldest_pending: Option<Instant>,
@@ -299,7 +299,7 @@ impl<'a> Run<'a> {
                         }
                     }
                 }
-                Err(error) => self.write_failures.push(format!("cannot update {}: {error}", ledger.path.display())),
+                Err(source) => self.write_failures.push(WriteBackFailure { path: ledger.path.clone(), source }),
             }
         }
         self.pending.clear();
@@ -400,7 +400,7 @@ fn summarize(
     let waves = if setup.selection.is_some() {
         crate::dispatch::DispatchSummary::default()
     } else {
-        crate::dispatch::aggregate(&setup.root, target.scope.as_deref()).map_err(Error::infrastructure)?
+        crate::dispatch::aggregate(&setup.root, target.scope.as_deref())?
     };
     if options.status {
         for wave in &waves.blocking {

@@ -128,7 +128,7 @@ fn require_directory(path: &Path, label: &str) -> Result<(), Error> {
     match directory_problem(path, label) {
         None => Ok(()),
         Some(DirectoryProblem::Usage(message)) => Err(Error::Usage(message)),
-        Some(DirectoryProblem::Inspect(message)) => Err(Error::infrastructure(message)),
+        Some(DirectoryProblem::Inspect(error)) => Err(error),
     }
 }
 
@@ -137,7 +137,7 @@ enum DirectoryProblem {
     /// Missing or not a directory: the input names the wrong thing.
     Usage(String),
     /// It could not be inspected.
-    Inspect(String),
+    Inspect(Error),
 }
 
 fn directory_problem(path: &Path, label: &str) -> Option<DirectoryProblem> {
@@ -147,7 +147,11 @@ fn directory_problem(path: &Path, label: &str) -> Option<DirectoryProblem> {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             Some(DirectoryProblem::Usage(format!("{label} does not exist: {}", path.display())))
         }
-        Err(error) => Some(DirectoryProblem::Inspect(format!("cannot inspect {label} {}: {error}", path.display()))),
+        Err(source) => Some(DirectoryProblem::Inspect(Error::Directory {
+            what: label.to_string(),
+            path: path.to_path_buf(),
+            source,
+        })),
     }
 }
 
@@ -160,12 +164,12 @@ fn require_gate_directory(path: &Path, ledger: &Ledger, gate: &Gate, qualified: 
             let line = gate.cwd_line.unwrap_or(gate.line) + 1;
             Err(Error::Invalid(vec![Diagnostic::new(ledger.path.display().to_string(), Some(line), message)]))
         }
-        Some(DirectoryProblem::Inspect(message)) => Err(Error::infrastructure(message)),
+        Some(DirectoryProblem::Inspect(error)) => Err(error),
     }
 }
 
 fn path_text(path: &Path) -> Result<String, Error> {
-    paths::utf8(path).map(str::to_string).map_err(Error::Usage)
+    Ok(paths::utf8(path)?.to_string())
 }
 
 /// Reads and strictly parses one ledger; warnings are reported as events.
@@ -230,9 +234,9 @@ pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
         require_directory(&default_cwd, "--cwd")?;
     }
     if let Some(scope) = &options.scope {
-        target::validate_scope_id(scope, "scope").map_err(Error::Usage)?;
+        target::validate_scope_id(scope, "scope")?;
     }
-    let target = target::resolve(&root, &options.files, scope).map_err(Error::Usage)?;
+    let target = target::resolve(&root, &options.files, scope)?;
     if target.files.is_empty() {
         return Err(Error::usage(located.no_ledgers_message()));
     }
@@ -245,11 +249,11 @@ pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
 /// outside (`Target::state_roots`).
 pub fn build_runtime(options: &RunOptions, env: &Environment, roots: &[PathBuf]) -> Result<Runtime, Error> {
     if let Some(problem) = &env.path_problem {
-        return Err(Error::infrastructure(problem.clone()));
+        return Err(problem.clone().into());
     }
     let path_var = env.path_var.clone();
     let requested = shell::requested(options.shell.as_deref(), env.shell.as_deref());
-    let shell = shell::resolve(&requested, &env.cwd, &path_var).map_err(Error::Usage)?;
+    let shell = shell::resolve(&requested, &env.cwd, &path_var)?;
     let store = Store::locate(roots, env)?;
     // The cap counts UTF-16 code units, as the Node tool's string length does.
     // Kept raw: every display escapes it alike (a newline shows as `\x0A`).

@@ -124,7 +124,7 @@ pub fn verdict(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Exit;
+    use crate::exit::Exit;
 
     fn ledger(text: &str) -> (Vec<Ledger>, Vec<Vec<GateState>>) {
         let document = crate::ledger::parse(text).document;

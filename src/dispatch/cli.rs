@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
+use super::error::DispatchError;
 use super::model::{escape_bounded, Action, State, Wave, WaveState};
 use super::store;
 use crate::config::Environment;
-use crate::error::Exit;
+use crate::exit::Exit;
 use crate::target::{validate_scope_id, Looking, Root};
 use crate::terminal::{say, warn};
 
@@ -102,9 +103,10 @@ enum Verb {
     },
 }
 
-fn fail(message: &str) -> Exit {
-    warn(&format!("gate-check dispatch: {}", escape_bounded(message, MAX_SHOWN_BYTES)));
-    Exit::Error
+/// The one line a failed verb prints: `gate-check dispatch: <message>`,
+/// bounded, since messages carry untrusted values.
+pub fn error_line(error: &DispatchError) -> String {
+    format!("gate-check dispatch: {}", escape_bounded(&error.to_string(), MAX_SHOWN_BYTES))
 }
 
 /// `OPEN w1 (1/2 started, 0/2 returned)`, `COMPLETE w1 (2/2 returned)` or
@@ -128,30 +130,30 @@ pub fn describe(id: &str, wave: &Wave) -> String {
 }
 
 /// `--root`, else the nearest directory upward holding `.unlazy/` or `.git`.
-fn resolve_root(env: &Environment, root: Option<&Path>) -> Result<PathBuf, String> {
+fn resolve_root(env: &Environment, root: Option<&Path>) -> Result<PathBuf, DispatchError> {
     let root = Root::locate(&env.cwd, env.home.as_deref(), root, Looking::ForPipelines).path;
     match std::fs::metadata(&root) {
         Ok(meta) if meta.is_dir() => Ok(root),
-        Ok(_) => Err(format!("--root is not a directory: {}", root.display())),
-        Err(_) => Err(format!("--root does not exist: {}", root.display())),
+        Ok(_) => Err(DispatchError::Usage(format!("--root is not a directory: {}", root.display()))),
+        Err(_) => Err(DispatchError::Usage(format!("--root does not exist: {}", root.display()))),
     }
 }
 
 /// Refuses an option value that is really the next option, as the Node tool does.
-fn value_of<'a>(option: &str, value: &'a str) -> Result<&'a str, String> {
+fn value_of<'a>(option: &str, value: &'a str) -> Result<&'a str, DispatchError> {
     if value.starts_with("--") {
-        Err(format!("{option} requires a value"))
+        Err(DispatchError::Usage(format!("{option} requires a value")))
     } else {
         Ok(value)
     }
 }
 
-fn status(root: &Path, scope: &str, wave: Option<&str>) -> Result<Exit, String> {
+fn status(root: &Path, scope: &str, wave: Option<&str>) -> Result<Exit, DispatchError> {
     let state: State = store::read(root, scope)?;
     let shown: Vec<(&str, &Wave)> = match wave {
         Some(id) => {
             validate_scope_id(id, "wave")?;
-            vec![(id, state.wave(id).ok_or_else(|| format!("unknown wave {id}"))?)]
+            vec![(id, state.wave(id).ok_or_else(|| DispatchError::Refused(format!("unknown wave {id}")))?)]
         }
         None => state.sorted(),
     };
@@ -171,7 +173,7 @@ fn status(root: &Path, scope: &str, wave: Option<&str>) -> Result<Exit, String> 
     Ok(if complete { Exit::Met } else { Exit::Unmet })
 }
 
-fn transition(root: &Path, scope: &str, wave: &str, action: Action) -> Result<Exit, String> {
+fn transition(root: &Path, scope: &str, wave: &str, action: Action) -> Result<Exit, DispatchError> {
     let committed = store::update(root, scope, wave, &action)?;
     if let Some(warning) = &committed.audit_warning {
         warn(&format!("gate-check dispatch: warning: {}", escape_bounded(warning, MAX_SHOWN_BYTES)));
@@ -193,7 +195,7 @@ fn transition(root: &Path, scope: &str, wave: &str, action: Action) -> Result<Ex
     Ok(Exit::Met)
 }
 
-fn dispatch(env: &Environment, verb: Verb) -> Result<Exit, String> {
+fn dispatch(env: &Environment, verb: Verb) -> Result<Exit, DispatchError> {
     let (place, wave, action) = match verb {
         Verb::Status { place, wave } => {
             let root = resolve_root(env, place.root.as_deref())?;
@@ -209,7 +211,7 @@ fn dispatch(env: &Environment, verb: Verb) -> Result<Exit, String> {
         Verb::Return { place, wave, leaf } => (place, wave, Action::Return { leaf }),
         Verb::Abandon { place, wave, reason } => {
             if crate::ledger::text::js_trim(value_of("--reason", &reason)?).is_empty() {
-                return Err("abandon requires --reason".into());
+                return Err(DispatchError::Usage("abandon requires --reason".into()));
             }
             (place, wave, Action::Abandon { reason })
         }
@@ -220,6 +222,6 @@ fn dispatch(env: &Environment, verb: Verb) -> Result<Exit, String> {
 }
 
 /// Runs one dispatch verb and returns its exit status.
-pub fn run(args: DispatchArgs, env: &Environment) -> Exit {
-    dispatch(env, args.verb).unwrap_or_else(|message| fail(&message))
+pub fn run(args: DispatchArgs, env: &Environment) -> Result<Exit, DispatchError> {
+    dispatch(env, args.verb)
 }

@@ -8,25 +8,34 @@
 //! is the `gate-check dispatch <verb>` command family.
 
 pub mod cli;
+pub mod error;
 pub mod model;
 pub mod store;
 
 use std::path::Path;
 
+pub use error::DispatchError;
 pub use model::DispatchSummary;
 
 /// Longest diagnostic about a broken state file that reaches the checker's output.
 const MAX_DIAGNOSTIC_BYTES: usize = 500;
 
+/// A scope's dispatch state that keeps the checker from judging it.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid dispatch state for scope {scope}: {}", model::escape_bounded(&.source.detail(), MAX_DIAGNOSTIC_BYTES))]
+pub struct WavesError {
+    scope: String,
+    source: DispatchError,
+}
+
 /// The dispatch side of a scope's verdict, as the checker folds it in:
 /// waves still open or sealed block, abandoned waves demand a handoff.
 /// No scope means no waves. An unreadable or invalid state file is an error.
-pub fn aggregate(root: &Path, scope: Option<&str>) -> Result<DispatchSummary, String> {
+pub fn aggregate(root: &Path, scope: Option<&str>) -> Result<DispatchSummary, WavesError> {
     let Some(scope) = scope else {
         return Ok(DispatchSummary::default());
     };
-    store::read(root, scope).map(|state| state.summary()).map_err(|error| {
-        let detail = error.strip_prefix("invalid dispatch state: ").unwrap_or(&error);
-        format!("invalid dispatch state for scope {scope}: {}", model::escape_bounded(detail, MAX_DIAGNOSTIC_BYTES))
-    })
+    store::read(root, scope)
+        .map(|state| state.summary())
+        .map_err(|source| WavesError { scope: scope.to_string(), source })
 }

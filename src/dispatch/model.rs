@@ -15,8 +15,19 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
+use super::error::DispatchError;
 use crate::ledger::text::{js_trim, utf16_len};
 use crate::target::validate_scope_id;
+
+/// A refused transition or value, worded like `format!`.
+macro_rules! refused {
+    ($($message:tt)*) => { DispatchError::Refused(format!($($message)*)) };
+}
+
+/// What is wrong with a state file's text, worded like `format!`.
+macro_rules! shape {
+    ($($message:tt)*) => { DispatchError::Shape(format!($($message)*)) };
+}
 use crate::terminal::is_unsafe;
 
 pub const SCHEMA: u64 = 1;
@@ -78,10 +89,10 @@ impl Stamp {
         Stamp::from_time(SystemTime::now())
     }
 
-    fn parse(text: &str, label: &str) -> Result<Stamp, String> {
+    fn parse(text: &str, label: &str) -> Result<Stamp, DispatchError> {
         humantime::parse_rfc3339(text)
             .map(|at| Stamp { text: text.to_string(), at })
-            .map_err(|_| format!("{label} must be an ISO timestamp"))
+            .map_err(|_| shape!("{label} must be an ISO timestamp"))
     }
 
     pub fn text(&self) -> &str {
@@ -158,8 +169,8 @@ pub struct DispatchSummary {
     pub abandoned: Vec<String>,
 }
 
-fn valid_id(value: &str, label: &str) -> Result<(), String> {
-    validate_scope_id(value, label)
+fn valid_id(value: &str, label: &'static str) -> Result<(), DispatchError> {
+    Ok(validate_scope_id(value, label)?)
 }
 
 fn printable_bounded(value: &str, max: usize) -> Option<&str> {
@@ -170,17 +181,17 @@ fn printable_bounded(value: &str, max: usize) -> Option<&str> {
 
 /// A host agent handle: trimmed, nonblank, at most 256 characters, and free
 /// of control and bidi characters (so it can never rewrite a terminal).
-pub fn valid_handle(value: &str) -> Result<String, String> {
+pub fn valid_handle(value: &str) -> Result<String, DispatchError> {
     printable_bounded(value, MAX_HANDLE_CHARS)
         .map(str::to_string)
-        .ok_or_else(|| format!("handle must be printable, nonblank, and at most {MAX_HANDLE_CHARS} characters"))
+        .ok_or_else(|| refused!("handle must be printable, nonblank, and at most {MAX_HANDLE_CHARS} characters"))
 }
 
 /// An abandonment reason: trimmed, nonblank, at most 500 characters, printable.
-pub fn valid_reason(value: &str) -> Result<String, String> {
+pub fn valid_reason(value: &str) -> Result<String, DispatchError> {
     printable_bounded(value, MAX_REASON_CHARS)
         .map(str::to_string)
-        .ok_or_else(|| format!("reason must be printable, nonblank, and at most {MAX_REASON_CHARS} characters"))
+        .ok_or_else(|| refused!("reason must be printable, nonblank, and at most {MAX_REASON_CHARS} characters"))
 }
 
 /// The Node tool sorts wave ids with `localeCompare`. For the id alphabet
@@ -219,10 +230,10 @@ impl State {
     }
 
     /// Parses and strictly validates the text of a state file.
-    pub fn parse(text: &str) -> Result<State, String> {
-        let raw: RawState = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<State, DispatchError> {
+        let raw: RawState = serde_json::from_str(text).map_err(|e| DispatchError::Shape(e.to_string()))?;
         if raw.schema.as_f64() != Some(SCHEMA as f64) {
-            return Err("expected schema 1 with a waves object".into());
+            return Err(shape!("expected schema 1 with a waves object"));
         }
         let mut state = State::default();
         for (id, wave) in raw.waves.0 {
@@ -248,7 +259,7 @@ impl State {
 
     /// Applies one transition at `now`, revalidates the wave, and returns the
     /// audit event text (`dispatch <wave> ...`). On error nothing changed.
-    pub fn apply(&mut self, wave_id: &str, action: &Action, now: &Stamp) -> Result<String, String> {
+    pub fn apply(&mut self, wave_id: &str, action: &Action, now: &Stamp) -> Result<String, DispatchError> {
         valid_id(wave_id, "wave")?;
         let mut next = self.clone();
         let event = next.transition(wave_id, action, now)?;
@@ -258,20 +269,20 @@ impl State {
         Ok(format!("dispatch {wave_id} {event}"))
     }
 
-    fn transition(&mut self, wave_id: &str, action: &Action, now: &Stamp) -> Result<String, String> {
+    fn transition(&mut self, wave_id: &str, action: &Action, now: &Stamp) -> Result<String, DispatchError> {
         if let Action::Open { leaves } = action {
             if self.wave(wave_id).is_some() {
-                return Err(format!("wave {wave_id} already exists"));
+                return Err(refused!("wave {wave_id} already exists"));
             }
             for leaf in leaves {
                 valid_id(leaf, "leaf")?;
             }
             if leaves.is_empty() {
-                return Err("open requires at least one --leaf".into());
+                return Err(refused!("open requires at least one --leaf"));
             }
             for (index, leaf) in leaves.iter().enumerate() {
                 if leaves[..index].contains(leaf) {
-                    return Err(format!("duplicate leaf {leaf}"));
+                    return Err(refused!("duplicate leaf {leaf}"));
                 }
             }
             self.waves.push((
@@ -290,12 +301,12 @@ impl State {
             ));
             return Ok(format!("opened: {}", leaves.join(", ")));
         }
-        let wave = self.wave_mut(wave_id).ok_or_else(|| format!("unknown wave {wave_id}"))?;
+        let wave = self.wave_mut(wave_id).ok_or_else(|| refused!("unknown wave {wave_id}"))?;
         match action {
             Action::Open { .. } => unreachable!("handled above"),
             Action::Abandon { reason } => {
                 if matches!(wave.state, WaveState::Complete | WaveState::Abandoned) {
-                    return Err(format!("wave {wave_id} is {}; abandon requires an open or sealed wave", wave.state));
+                    return Err(refused!("wave {wave_id} is {}; abandon requires an open or sealed wave", wave.state));
                 }
                 let reason = valid_reason(reason)?;
                 wave.state = WaveState::Abandoned;
@@ -308,16 +319,16 @@ impl State {
                 valid_id(leaf, "leaf")?;
                 let handle = valid_handle(handle)?;
                 if wave.state != WaveState::Open {
-                    return Err(format!("wave {wave_id} is {}; start requires an open wave", wave.state));
+                    return Err(refused!("wave {wave_id} is {}; start requires an open wave", wave.state));
                 }
                 if !wave.leaves.contains(leaf) {
-                    return Err(format!("unknown leaf {leaf} in wave {wave_id}"));
+                    return Err(refused!("unknown leaf {leaf} in wave {wave_id}"));
                 }
                 if wave.start_of(leaf).is_some() {
-                    return Err(format!("leaf {leaf} already started"));
+                    return Err(refused!("leaf {leaf} already started"));
                 }
                 if let Some((owner, _)) = wave.started.iter().find(|(_, start)| start.handle == handle) {
-                    return Err(format!("handle is already assigned to {owner}"));
+                    return Err(refused!("handle is already assigned to {owner}"));
                 }
                 let event = format!("started {leaf} as {handle}");
                 wave.started.push((leaf.clone(), Start { handle, at: now.clone() }));
@@ -325,12 +336,12 @@ impl State {
             }
             Action::Seal => {
                 if wave.state != WaveState::Open {
-                    return Err(format!("wave {wave_id} is {}; seal requires an open wave", wave.state));
+                    return Err(refused!("wave {wave_id} is {}; seal requires an open wave", wave.state));
                 }
                 let missing: Vec<&str> =
                     wave.leaves.iter().filter(|leaf| wave.start_of(leaf).is_none()).map(String::as_str).collect();
                 if !missing.is_empty() {
-                    return Err(format!("cannot seal {wave_id}: missing starts for {}", missing.join(", ")));
+                    return Err(refused!("cannot seal {wave_id}: missing starts for {}", missing.join(", ")));
                 }
                 wave.state = WaveState::Sealed;
                 wave.sealed_at = Some(now.clone());
@@ -339,13 +350,13 @@ impl State {
             Action::Return { leaf } => {
                 valid_id(leaf, "leaf")?;
                 if wave.state != WaveState::Sealed {
-                    return Err(format!("return requires a sealed wave; {wave_id} is {}", wave.state));
+                    return Err(refused!("return requires a sealed wave; {wave_id} is {}", wave.state));
                 }
                 if !wave.leaves.contains(leaf) {
-                    return Err(format!("unknown leaf {leaf} in wave {wave_id}"));
+                    return Err(refused!("unknown leaf {leaf} in wave {wave_id}"));
                 }
                 if wave.has_returned(leaf) {
-                    return Err(format!("leaf {leaf} already returned"));
+                    return Err(refused!("leaf {leaf} already returned"));
                 }
                 wave.returned.push((leaf.clone(), now.clone()));
                 if wave.returned.len() == wave.leaves.len() {
@@ -411,74 +422,74 @@ pub fn escape_bounded(text: &str, max_bytes: usize) -> String {
 }
 
 /// The ordering and completeness rules a wave must satisfy in any state.
-fn check_wave(id: &str, wave: &Wave) -> Result<(), String> {
+fn check_wave(id: &str, wave: &Wave) -> Result<(), DispatchError> {
     let state = wave.state;
     if wave.leaves.is_empty() {
-        return Err(format!("wave {id} has an invalid shape"));
+        return Err(shape!("wave {id} has an invalid shape"));
     }
     if state == WaveState::Abandoned {
         if wave.abandoned_at.is_none() {
-            return Err(format!("wave {id} abandonedAt must be an ISO timestamp"));
+            return Err(shape!("wave {id} abandonedAt must be an ISO timestamp"));
         }
         if wave.reason.is_none() {
-            return Err("reason must be a string".into());
+            return Err(shape!("reason must be a string"));
         }
     } else if wave.abandoned_at.is_some() || wave.reason.is_some() {
-        return Err(format!("{state} wave {id} contains abandonment metadata"));
+        return Err(shape!("{state} wave {id} contains abandonment metadata"));
     }
     for (index, leaf) in wave.leaves.iter().enumerate() {
         valid_id(leaf, "leaf")?;
         if wave.leaves[..index].contains(leaf) {
-            return Err(format!("wave {id} has duplicate leaf {leaf}"));
+            return Err(shape!("wave {id} has duplicate leaf {leaf}"));
         }
     }
     let mut latest = wave.opened_at.at;
     for (index, (leaf, start)) in wave.started.iter().enumerate() {
         if !wave.leaves.contains(leaf) {
-            return Err(format!("wave {id} started unknown leaf {leaf}"));
+            return Err(shape!("wave {id} started unknown leaf {leaf}"));
         }
         if wave.started[..index].iter().any(|(_, earlier)| earlier.handle == start.handle) {
-            return Err(format!("wave {id} reuses handle {}", start.handle));
+            return Err(shape!("wave {id} reuses handle {}", start.handle));
         }
         if start.at.at < wave.opened_at.at {
-            return Err(format!("wave {id} starts {leaf} before it opened"));
+            return Err(shape!("wave {id} starts {leaf} before it opened"));
         }
         latest = latest.max(start.at.at);
     }
     let mut latest_return = None::<SystemTime>;
     for (leaf, at) in &wave.returned {
         let Some(start) = wave.start_of(leaf) else {
-            return Err(format!("wave {id} returned unstarted leaf {leaf}"));
+            return Err(shape!("wave {id} returned unstarted leaf {leaf}"));
         };
         if at.at < start.at.at {
-            return Err(format!("wave {id} returns {leaf} before it started"));
+            return Err(shape!("wave {id} returns {leaf} before it started"));
         }
         latest_return = Some(latest_return.map_or(at.at, |t| t.max(at.at)));
     }
     let all_started = wave.started.len() == wave.leaves.len();
     let all_returned = wave.returned.len() == wave.leaves.len();
     if state == WaveState::Open && !wave.returned.is_empty() {
-        return Err(format!("open wave {id} contains returns"));
+        return Err(shape!("open wave {id} contains returns"));
     }
     if matches!(state, WaveState::Sealed | WaveState::Complete) && !all_started {
-        return Err(format!("{state} wave {id} is missing starts"));
+        return Err(shape!("{state} wave {id} is missing starts"));
     }
     if state == WaveState::Complete && !all_returned {
-        return Err(format!("complete wave {id} is missing returns"));
+        return Err(shape!("complete wave {id} is missing returns"));
     }
     if state == WaveState::Sealed && all_returned {
-        return Err(format!("sealed wave {id} should be complete"));
+        return Err(shape!("sealed wave {id} should be complete"));
     }
     let needs_seal = matches!(state, WaveState::Sealed | WaveState::Complete);
     match &wave.sealed_at {
-        None if needs_seal => return Err(format!("wave {id} sealedAt must be an ISO timestamp")),
-        Some(_) if state == WaveState::Open => return Err(format!("{state} wave {id} contains seal metadata")),
+        None if needs_seal => return Err(shape!("wave {id} sealedAt must be an ISO timestamp")),
+        Some(_) if state == WaveState::Open => return Err(shape!("{state} wave {id} contains seal metadata")),
         Some(sealed) => {
             if !all_started {
-                return Err(format!("{state} wave {id} is missing starts after sealing"));
+                return Err(shape!("{state} wave {id} is missing starts after sealing"));
             }
             if sealed.at < latest {
-                return Err(format!("wave {id} was sealed before its final start"));
+                return Err(shape!("wave {id} was sealed before its final start"));
             }
             latest = sealed.at;
         }
@@ -486,35 +497,35 @@ fn check_wave(id: &str, wave: &Wave) -> Result<(), String> {
     }
     if let Some(last) = latest_return {
         let Some(sealed) = &wave.sealed_at else {
-            return Err(format!("{state} wave {id} contains returns without being sealed"));
+            return Err(shape!("{state} wave {id} contains returns without being sealed"));
         };
         if wave.returned.iter().any(|(_, at)| at.at < sealed.at) {
-            return Err(format!("wave {id} contains a return before sealing"));
+            return Err(shape!("wave {id} contains a return before sealing"));
         }
         latest = latest.max(last);
     }
     match (&wave.completed_at, state) {
-        (None, WaveState::Complete) => return Err(format!("wave {id} completedAt must be an ISO timestamp")),
+        (None, WaveState::Complete) => return Err(shape!("wave {id} completedAt must be an ISO timestamp")),
         (Some(completed), WaveState::Complete) if completed.at < latest => {
-            return Err(format!("wave {id} completed before its final return"))
+            return Err(shape!("wave {id} completed before its final return"))
         }
         (Some(_), WaveState::Complete) | (None, _) => {}
-        (Some(_), _) => return Err(format!("{state} wave {id} contains completion metadata")),
+        (Some(_), _) => return Err(shape!("{state} wave {id} contains completion metadata")),
     }
     if let Some(abandoned_at) = &wave.abandoned_at {
         if all_returned {
-            return Err(format!("abandoned wave {id} already has every return and must be complete"));
+            return Err(shape!("abandoned wave {id} already has every return and must be complete"));
         }
         if abandoned_at.at < latest {
-            return Err(format!("wave {id} was abandoned before its latest transition"));
+            return Err(shape!("wave {id} was abandoned before its latest transition"));
         }
     }
     Ok(())
 }
 
 impl Wave {
-    fn from_raw(id: &str, raw: RawWave) -> Result<Wave, String> {
-        let state = WaveState::parse(&raw.state).ok_or_else(|| format!("wave {id} has an invalid shape"))?;
+    fn from_raw(id: &str, raw: RawWave) -> Result<Wave, DispatchError> {
+        let state = WaveState::parse(&raw.state).ok_or_else(|| shape!("wave {id} has an invalid shape"))?;
         let stamp = |text: &str, what: &str| Stamp::parse(text, &format!("wave {id} {what}"));
         let optional = |text: &Option<String>, what: &str| text.as_deref().map(|t| stamp(t, what)).transpose();
         let mut started = Vec::new();
@@ -704,7 +715,7 @@ mod tests {
             (Action::Abandon { reason: "  ".into() }, "reason must be printable"),
         ];
         for (action, message) in refusals {
-            let error = state.apply("w1", &action, &at(2)).unwrap_err();
+            let error = state.apply("w1", &action, &at(2)).unwrap_err().to_string();
             assert!(error.contains(message), "{error} / {message}");
             assert_eq!(state, before);
         }
@@ -717,9 +728,9 @@ mod tests {
         open(&mut state, &["a"]);
         state.apply("w1", &Action::Abandon { reason: " launch failed ".into() }, &at(1)).unwrap();
         assert_eq!(state.wave("w1").unwrap().reason.as_deref(), Some("launch failed"));
-        let error = state.apply("w1", &start("a", "h"), &at(2)).unwrap_err();
+        let error = state.apply("w1", &start("a", "h"), &at(2)).unwrap_err().to_string();
         assert_eq!(error, "wave w1 is abandoned; start requires an open wave");
-        let error = state.apply("w1", &Action::Abandon { reason: "again".into() }, &at(2)).unwrap_err();
+        let error = state.apply("w1", &Action::Abandon { reason: "again".into() }, &at(2)).unwrap_err().to_string();
         assert_eq!(error, "wave w1 is abandoned; abandon requires an open or sealed wave");
         assert_eq!(state.summary().abandoned, vec!["dispatch:w1".to_string()]);
         assert_eq!(State::parse(&state.render()).unwrap(), state);
@@ -729,12 +740,12 @@ mod tests {
     fn open_validates_leaves() {
         let mut state = State::default();
         let open = |leaves: &[&str]| Action::Open { leaves: leaves.iter().map(|s| s.to_string()).collect() };
-        assert_eq!(state.apply("w1", &open(&["a", "a"]), &at(0)).unwrap_err(), "duplicate leaf a");
-        assert!(state.apply("w1", &open(&["../x"]), &at(0)).unwrap_err().starts_with("leaf must match"));
-        assert!(state.apply("../w", &open(&["a"]), &at(0)).unwrap_err().starts_with("wave must match"));
-        assert_eq!(state.apply("w1", &open(&[]), &at(0)).unwrap_err(), "open requires at least one --leaf");
+        assert_eq!(state.apply("w1", &open(&["a", "a"]), &at(0)).unwrap_err().to_string(), "duplicate leaf a");
+        assert!(state.apply("w1", &open(&["../x"]), &at(0)).unwrap_err().to_string().starts_with("leaf must match"));
+        assert!(state.apply("../w", &open(&["a"]), &at(0)).unwrap_err().to_string().starts_with("wave must match"));
+        assert_eq!(state.apply("w1", &open(&[]), &at(0)).unwrap_err().to_string(), "open requires at least one --leaf");
         state.apply("w1", &open(&["a"]), &at(0)).unwrap();
-        assert_eq!(state.apply("w1", &open(&["b"]), &at(0)).unwrap_err(), "wave w1 already exists");
+        assert_eq!(state.apply("w1", &open(&["b"]), &at(0)).unwrap_err().to_string(), "wave w1 already exists");
     }
 
     #[test]
@@ -795,11 +806,14 @@ mod tests {
             ),
         ];
         for (body, message) in cases {
-            let error = State::parse(&wave_json(body)).unwrap_err();
+            let error = State::parse(&wave_json(body)).unwrap_err().to_string();
             assert!(error.contains(message), "{error} / {message}");
         }
-        assert_eq!(State::parse(r#"{"schema":2,"waves":{}}"#).unwrap_err(), "expected schema 1 with a waves object");
-        assert!(State::parse("[]").unwrap_err().contains("a dispatch state object"));
+        assert_eq!(
+            State::parse(r#"{"schema":2,"waves":{}}"#).unwrap_err().to_string(),
+            "expected schema 1 with a waves object"
+        );
+        assert!(State::parse("[]").unwrap_err().to_string().contains("a dispatch state object"));
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::DispatchError;
 use super::model::{Action, Stamp, State, Wave};
 use crate::durable::{self, Change, FileLock, ReadRefusal};
 use crate::durable::{inspect_directory, Directory};
@@ -31,78 +32,84 @@ pub struct Committed {
     pub audit_warning: Option<String>,
 }
 
-fn scope_directory(root: &Path, scope: &str) -> Result<PathBuf, String> {
+fn scope_directory(root: &Path, scope: &str) -> Result<PathBuf, DispatchError> {
     validate_scope_id(scope, "scope")?;
     Ok(StateDir::new(root).scope(scope))
 }
 
 /// Whether `path` is a real directory inside `root`: `Ok(false)` when it
 /// does not exist, an error when it is a link, a file or anything else.
-fn real_directory(root: &Path, path: &Path) -> Result<bool, String> {
+fn real_directory(root: &Path, path: &Path) -> Result<bool, DispatchError> {
     match inspect_directory(root, path) {
         Ok(Directory::Real) => Ok(true),
-        Ok(Directory::NotReal) => Err(format!("{} must be a real directory, not a link or file", path.display())),
+        Ok(Directory::NotReal) => {
+            Err(DispatchError::Invalid(format!("{} must be a real directory, not a link or file", path.display())))
+        }
         Ok(Directory::Missing) => Ok(false),
-        Err(error) => Err(format!("cannot inspect {}: {error}", path.display())),
+        Err(error) => Err(DispatchError::Invalid(format!("cannot inspect {}: {error}", path.display()))),
     }
 }
 
 /// The text of the state file, or `None` when there is none.
-fn read_state_text(path: &Path) -> Result<Option<String>, String> {
+fn read_state_text(path: &Path) -> Result<Option<String>, DispatchError> {
     let shown = path.display();
+    let invalid = |detail: String| Err(DispatchError::Invalid(detail));
     let read = match durable::read_stable(path, MAX_STATE_BYTES) {
         Ok(Some(read)) => read,
         Ok(None) => return Ok(None),
-        Err(ReadRefusal::TooLarge) => return Err(format!("dispatch state exceeds {MAX_STATE_BYTES} bytes: {shown}")),
-        Err(ReadRefusal::Changed) => return Err(format!("dispatch state changed while it was read: {shown}")),
-        Err(ReadRefusal::Io(error)) => return Err(format!("cannot read {shown}: {error}")),
+        Err(ReadRefusal::TooLarge) => {
+            return invalid(format!("dispatch state exceeds {MAX_STATE_BYTES} bytes: {shown}"))
+        }
+        Err(ReadRefusal::Changed) => return invalid(format!("dispatch state changed while it was read: {shown}")),
+        Err(ReadRefusal::Io(error)) => return invalid(format!("cannot read {shown}: {error}")),
         Err(ReadRefusal::Link | ReadRefusal::NotRegular | ReadRefusal::Linked) => {
-            return Err(format!("dispatch state must be one unchanged regular single-link file: {shown}"))
+            return invalid(format!("dispatch state must be one unchanged regular single-link file: {shown}"))
         }
     };
-    String::from_utf8(read.bytes).map(Some).map_err(|_| format!("{shown}: not valid UTF-8"))
+    String::from_utf8(read.bytes).map(Some).map_err(|_| DispatchError::Invalid(format!("{shown}: not valid UTF-8")))
 }
 
 /// Reads and validates the scope's state. A scope without a state file
 /// (or without a directory yet) has no waves.
-pub fn read(root: &Path, scope: &str) -> Result<State, String> {
+pub fn read(root: &Path, scope: &str) -> Result<State, DispatchError> {
     let directory = scope_directory(root, scope)?;
-    let invalid = |detail: String| format!("invalid dispatch state: {detail}");
-    if !real_directory(root, &StateDir::new(root).path()).map_err(invalid)?
-        || !real_directory(root, &directory).map_err(invalid)?
-    {
+    if !real_directory(root, &StateDir::new(root).path())? || !real_directory(root, &directory)? {
         return Ok(State::default());
     }
     let path = directory.join(DISPATCH_FILE);
-    match read_state_text(&path).map_err(invalid)? {
+    match read_state_text(&path)? {
         None => Ok(State::default()),
-        Some(text) => State::parse(&text).map_err(|detail| invalid(format!("{}: {detail}", path.display()))),
+        Some(text) => {
+            State::parse(&text).map_err(|detail| DispatchError::Invalid(format!("{}: {detail}", path.display())))
+        }
     }
 }
 
 /// Applies `action` to `wave_id` in the scope's state under the state lock,
 /// writes the new state atomically, then appends the audit line while still
 /// holding the lock (so the log lists transitions in commit order).
-pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Result<Committed, String> {
+pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Result<Committed, DispatchError> {
     let directory = scope_directory(root, scope)?;
-    if !real_directory(root, &StateDir::new(root).path())? || !real_directory(root, &directory)? {
+    let real = |path: &Path| real_directory(root, path).map_err(|error| DispatchError::Refused(error.detail()));
+    if !real(&StateDir::new(root).path())? || !real(&directory)? {
         // No scope directory means no waves: a transition that would be
         // refused anyway must not create directories first.
         State::default().apply(wave_id, action, &Stamp::now())?;
     }
-    pipeline::ensure_scope(root, scope).map_err(|e| e.to_string())?;
+    pipeline::ensure_scope(root, scope)?;
     let path = directory.join(DISPATCH_FILE);
     // One lock per state file, named like every lock of this tool.
-    let lock = state_root::lock_for(root, &path)
-        .and_then(|lock| FileLock::acquire(&lock))
-        .map_err(|e| format!("cannot lock dispatch state: {e}"))?;
-    let decide = || -> Result<_, String> {
-        durable::remove_stale_temp_files(&path).map_err(|e| format!("cannot remove stale temp files: {e}"))?;
+    let lock =
+        state_root::lock_for(root, &path).and_then(|lock| FileLock::acquire(&lock)).map_err(DispatchError::Lock)?;
+    let decide = || -> Result<_, DispatchError> {
+        durable::remove_stale_temp_files(&path).map_err(DispatchError::StaleTemp)?;
         let mut state = read(root, scope)?;
         let now = Stamp::now();
         let event = state.apply(wave_id, action, &now)?;
-        let wave =
-            state.wave(wave_id).cloned().ok_or_else(|| format!("wave {wave_id} vanished from its own transition"))?;
+        let wave = state
+            .wave(wave_id)
+            .cloned()
+            .ok_or_else(|| DispatchError::Refused(format!("wave {wave_id} vanished from its own transition")))?;
         Ok(Change::Replace { bytes: state.render().into_bytes(), value: (wave, now, event), mode: 0o600 })
     };
     let audit = |(wave, now, event): (Wave, Stamp, String)| {
@@ -111,6 +118,5 @@ pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Resul
             .map(|e| format!("state transition committed; audit status append was skipped: {e}"));
         Committed { wave, audit_warning }
     };
-    durable::update_locked_then(lock, &path, decide, audit)
-        .map_err(|error| error.into_error(|error| format!("cannot write {error}")))
+    durable::update_locked_then(lock, &path, decide, audit).map_err(|error| error.into_error(DispatchError::Write))
 }

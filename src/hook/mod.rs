@@ -26,7 +26,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::config::Environment;
-use crate::error::Exit;
+use crate::exit::Exit;
 use crate::layout::STATE_DIR;
 use crate::ledger::{self, file::LedgerFileError};
 use crate::target;
@@ -72,7 +72,26 @@ struct Payload {
 /// All of stdin (at most `MAX_PAYLOAD_BYTES + 1` bytes), or an error when
 /// it is not closed within `deadline`. The reading thread is left blocked
 /// then; the process exits without waiting for it.
-fn read_input(deadline: Duration) -> Result<Vec<u8>, String> {
+/// Why the hook input could not be used.
+#[derive(Debug, thiserror::Error)]
+enum InputError {
+    #[error("cannot read the hook input: {0}")]
+    Read(#[source] std::io::Error),
+    #[error("the hook input was not closed within {} s", .0.as_secs())]
+    NotClosed(Duration),
+    #[error("hook input exceeds {MAX_PAYLOAD_BYTES} bytes")]
+    TooLarge,
+    #[error("hook input is not UTF-8")]
+    NotUtf8,
+    #[error("hook input is not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    #[error("hook input is not a JSON object")]
+    NotObject,
+    #[error("hook input field {0} is not a string")]
+    NotText(&'static str),
+}
+
+fn read_input(deadline: Duration) -> Result<Vec<u8>, InputError> {
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
@@ -80,27 +99,27 @@ fn read_input(deadline: Duration) -> Result<Vec<u8>, String> {
         let _ = sender.send(read);
     });
     match receiver.recv_timeout(deadline) {
-        Ok(read) => read.map_err(|e| format!("cannot read the hook input: {e}")),
-        Err(_) => Err(format!("the hook input was not closed within {} s", deadline.as_secs())),
+        Ok(read) => read.map_err(InputError::Read),
+        Err(_) => Err(InputError::NotClosed(deadline)),
     }
 }
 
-fn read_payload() -> Result<Payload, String> {
+fn read_payload() -> Result<Payload, InputError> {
     let bytes = read_input(INPUT_DEADLINE)?;
     if bytes.len() as u64 > MAX_PAYLOAD_BYTES {
-        return Err(format!("hook input exceeds {MAX_PAYLOAD_BYTES} bytes"));
+        return Err(InputError::TooLarge);
     }
-    let text = String::from_utf8(bytes).map_err(|_| "hook input is not UTF-8".to_string())?;
+    let text = String::from_utf8(bytes).map_err(|_| InputError::NotUtf8)?;
     if text.trim().is_empty() {
         return Ok(Payload { session: None, cwd: None });
     }
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("hook input is not JSON ({e})"))?;
-    let object = value.as_object().ok_or("hook input is not a JSON object")?;
-    let text_field = |name: &str| -> Result<Option<String>, String> {
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(InputError::NotJson)?;
+    let object = value.as_object().ok_or(InputError::NotObject)?;
+    let text_field = |name: &'static str| -> Result<Option<String>, InputError> {
         match object.get(name) {
             None | Some(serde_json::Value::Null) => Ok(None),
             Some(serde_json::Value::String(text)) => Ok(Some(text.clone()).filter(|t| !t.is_empty())),
-            Some(_) => Err(format!("hook input field {name} is not a string")),
+            Some(_) => Err(InputError::NotText(name)),
         }
     };
     let session = match text_field("session_id")? {
@@ -204,16 +223,17 @@ fn choose(root: &Path, pinned: Option<&str>, from_environment: Option<&str>, ses
     }
 }
 
-/// The ledgers of the choice, or `Err` when they cannot be listed.
-fn discover(root: &Path, choice: &Choice) -> Result<Vec<PathBuf>, String> {
+/// The ledgers of the choice, or `None` when they cannot be listed (an
+/// untrusted pipeline, an unusable scope or gate directory).
+fn discover(root: &Path, choice: &Choice) -> Option<Vec<PathBuf>> {
     let scope = match choice {
         Choice::Scope(scope) => Some(scope.as_str()),
-        Choice::Untrusted => return Err("a pipeline under .unlazy/ is a link".into()),
+        Choice::Untrusted => return None,
         _ => None,
     };
-    let mut files = target::resolve(root, &[], scope)?.files;
+    let mut files = target::resolve(root, &[], scope).ok()?.files;
     files.sort();
-    Ok(files)
+    Some(files)
 }
 
 fn assess(files: &[PathBuf]) -> Assessment {
@@ -285,11 +305,11 @@ fn decide(env: Option<&Environment>, pinned: Option<&str>) {
     };
     let key = state::session_key(session, scope);
     let (assessment, state_path) = match discover(&root, &choice) {
-        Ok(files) if files.is_empty() && !has_dispatch_state(&root, scope) => {
+        Some(files) if files.is_empty() && !has_dispatch_state(&root, scope) => {
             state::clear_session(&root, &state::state_path(&root, scope), &key);
             return;
         }
-        Ok(files) => {
+        Some(files) => {
             let mut assessment = assess(&files);
             match crate::dispatch::aggregate(&root, scope) {
                 Ok(waves) => assessment.add_waves(&waves),
@@ -297,7 +317,7 @@ fn decide(env: Option<&Environment>, pinned: Option<&str>) {
             }
             (assessment, state::state_path(&root, scope))
         }
-        Err(_) => {
+        None => {
             // A scope whose folder cannot be trusted cannot hold its own
             // state either; the session key keeps the scope apart.
             let mut assessment = Assessment::default();
@@ -325,7 +345,7 @@ fn decide(env: Option<&Environment>, pinned: Option<&str>) {
         Err(error) => {
             return allow_with(&format!(
                 "unlazy: could not update the serialized hook state ({}); not blocking to avoid a trap.",
-                crate::terminal::safe(&error)
+                crate::terminal::safe(&error.to_string())
             ))
         }
     };

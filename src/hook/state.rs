@@ -127,21 +127,37 @@ pub fn session_key(session: &str, scope: Option<&str>) -> String {
 
 /// The exclusive lock that serializes every update of one state file,
 /// waited for at most `LOCK_WAIT` so a wedged peer cannot hang the agent.
-fn lock_state(root: &Path, path: &Path) -> Result<FileLock, String> {
+fn lock_state(root: &Path, path: &Path) -> Result<FileLock, HookStateError> {
     crate::state_root::lock_for(root, path)
         .and_then(|lock| FileLock::acquire_within(&lock, LOCK_WAIT))
-        .map_err(|e| e.to_string())
+        .map_err(HookStateError::Lock)
+}
+
+/// Why the Stop hook's progress could not be recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum HookStateError {
+    #[error("{0}")]
+    Lock(#[source] std::io::Error),
+    #[error("{}: {source}", .path.display())]
+    Read { path: std::path::PathBuf, source: std::io::Error },
+    #[error("{} must be one unchanged regular single-link file", .0.display())]
+    NotRegular(std::path::PathBuf),
+    #[error("cannot remove stale temp files: {0}")]
+    StaleTemp(#[source] std::io::Error),
+    /// The replacement write (the error names the file).
+    #[error("cannot write {0}")]
+    Write(#[source] std::io::Error),
 }
 
 /// Reads the state file as one stable regular file. `Ok(None)` when it
 /// does not exist; an oversized file starts over rather than trapping.
-fn read_state(path: &Path) -> Result<Option<HookState>, String> {
+fn read_state(path: &Path) -> Result<Option<HookState>, HookStateError> {
     match durable::read_stable(path, MAX_STATE_BYTES) {
         Ok(Some(read)) => Ok(Some(HookState::from_json(&String::from_utf8_lossy(&read.bytes)))),
         Ok(None) => Ok(None),
         Err(ReadRefusal::TooLarge) => Ok(Some(HookState::default())),
-        Err(ReadRefusal::Io(error)) => Err(format!("{}: {error}", path.display())),
-        Err(_) => Err(format!("{} must be one unchanged regular single-link file", path.display())),
+        Err(ReadRefusal::Io(source)) => Err(HookStateError::Read { path: path.to_path_buf(), source }),
+        Err(_) => Err(HookStateError::NotRegular(path.to_path_buf())),
     }
 }
 
@@ -151,15 +167,15 @@ fn now() -> String {
 
 /// Counts one block for the session under the lock; returns the
 /// consecutive count for this semantic state.
-pub fn record_block(root: &Path, path: &Path, key: &str, hash: &str) -> Result<u64, String> {
+pub fn record_block(root: &Path, path: &Path, key: &str, hash: &str) -> Result<u64, HookStateError> {
     let lock = lock_state(root, path)?;
     durable::update_locked(lock, path, || {
-        durable::remove_stale_temp_files(path).map_err(|e| format!("cannot remove stale temp files: {e}"))?;
+        durable::remove_stale_temp_files(path).map_err(HookStateError::StaleTemp)?;
         let mut state = read_state(path)?.unwrap_or_default();
         let blocks = state.record_block(key, hash, &now());
         Ok(Change::Replace { value: blocks, bytes: state.to_json().into_bytes(), mode: 0o600 })
     })
-    .map_err(|error| error.into_error(|error| format!("cannot write {error}")))
+    .map_err(|error| error.into_error(HookStateError::Write))
 }
 
 /// Forgets the session once its work is complete; the file goes away with
@@ -171,7 +187,7 @@ pub fn clear_session(root: &Path, path: &Path, key: &str) {
     let Ok(lock) = lock_state(root, path) else {
         return;
     };
-    let _ = durable::update_locked(lock, path, || -> Result<_, ()> {
+    let _ = durable::update_locked(lock, path, || -> Result<_, HookStateError> {
         let _ = durable::remove_stale_temp_files(path);
         let Ok(Some(mut state)) = read_state(path) else {
             return Ok(Change::Keep(()));

@@ -6,16 +6,47 @@
 
 pub mod settings;
 
-use crate::config::Environment;
-use crate::error::Exit;
 use std::fs;
+use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::config::Environment;
+use crate::target::InvalidId;
 use crate::terminal::{say, warn};
-use settings::Outcome;
+use settings::{Outcome, ShapeError};
+
+/// Why the installer changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error(transparent)]
+    Id(#[from] InvalidId),
+    #[error("cannot find the home directory")]
+    NoHome,
+    /// The settings file, or its directory, is not one this installer may
+    /// touch; `why` says what it is.
+    #[error("refusing to touch {}: {why}", .path.display())]
+    Refused { path: PathBuf, why: String },
+    /// The settings file is shaped so that adding or removing an entry
+    /// would change what is not ours.
+    #[error("refusing to touch {}: {source}", .path.display())]
+    Shape { path: PathBuf, source: ShapeError },
+    #[error("refusing to replace {}: {why}", .path.display())]
+    NotReplaceable { path: PathBuf, why: &'static str },
+    #[error("cannot {doing} {}: {source}", .path.display())]
+    Io { doing: &'static str, path: PathBuf, source: io::Error },
+    /// The atomic replacement (the error names the file).
+    #[error("cannot write {0}")]
+    Write(#[source] io::Error),
+    #[error("{} has no directory", .0.display())]
+    NoDirectory(PathBuf),
+    #[error("cannot find this executable: {0}")]
+    NoExecutable(#[source] io::Error),
+    #[error("the path of this executable is not UTF-8: {}", .0.display())]
+    ExecutableNotUtf8(PathBuf),
+}
 
 /// A settings file larger than this is not one a person maintains.
 const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
@@ -32,13 +63,11 @@ pub enum Location {
 }
 
 impl Location {
-    fn path(self, env: &Environment) -> Result<PathBuf, String> {
+    fn path(self, env: &Environment) -> Result<PathBuf, InstallError> {
         Ok(match self {
             Location::Local => env.cwd.join(".claude").join("settings.local.json"),
             Location::Shared => env.cwd.join(".claude").join("settings.json"),
-            Location::Global => {
-                env.home.as_deref().ok_or("cannot find the home directory")?.join(".claude").join("settings.json")
-            }
+            Location::Global => env.home.as_deref().ok_or(InstallError::NoHome)?.join(".claude").join("settings.json"),
         })
     }
 
@@ -69,15 +98,17 @@ fn snapshot(meta: &fs::Metadata) -> Snapshot {
 /// The current settings: `Ok(None)` when the file does not exist yet. As in
 /// the Node installer, the file must be one unchanged, regular, single-link
 /// file: replacing a hard-linked file would silently cut the link.
-fn read_settings(path: &Path) -> Result<Option<Current>, String> {
+fn read_settings(path: &Path) -> Result<Option<Current>, InstallError> {
     use crate::durable::ReadRefusal;
-    let shown = path.display();
-    let refuse = |why: &str| format!("refusing to touch {shown}: {why}");
+    let refuse = |why: &str| InstallError::Refused { path: path.to_path_buf(), why: why.to_string() };
     let read = match crate::durable::read_stable(path, MAX_SETTINGS_BYTES) {
         Ok(None) => return Ok(None),
         Ok(Some(read)) => read,
         Err(ReadRefusal::Link) => {
-            return Err(format!("refusing to replace {shown}: it is a symbolic link; edit its target instead"))
+            return Err(InstallError::NotReplaceable {
+                path: path.to_path_buf(),
+                why: "it is a symbolic link; edit its target instead",
+            })
         }
         Err(ReadRefusal::NotRegular) => return Err(refuse("it is not a regular file")),
         Err(ReadRefusal::Linked) => {
@@ -85,7 +116,9 @@ fn read_settings(path: &Path) -> Result<Option<Current>, String> {
         }
         Err(ReadRefusal::Changed) => return Err(refuse("it changed while it was read")),
         Err(ReadRefusal::TooLarge) => return Err(refuse(&format!("it exceeds {MAX_SETTINGS_BYTES} bytes"))),
-        Err(ReadRefusal::Io(e)) => return Err(format!("cannot read {shown}: {e}")),
+        Err(ReadRefusal::Io(source)) => {
+            return Err(InstallError::Io { doing: "read", path: path.to_path_buf(), source })
+        }
     };
     let value = serde_json::from_slice(&read.bytes).map_err(|e| refuse(&json_refusal(&e, &read.bytes)))?;
     Ok(Some(Current { value, bytes: read.bytes, snapshot: snapshot(&read.metadata) }))
@@ -94,16 +127,15 @@ fn read_settings(path: &Path) -> Result<Option<Current>, String> {
 /// Refuses a settings directory (`.claude/`) that is a symbolic link: the
 /// write would land in the link's target, somewhere the person did not
 /// name. As the Node installer does, the directory must be a real one.
-fn refuse_linked_directory(path: &Path) -> Result<(), String> {
+fn refuse_linked_directory(path: &Path) -> Result<(), InstallError> {
     let Some(directory) = path.parent() else {
         return Ok(());
     };
     match fs::symlink_metadata(directory) {
-        Ok(meta) if meta.file_type().is_symlink() => Err(format!(
-            "refusing to touch {}: its directory {} is a symbolic link; it must be a real directory",
-            path.display(),
-            directory.display()
-        )),
+        Ok(meta) if meta.file_type().is_symlink() => Err(InstallError::Refused {
+            path: path.to_path_buf(),
+            why: format!("its directory {} is a symbolic link; it must be a real directory", directory.display()),
+        }),
         _ => Ok(()),
     }
 }
@@ -130,7 +162,7 @@ fn json_refusal(error: &serde_json::Error, bytes: &[u8]) -> String {
 }
 
 /// Refuses when the settings file is no longer the one that was read.
-fn ensure_unchanged(path: &Path, current: Option<&Current>) -> Result<(), String> {
+fn ensure_unchanged(path: &Path, current: Option<&Current>) -> Result<(), InstallError> {
     let now = fs::symlink_metadata(path).ok();
     let unchanged = match (current, &now) {
         (Some(current), Some(meta)) => meta.is_file() && meta.nlink() == 1 && snapshot(meta) == current.snapshot,
@@ -140,12 +172,15 @@ fn ensure_unchanged(path: &Path, current: Option<&Current>) -> Result<(), String
     if unchanged {
         Ok(())
     } else {
-        Err(format!("refusing to touch {}: it changed while the hook entry was prepared", path.display()))
+        Err(InstallError::Refused {
+            path: path.to_path_buf(),
+            why: "it changed while the hook entry was prepared".to_string(),
+        })
     }
 }
 
-fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
-    crate::durable::replace_file(path, bytes, mode).map_err(|e| format!("cannot write {e}"))
+fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), InstallError> {
+    crate::durable::replace_file(path, bytes, mode).map_err(InstallError::Write)
 }
 
 fn render(settings: &Value) -> Vec<u8> {
@@ -155,40 +190,45 @@ fn render(settings: &Value) -> Vec<u8> {
 }
 
 /// Saves the previous file as `<file>.unlazy.bak`, then replaces the file.
-fn replace(path: &Path, current: Option<&Current>, settings: &Value) -> Result<(), String> {
+fn replace(path: &Path, current: Option<&Current>, settings: &Value) -> Result<(), InstallError> {
     ensure_unchanged(path, current)?;
     let mode = match current.map(|current| current.bytes.as_slice()) {
         Some(bytes) => {
-            let mode =
-                fs::metadata(path).map_err(|e| format!("cannot inspect {}: {e}", path.display()))?.permissions().mode()
-                    & 0o7777;
+            let inspect = |source| InstallError::Io { doing: "inspect", path: path.to_path_buf(), source };
+            let mode = fs::metadata(path).map_err(inspect)?.permissions().mode() & 0o7777;
             let mut backup = path.as_os_str().to_owned();
             backup.push(BACKUP_SUFFIX);
             let backup = PathBuf::from(backup);
             if fs::symlink_metadata(&backup).is_ok_and(|m| !m.is_file()) {
-                return Err(format!("refusing to replace {}: it is not a regular file", backup.display()));
+                return Err(InstallError::NotReplaceable { path: backup, why: "it is not a regular file" });
             }
             write_atomically(&backup, bytes, mode)?;
             mode
         }
         None => {
-            let directory = path.parent().ok_or_else(|| format!("{} has no directory", path.display()))?;
-            fs::create_dir_all(directory).map_err(|e| format!("cannot create {}: {e}", directory.display()))?;
+            let directory = path.parent().ok_or_else(|| InstallError::NoDirectory(path.to_path_buf()))?;
+            fs::create_dir_all(directory).map_err(|source| InstallError::Io {
+                doing: "create",
+                path: directory.to_path_buf(),
+                source,
+            })?;
             0o644
         }
     };
     write_atomically(path, &render(settings), mode)
 }
 
-fn program_path() -> Result<String, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+fn program_path() -> Result<String, InstallError> {
+    let exe = std::env::current_exe().map_err(InstallError::NoExecutable)?;
     let exe = fs::canonicalize(&exe).unwrap_or(exe);
-    exe.to_str()
-        .map(str::to_string)
-        .ok_or_else(|| format!("the path of this executable is not UTF-8: {}", exe.display()))
+    match exe.to_str() {
+        Some(text) => Ok(text.to_string()),
+        None => Err(InstallError::ExecutableNotUtf8(exe)),
+    }
 }
 
-fn apply(env: &Environment, location: Location, scope: Option<&str>, uninstall: bool) -> Result<(), String> {
+/// Installs (or with `uninstall` removes) the Stop hook entry.
+pub fn run(env: &Environment, location: Location, scope: Option<&str>, uninstall: bool) -> Result<(), InstallError> {
     if let Some(scope) = scope {
         crate::target::validate_scope_id(scope, "--scope")?;
     }
@@ -198,7 +238,7 @@ fn apply(env: &Environment, location: Location, scope: Option<&str>, uninstall: 
     let current = read_settings(&path)?;
     let document =
         current.as_ref().map(|current| current.value.clone()).unwrap_or_else(|| Value::Object(Default::default()));
-    let refuse = |e: settings::ShapeError| format!("refusing to touch {shown}: {e}");
+    let refuse = |source: ShapeError| InstallError::Shape { path: path.clone(), source };
 
     if uninstall {
         return match settings::uninstall(document).map_err(refuse)? {
@@ -255,17 +295,6 @@ fn apply(env: &Environment, location: Location, scope: Option<&str>, uninstall: 
         _ => {
             say(&format!("Already installed in {shown} (idempotent, nothing changed)."));
             Ok(())
-        }
-    }
-}
-
-/// Runs the installer; returns the exit status.
-pub fn run(env: &Environment, location: Location, scope: Option<&str>, uninstall: bool) -> Exit {
-    match apply(env, location, scope, uninstall) {
-        Ok(()) => Exit::Met,
-        Err(message) => {
-            warn(&format!("gate-check: {message}"));
-            Exit::Error
         }
     }
 }

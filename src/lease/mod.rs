@@ -70,22 +70,37 @@ pub fn record_name(scope: &str, leaf: &str) -> String {
 /// Parses and validates one record: valid scope and leaf ids, a non-empty
 /// list of globs that are already in normal form, and a file name that
 /// matches the identity inside it.
-pub fn parse_record(file_name: &str, text: &str) -> Result<Lease, String> {
-    let lease: Lease = serde_json::from_str(text).map_err(|e| format!("invalid lease record JSON: {e}"))?;
+pub fn parse_record(file_name: &str, text: &str) -> Result<Lease, MalformedLease> {
+    let lease: Lease = serde_json::from_str(text).map_err(MalformedLease::Json)?;
     validate_scope_id(&lease.scope, "scope")?;
     validate_scope_id(&lease.leaf, "leaf")?;
     if lease.globs.is_empty() {
-        return Err("lease record holds no OWNS paths".into());
+        return Err(MalformedLease::NoGlobs);
     }
-    for glob in &lease.globs {
-        if normalize_owns_glob(glob).as_deref() != Ok(glob.as_str()) {
-            return Err(format!("lease record holds an invalid OWNS path: {}", serde_json::Value::from(glob.as_str())));
-        }
+    if let Some(glob) = lease.globs.iter().find(|glob| normalize_owns_glob(glob).as_deref() != Ok(glob.as_str())) {
+        return Err(MalformedLease::InvalidGlob(glob.clone()));
     }
     if file_name != record_name(&lease.scope, &lease.leaf) {
-        return Err("lease record name does not match its scope and leaf".into());
+        return Err(MalformedLease::WrongName);
     }
     Ok(lease)
+}
+
+/// What is wrong with a lease record.
+#[derive(Debug, thiserror::Error)]
+pub enum MalformedLease {
+    #[error("invalid lease record JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    #[error(transparent)]
+    Id(#[from] crate::target::InvalidId),
+    #[error("lease record holds no OWNS paths")]
+    NoGlobs,
+    #[error("lease record holds an invalid OWNS path: {}", serde_json::Value::from(.0.as_str()))]
+    InvalidGlob(String),
+    #[error("lease record name does not match its scope and leaf")]
+    WrongName,
+    #[error("invalid UTF-8")]
+    NotUtf8,
 }
 
 /// The record text written for a new lease (pretty JSON and a newline, as
@@ -210,14 +225,17 @@ mod tests {
     fn records_round_trip_and_are_validated() {
         let original = Lease { pid: Some(7), ..lease("web", "leaf-1", &["src/**"]) };
         let name = record_name("web", "leaf-1");
-        assert_eq!(parse_record(&name, &render_record(&original)), Ok(original.clone()));
-        assert!(parse_record("0000.lease", &render_record(&original)).unwrap_err().contains("name"));
+        assert_eq!(parse_record(&name, &render_record(&original)).unwrap(), original.clone());
+        assert!(parse_record("0000.lease", &render_record(&original)).unwrap_err().to_string().contains("name"));
         let bad_glob = render_record(&lease("web", "leaf-1", &["./src/**"]));
-        assert!(parse_record(&name, &bad_glob).unwrap_err().contains("OWNS"));
+        assert!(parse_record(&name, &bad_glob).unwrap_err().to_string().contains("OWNS"));
         let empty = render_record(&lease("web", "leaf-1", &[]));
-        assert!(parse_record(&name, &empty).unwrap_err().contains("no OWNS"));
-        assert!(parse_record(&name, "{\"scope\":\"web\"").unwrap_err().contains("JSON"));
+        assert!(parse_record(&name, &empty).unwrap_err().to_string().contains("no OWNS"));
+        assert!(parse_record(&name, "{\"scope\":\"web\"").unwrap_err().to_string().contains("JSON"));
         let bad_scope = render_record(&lease("..", "leaf-1", &["a"]));
-        assert!(parse_record(&record_name("..", "leaf-1"), &bad_scope).unwrap_err().contains("scope must match"));
+        assert!(parse_record(&record_name("..", "leaf-1"), &bad_scope)
+            .unwrap_err()
+            .to_string()
+            .contains("scope must match"));
     }
 }

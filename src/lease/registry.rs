@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use super::{conflicts, parse_record, render_record, Conflict, Lease, MAX_RECORD_BYTES};
+use super::{conflicts, parse_record, render_record, Conflict, Lease, MalformedLease, MAX_RECORD_BYTES};
 use crate::durable::{self, Change, FileLock, ReadRefusal};
 use crate::pipeline::StateError;
 
@@ -27,7 +27,7 @@ pub enum RegistryError {
     #[error("lease record must be one unchanged regular single-link file of at most {MAX_RECORD_BYTES} bytes: {0}")]
     NotRegular(String),
     #[error("{0}: {1} (inspect it, then remove it by hand if it is garbage)")]
-    Malformed(String, String),
+    Malformed(String, #[source] MalformedLease),
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
     /// Writing or removing a record (the message names it).
@@ -100,7 +100,7 @@ fn read_record(path: &Path) -> Result<String, RegistryError> {
         Err(_) => return Err(refused()),
     };
     String::from_utf8(read.bytes)
-        .map_err(|_| RegistryError::Malformed(path.display().to_string(), "invalid UTF-8".into()))
+        .map_err(|_| RegistryError::Malformed(path.display().to_string(), MalformedLease::NotUtf8))
 }
 
 /// Claims `globs` (already normalized OWNS paths) for `scope/leaf`, unless

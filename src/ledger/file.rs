@@ -35,6 +35,19 @@ pub enum LedgerFileError {
     Io(String, std::io::Error),
 }
 
+impl LedgerFileError {
+    /// The printed error line: at the offending line for invalid UTF-8 (so
+    /// editors link it), else `gate-check: error: message`.
+    pub fn printed_line(&self) -> String {
+        match self {
+            LedgerFileError::InvalidUtf8(path, line) => {
+                crate::diagnostic::Diagnostic::new(path.clone(), Some(*line), "invalid UTF-8").error_line()
+            }
+            other => crate::diagnostic::error_line(&other.to_string()),
+        }
+    }
+}
+
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> LedgerFileError + '_ {
     move |error| LedgerFileError::Io(path.display().to_string(), error)
 }

@@ -13,11 +13,13 @@ use crate::check::events::{Event, Reporter};
 pub struct Document<W: Write> {
     format: OutputFormat,
     out: W,
+    /// Why the document could not be written, once it could not.
+    failed: Option<std::io::Error>,
 }
 
 impl<W: Write> Document<W> {
     pub fn new(format: OutputFormat, out: W) -> Document<W> {
-        Document { format, out }
+        Document { format, out, failed: None }
     }
 }
 
@@ -29,11 +31,17 @@ impl<W: Write> Reporter for Document<W> {
             OutputFormat::Json => report.to_json(),
             OutputFormat::Junit => report.to_junit(),
         };
-        let _ = self.out.write_all(text.as_bytes()).and_then(|()| self.out.flush());
+        if let Err(error) = self.out.write_all(text.as_bytes()).and_then(|()| self.out.flush()) {
+            self.failed.get_or_insert(error);
+        }
     }
 
     fn needs_records(&self) -> bool {
         self.format != OutputFormat::Human
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.failed.take().map_or(Ok(()), Err)
     }
 }
 

@@ -39,6 +39,10 @@ impl Reporter for Reporters {
             reporter.flush();
         }
     }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.0.iter_mut().map(|reporter| reporter.finish()).fold(Ok(()), Result::and)
+    }
 }
 
 /// Which document, if any, stdout carries instead of the human report.

@@ -11,6 +11,7 @@ mod concurrency;
 mod crash_safety;
 mod diagnosis;
 mod dispatch;
+mod documents;
 mod environment;
 mod error_format;
 mod errors;

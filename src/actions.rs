@@ -55,13 +55,9 @@ fn stem(path: &Path) -> String {
 }
 
 pub fn execute(options: &ActionOptions, env: &Environment) -> Result<Exit, Error> {
-    let located = Root::locate(&env.cwd, env.home.as_deref(), options.root.as_deref(), Looking::ForPipelines);
+    let located =
+        Root::locate_directory(&env.cwd, env.home.as_deref(), options.root.as_deref(), Looking::ForPipelines)?;
     let root = located.path.clone();
-    match std::fs::metadata(&root) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => return Err(usage(format!("--root is not a directory: {}", root.display()))),
-        Err(_) => return Err(usage(format!("--root does not exist: {}", root.display()))),
-    }
     if options.action == Action::ListScopes {
         return Ok(list_scopes(&root));
     }

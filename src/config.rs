@@ -12,6 +12,13 @@ use std::path::PathBuf;
 #[error("cannot read the working directory: {0}")]
 pub struct EnvironmentError(#[source] std::io::Error);
 
+#[cfg(test)]
+impl EnvironmentError {
+    pub fn for_test() -> EnvironmentError {
+        EnvironmentError(std::io::Error::from(std::io::ErrorKind::NotFound))
+    }
+}
+
 /// The process context of one invocation.
 #[derive(Debug, Clone, Default)]
 pub struct Environment {

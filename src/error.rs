@@ -24,7 +24,7 @@ use crate::manual::ManualError;
 use crate::paths::NotUtf8;
 use crate::pipeline::StateError;
 use crate::shell::ShellError;
-use crate::target::{InvalidId, TargetError};
+use crate::target::{DirectoryError, InvalidId, TargetError};
 
 #[derive(Debug, Error)]
 pub enum Error {
@@ -61,9 +61,10 @@ pub enum Error {
     /// PATH cannot be bound into an approval.
     #[error(transparent)]
     Path(#[from] PathProblem),
-    /// A directory a run needs cannot be inspected.
-    #[error("cannot inspect {what} {}: {source}", .path.display())]
-    Directory { what: String, path: PathBuf, source: io::Error },
+    /// A directory a command names is missing, not a directory, or cannot
+    /// be inspected.
+    #[error(transparent)]
+    Directory(#[from] DirectoryError),
     /// A ledger a result would be written to cannot be written.
     #[error("cannot write back to {}: {source}", .path.display())]
     NotWritable { path: PathBuf, source: LedgerFileError },
@@ -131,7 +132,7 @@ impl Error {
             | Error::Store(_)
             | Error::Environment(_)
             | Error::Path(_)
-            | Error::Directory { .. }
+            | Error::Directory(_)
             | Error::NotWritable { .. }
             | Error::WriteBack(_)
             | Error::Waves(_)
@@ -149,6 +150,7 @@ impl Error {
     pub fn is_usage(&self) -> bool {
         match self {
             Error::Usage(_) | Error::Target(_) | Error::InvalidId(_) | Error::Shell(_) | Error::NotUtf8(_) => true,
+            Error::Directory(error) => error.is_mistake(),
             Error::LedgerFile(LedgerFileError::Missing(_)) => true,
             Error::GateFile { source: LedgerFileError::Missing(_), .. } => true,
             // A store inside the repository is a mistake of configuration,

@@ -34,18 +34,25 @@ fn ledgers(env: &Environment, files: &[PathBuf], scope: Option<&str>) -> Result<
     Ok(found)
 }
 
+/// `gate-check lint`, as asked.
+#[derive(Debug, Clone)]
+pub struct LintConfig {
+    /// Warnings fail the run (exit 1).
+    pub strict: bool,
+    /// One JSON document instead of text.
+    pub json: bool,
+    /// The pipeline whose ledgers to lint when no file is named.
+    pub scope: Option<String>,
+    pub files: Vec<PathBuf>,
+}
+
 /// Lints each file; prints findings and the `LINT OK` / `LINT FINDINGS`
 /// marker (or one JSON document). Exit 2 when a ledger cannot be found,
 /// read or parsed, 1 with `--strict` when there are warnings, else 0: the
 /// rules are advisory, as in the Node linter.
-pub fn run(
-    env: &Environment,
-    strict: bool,
-    json: bool,
-    files: &[PathBuf],
-    scope: Option<&str>,
-) -> Result<Exit, LintError> {
-    let files = ledgers(env, files, scope)?;
+pub fn run(env: &Environment, config: &LintConfig) -> Result<Exit, LintError> {
+    let (strict, json) = (config.strict, config.json);
+    let files = ledgers(env, &config.files, config.scope.as_deref())?;
     let mut findings = Vec::new();
     let mut unusable = false;
     for file in &files {

@@ -124,6 +124,18 @@ impl Root {
         }
     }
 
+    /// `locate`, for a command that needs the root to be a directory.
+    pub fn locate_directory(
+        cwd: &Path,
+        home: Option<&Path>,
+        explicit: Option<&Path>,
+        looking: Looking,
+    ) -> Result<Root, DirectoryError> {
+        let root = Root::locate(cwd, home, explicit, looking);
+        require_directory(&root.path, "--root")?;
+        Ok(root)
+    }
+
     /// The Node tool's "no gate files found" line, plus the search when one
     /// went above the starting directory.
     pub fn no_ledgers_message(&self) -> String {
@@ -159,6 +171,38 @@ pub fn search_root(start: &Path, home: Option<&Path>, looking: Looking) -> Root 
         }
     }
     Root { path: start.to_path_buf(), searched }
+}
+
+/// Why a path a command names cannot serve as a directory.
+#[derive(Debug, thiserror::Error)]
+pub enum DirectoryError {
+    #[error("{label} is not a directory: {}", .path.display())]
+    NotDirectory { label: String, path: PathBuf },
+    #[error("{label} does not exist: {}", .path.display())]
+    Missing { label: String, path: PathBuf },
+    #[error("cannot inspect {label} {}: {source}", .path.display())]
+    Inspect { label: String, path: PathBuf, source: std::io::Error },
+}
+
+impl DirectoryError {
+    /// Missing or not a directory: the input names the wrong thing (as
+    /// opposed to a directory that could not be inspected).
+    pub fn is_mistake(&self) -> bool {
+        !matches!(self, DirectoryError::Inspect { .. })
+    }
+}
+
+/// The one check that `path`, named as `label`, is a directory.
+pub fn require_directory(path: &Path, label: &str) -> Result<(), DirectoryError> {
+    let (label, path_buf) = (label.to_string(), path.to_path_buf());
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(DirectoryError::NotDirectory { label, path: path_buf }),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            Err(DirectoryError::Missing { label, path: path_buf })
+        }
+        Err(source) => Err(DirectoryError::Inspect { label, path: path_buf, source }),
+    }
 }
 
 /// An id that is not `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`; `label` names

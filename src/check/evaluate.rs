@@ -82,16 +82,16 @@ impl CheckResult {
     }
 }
 
-pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64, containment: &Containment) -> CheckResult {
+pub fn evaluate(task: &Task, runtime: &Runtime, timeout: Duration, containment: &Containment) -> CheckResult {
     // Matching EXPECT is part of the check: it ends by the same deadline.
-    let deadline = std::time::Instant::now() + Duration::from_secs(timeout_secs);
+    let deadline = std::time::Instant::now() + timeout;
     let outcome = runner::run_check(
         &CheckRequest {
             shell: &runtime.shell,
             environment: &runtime.child_environment,
             command: task.gate.check.as_deref().unwrap_or(""),
             cwd: &task.cwd,
-            timeout: Duration::from_secs(timeout_secs),
+            timeout,
             max_output_bytes: MAX_OUTPUT_BYTES,
         },
         containment,
@@ -103,7 +103,7 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout_secs: u64, containment: 
     let fingerprint = Fingerprint::of(&output);
     let combined_overflow = fingerprint.bytes > MAX_OUTPUT_BYTES;
     let mut error = match &outcome.failure {
-        Some(RunFailure::TimedOut) => Some(format!("timed out after {timeout_secs}s")),
+        Some(RunFailure::TimedOut) => Some(format!("timed out after {}s", timeout.as_secs())),
         Some(RunFailure::OutputHeldOpen) => {
             let ended = match (&outcome.exit_code, &outcome.signal) {
                 (Some(code), _) => format!("exited {code}"),

@@ -13,8 +13,9 @@ pub mod verdict;
 pub mod write_back;
 
 use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::config::Environment;
 use crate::diagnostic::error_line;
@@ -25,6 +26,7 @@ use crate::report::record::{CheckRecord, CheckStatus, GateRecord, LedgerRecord, 
 use crate::report::tail::{self, OutputTail};
 use crate::report::OutputFormat;
 use crate::runner::Containment;
+use crate::target::Root;
 
 use approve::Approvals;
 use evaluate::{CheckResult, Unjudged};
@@ -35,38 +37,68 @@ use pool::Progress;
 use verdict::RunFacts;
 use write_back::WriteBack;
 
-pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// What a checker run does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunMode {
+    /// `--status`: report only; nothing runs, resolves a shell, or writes.
+    Status,
+    /// Run the checks the gates need (`--approve` records pending
+    /// approvals first; `--reverify` re-runs met gates too).
+    Check { approve: bool, reverify: bool },
+}
+
+impl RunMode {
+    /// The mode name machine reports carry.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunMode::Status => "status",
+            RunMode::Check { approve: true, reverify: true } => "approve+reverify",
+            RunMode::Check { approve: true, reverify: false } => "approve",
+            RunMode::Check { approve: false, reverify: true } => "reverify",
+            RunMode::Check { approve: false, reverify: false } => "run",
+        }
+    }
+
+    pub fn is_status(self) -> bool {
+        self == RunMode::Status
+    }
+
+    pub fn approves(self) -> bool {
+        matches!(self, RunMode::Check { approve: true, .. })
+    }
+
+    pub fn reverifies(self) -> bool {
+        matches!(self, RunMode::Check { reverify: true, .. })
+    }
+}
+
+/// A checker run, resolved from the command line and the environment.
 #[derive(Debug, Clone)]
-pub struct RunOptions {
-    pub status: bool,
-    pub reverify: bool,
-    pub approve: bool,
-    pub jobs: usize,
-    pub timeout_secs: u64,
-    pub shell: Option<String>,
-    pub cwd: Option<PathBuf>,
-    pub root: Option<PathBuf>,
+pub struct CheckConfig {
+    pub mode: RunMode,
+    pub jobs: NonZeroUsize,
+    pub timeout: Duration,
+    /// The shell asked for (`--shell`, else `UNLAZY_SHELL`, else
+    /// `/bin/sh`); looked up on PATH only when checks run.
+    pub shell: String,
+    /// Where the ledgers are, as located (checked when the run starts).
+    pub root: Root,
+    /// The checks' default directory (checked when checks run).
+    pub default_cwd: PathBuf,
+    /// `--cwd` was given: every gate's directory is taken from it.
+    pub cwd_given: bool,
+    /// `--scope`, else `UNLAZY_SCOPE`.
     pub scope: Option<String>,
     pub files: Vec<PathBuf>,
     pub format: OutputFormat,
     /// `--gate`: the ids (plain or qualified) of the only gates to judge.
     pub gates: Vec<String>,
     pub show_output: bool,
-}
-
-impl RunOptions {
-    /// The mode name machine reports carry.
-    pub fn mode_name(&self) -> String {
-        match (self.status, self.approve, self.reverify) {
-            (true, _, _) => "status",
-            (_, true, true) => "approve+reverify",
-            (_, true, false) => "approve",
-            (_, false, true) => "reverify",
-            _ => "run",
-        }
-        .to_string()
-    }
+    /// This run's command line with `--approve`: what moves a run left
+    /// waiting for approvals on.
+    pub approve_command: String,
 }
 
 /// What running the approved checks produced, beyond the ledgers on disk.
@@ -85,15 +117,15 @@ struct Executed {
 
 /// Runs the whole checker: the exit status, or the error that stopped it.
 pub fn execute(
-    options: &RunOptions,
+    options: &CheckConfig,
     env: &Environment,
     containment: &Containment,
     reporter: &mut dyn Reporter,
 ) -> Result<Exit, Error> {
-    let mut setup = plan::prepare(options, env, reporter)?;
+    let mut setup = plan::prepare(options, reporter)?;
     let mut approvals = Approvals::default();
     let mut executed = Executed::default();
-    if !options.status {
+    if !options.mode.is_status() {
         let runtime = plan::build_runtime(options, env, &setup.target.state_roots(&setup.root))?;
         let tasks = plan::plan_tasks(options, &setup, &runtime)?;
         // Every ledger a result may be written to must be writable before
@@ -120,7 +152,7 @@ pub fn execute(
 /// as it is approved; reports each result in ledger order, and writes
 /// results back in batches as they arrive.
 fn run_checks(
-    options: &RunOptions,
+    options: &CheckConfig,
     runtime: &Runtime,
     setup: &Setup,
     tasks: Vec<Task>,
@@ -130,9 +162,9 @@ fn run_checks(
     let mut run = Run::new(options, runtime, setup, &tasks, reporter);
     pool::run_rolling(
         &tasks,
-        options.jobs,
+        options.jobs.get(),
         containment,
-        |task| evaluate::evaluate(task, runtime, options.timeout_secs, containment),
+        |task| evaluate::evaluate(task, runtime, options.timeout, containment),
         |progress| run.handle(progress),
     );
     run.persist();
@@ -147,7 +179,7 @@ fn run_checks(
 /// The consumer of one pool run: handles its progress one message at a
 /// time, on the calling thread, and owns everything the run accumulates.
 struct Run<'a> {
-    options: &'a RunOptions,
+    options: &'a CheckConfig,
     runtime: &'a Runtime,
     setup: &'a Setup,
     tasks: &'a [Task],
@@ -165,7 +197,7 @@ struct Run<'a> {
 
 impl<'a> Run<'a> {
     fn new(
-        options: &'a RunOptions,
+        options: &'a CheckConfig,
         runtime: &'a Runtime,
         setup: &'a Setup,
         tasks: &'a [Task],
@@ -219,8 +251,8 @@ impl<'a> Run<'a> {
         };
         let (options, runtime, tasks) = (self.options, self.runtime, self.tasks);
         self.approval_failures =
-            approve::seek_approvals(options.approve, runtime, &self.setup.ledgers, tasks, self.reporter, admit);
-        let reason = if options.approve { "approval could not be recorded" } else { "approval required" };
+            approve::seek_approvals(options.mode.approves(), runtime, &self.setup.ledgers, tasks, self.reporter, admit);
+        let reason = if options.mode.approves() { "approval could not be recorded" } else { "approval required" };
         for (task, admitted) in tasks.iter().zip(&self.admitted) {
             if *admitted {
                 self.reporter.event(&Event::CheckStarted(task.run_line(runtime)));
@@ -286,7 +318,7 @@ impl<'a> Run<'a> {
                 continue;
             }
             let state_root = setup.target.state_root(&setup.root, &ledger.path);
-            match write_back::write_back(options.reverify, runtime, &state_root, ledger, &batch) {
+            match write_back::write_back(options.mode.reverifies(), runtime, &state_root, ledger, &batch) {
                 Ok(decisions) => {
                     for ((index, (task, result)), decision) in indexes.iter().zip(&batch).zip(decisions) {
                         let written = !matches!(decision, WriteBack::Stale);
@@ -294,7 +326,7 @@ impl<'a> Run<'a> {
                         if !written {
                             self.reporter.event(&Event::ResultStale { qualified: &task.qualified });
                             self.executed.stale.push(*index);
-                        } else if options.reverify && task.starting_state == GateState::Met {
+                        } else if options.mode.reverifies() && task.starting_state == GateState::Met {
                             self.executed.reverified += 1;
                         }
                     }
@@ -311,7 +343,7 @@ impl<'a> Run<'a> {
 /// Ends an interrupted run: results that finished were written back, the
 /// checks it stopped changed nothing; no verdict is given.
 fn report_interruption(
-    options: &RunOptions,
+    options: &CheckConfig,
     signal: nix::sys::signal::Signal,
     stopped: &[String],
     reporter: &mut dyn Reporter,
@@ -320,7 +352,7 @@ fn report_interruption(
     reporter.event(&Event::Interrupted { signal: signal.as_str(), stopped });
     if reporter.needs_records() {
         let message = format!("interrupted by {}", signal.as_str());
-        let mut report = RunReport::failed(options.mode_name(), vec![message]);
+        let mut report = RunReport::failed(options.mode.name().to_string(), vec![message]);
         report.outcome = "interrupted";
         report.exit_code = i32::from(exit.code());
         reporter.event(&Event::Report(&report));
@@ -344,7 +376,7 @@ fn not_run_record(reason: &str) -> CheckRecord {
 /// Reports per-ledger lines and the verdict, and the machine record when a
 /// reporter needs it; returns the exit status.
 fn summarize(
-    options: &RunOptions,
+    options: &CheckConfig,
     setup: &Setup,
     approvals: &Approvals,
     executed: Executed,
@@ -373,7 +405,7 @@ fn summarize(
                 }
             })
             .collect();
-        if options.status {
+        if options.mode.is_status() {
             // One buffer for every qualified id: a large ledger's unmet list
             // costs no allocation per line.
             let mut qualified = String::new();
@@ -402,13 +434,13 @@ fn summarize(
     } else {
         crate::dispatch::aggregate(&setup.root, target.scope.as_deref())?
     };
-    if options.status {
+    if options.mode.is_status() {
         for wave in &waves.blocking {
             reporter.event(&Event::WaveUnmet { wave });
         }
     }
     let facts = RunFacts {
-        reverify: options.reverify,
+        reverify: options.mode.reverifies(),
         reran: approvals.runnable().count(),
         reverified: executed.reverified,
         approval_failures: approvals.failures,
@@ -430,8 +462,8 @@ fn summarize(
     reporter.event(&Event::Verdict(&verdict));
     // Oracles left pending for approval are why this run is unmet; the
     // command that shows and approves exactly them is the next step.
-    let next = (!options.approve && approvals.failures == 0 && approvals.not_run().next().is_some())
-        .then(|| approve_command(options));
+    let next = (!options.mode.approves() && approvals.failures == 0 && approvals.not_run().next().is_some())
+        .then(|| options.approve_command.clone());
     if let Some(next) = &next {
         reporter.event(&Event::NextCommand(next));
     }
@@ -444,42 +476,10 @@ fn summarize(
     Ok(verdict.exit())
 }
 
-/// This run's command line with `--approve`: the same mode, targeting and
-/// the options an approval is bound to (timeout, shell, CWD), so that what
-/// it approves is exactly what was shown.
-pub fn approve_command(options: &RunOptions) -> String {
-    use crate::shell_words::quote;
-    let mut words = vec!["gate-check".to_string(), "--approve".to_string()];
-    if options.reverify {
-        words.push("--reverify".into());
-    }
-    if options.timeout_secs != DEFAULT_TIMEOUT_SECS {
-        words.push(format!("--timeout {}", options.timeout_secs));
-    }
-    let mut valued = |flag: &str, value: Option<String>| {
-        if let Some(value) = value {
-            words.push(format!("{flag} {}", quote(&value)));
-        }
-    };
-    valued("--shell", options.shell.clone());
-    valued("--cwd", options.cwd.as_ref().map(|p| p.display().to_string()));
-    valued("--root", options.root.as_ref().map(|p| p.display().to_string()));
-    valued("--scope", options.scope.clone());
-    for gate in &options.gates {
-        valued("--gate", Some(gate.clone()));
-    }
-    let files: Vec<String> = options.files.iter().map(|f| quote(&f.display().to_string())).collect();
-    if files.iter().any(|f| f.starts_with('-')) {
-        words.push("--".into());
-    }
-    words.extend(files);
-    words.join(" ")
-}
-
 /// The machine record of a finished run; built only for reporters that
 /// render it.
 fn run_report(
-    options: &RunOptions,
+    options: &CheckConfig,
     setup: &Setup,
     states: &[Vec<GateState>],
     digests: Vec<Vec<Option<String>>>,
@@ -510,7 +510,7 @@ fn run_report(
         schema: 1,
         tool: "gate-check",
         version: env!("CARGO_PKG_VERSION"),
-        mode: options.mode_name(),
+        mode: options.mode.name().to_string(),
         scope: setup.target.scope.clone(),
         outcome: verdict.outcome.name(),
         exit_code: i32::from(verdict.exit().code()),

@@ -18,10 +18,10 @@ use crate::evidence::{self, GateState};
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, qualify, Document, Gate};
 use crate::runner::ChildEnvironment;
-use crate::target::{self, Looking, Mode, Root, Target};
+use crate::target::{self, Mode, Target};
 use crate::{paths, shell};
 
-use super::RunOptions;
+use super::CheckConfig;
 
 const PATH_TRANSCRIPT_CHARS: usize = 800;
 
@@ -124,47 +124,15 @@ impl Selection {
     }
 }
 
-fn require_directory(path: &Path, label: &str) -> Result<(), Error> {
-    match directory_problem(path, label) {
-        None => Ok(()),
-        Some(DirectoryProblem::Usage(message)) => Err(Error::Usage(message)),
-        Some(DirectoryProblem::Inspect(error)) => Err(error),
-    }
-}
-
-/// Why `path` cannot serve as a directory, if it cannot.
-enum DirectoryProblem {
-    /// Missing or not a directory: the input names the wrong thing.
-    Usage(String),
-    /// It could not be inspected.
-    Inspect(Error),
-}
-
-fn directory_problem(path: &Path, label: &str) -> Option<DirectoryProblem> {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => None,
-        Ok(_) => Some(DirectoryProblem::Usage(format!("{label} is not a directory: {}", path.display()))),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            Some(DirectoryProblem::Usage(format!("{label} does not exist: {}", path.display())))
-        }
-        Err(source) => Some(DirectoryProblem::Inspect(Error::Directory {
-            what: label.to_string(),
-            path: path.to_path_buf(),
-            source,
-        })),
-    }
-}
-
 /// A gate's working directory must exist: a wrong CWD attribute is a ledger
 /// mistake, reported at its line.
 fn require_gate_directory(path: &Path, ledger: &Ledger, gate: &Gate, qualified: &str) -> Result<(), Error> {
-    match directory_problem(path, &format!("gate {qualified} CWD")) {
-        None => Ok(()),
-        Some(DirectoryProblem::Usage(message)) => {
+    match target::require_directory(path, &format!("gate {qualified} CWD")) {
+        Err(error) if error.is_mistake() => {
             let line = gate.cwd_line.unwrap_or(gate.line) + 1;
-            Err(Error::Invalid(vec![Diagnostic::new(ledger.path.display().to_string(), Some(line), message)]))
+            Err(Error::Invalid(vec![Diagnostic::new(ledger.path.display().to_string(), Some(line), error.to_string())]))
         }
-        Some(DirectoryProblem::Inspect(error)) => Err(error),
+        other => Ok(other?),
     }
 }
 
@@ -218,27 +186,20 @@ pub fn reload_ledgers(previous: Vec<Ledger>, reporter: &mut dyn Reporter) -> Res
         .collect()
 }
 
-pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Reporter) -> Result<Setup, Error> {
-    let scope = options.scope.as_deref().or(env.scope.as_deref());
-    let located = match options.files.is_empty() {
-        true => Root::locate(&env.cwd, env.home.as_deref(), options.root.as_deref(), Looking::for_scope(scope)),
-        false => Root::given(paths::resolve(&env.cwd, options.root.as_deref().unwrap_or(Path::new(".")))),
-    };
-    let root = located.path.clone();
-    require_directory(&root, "--root")?;
-    // --cwd is taken from --root when that is given, else from where the
-    // user is, which a root found further up must not change.
-    let cwd_base = if options.root.is_some() { &root } else { &env.cwd };
-    let default_cwd = paths::resolve(cwd_base, options.cwd.as_deref().unwrap_or(Path::new(".")));
-    if !options.status {
-        require_directory(&default_cwd, "--cwd")?;
+pub fn prepare(options: &CheckConfig, reporter: &mut dyn Reporter) -> Result<Setup, Error> {
+    let root = options.root.path.clone();
+    target::require_directory(&root, "--root")?;
+    let default_cwd = options.default_cwd.clone();
+    if !options.mode.is_status() {
+        target::require_directory(&default_cwd, "--cwd")?;
     }
-    if let Some(scope) = &options.scope {
+    let scope = options.scope.as_deref();
+    if let Some(scope) = scope {
         target::validate_scope_id(scope, "scope")?;
     }
     let target = target::resolve(&root, &options.files, scope)?;
     if target.files.is_empty() {
-        return Err(Error::usage(located.no_ledgers_message()));
+        return Err(Error::usage(options.root.no_ledgers_message()));
     }
     let ledgers = load_ledgers(&target, reporter)?;
     let selection = if options.gates.is_empty() { None } else { Some(Selection::resolve(&ledgers, &options.gates)?) };
@@ -247,13 +208,12 @@ pub fn prepare(options: &RunOptions, env: &Environment, reporter: &mut dyn Repor
 
 /// `roots` are the ledgers' state roots, which the approval store must lie
 /// outside (`Target::state_roots`).
-pub fn build_runtime(options: &RunOptions, env: &Environment, roots: &[PathBuf]) -> Result<Runtime, Error> {
+pub fn build_runtime(options: &CheckConfig, env: &Environment, roots: &[PathBuf]) -> Result<Runtime, Error> {
     if let Some(problem) = &env.path_problem {
         return Err(problem.clone().into());
     }
     let path_var = env.path_var.clone();
-    let requested = shell::requested(options.shell.as_deref(), env.shell.as_deref());
-    let shell = shell::resolve(&requested, &env.cwd, &path_var)?;
+    let shell = shell::resolve(&options.shell, &env.cwd, &path_var)?;
     let store = Store::locate(roots, env)?;
     // The cap counts UTF-16 code units, as the Node tool's string length does.
     // Kept raw: every display escapes it alike (a newline shows as `\x0A`).
@@ -269,13 +229,13 @@ pub fn build_runtime(options: &RunOptions, env: &Environment, roots: &[PathBuf])
         path_transcript,
         path_var,
         store,
-        timeout_secs: options.timeout_secs,
+        timeout_secs: options.timeout.as_secs(),
     })
 }
 
 /// The directory a gate's CHECK runs in.
-fn gate_cwd(options: &RunOptions, setup: &Setup, ledger: &Ledger, gate: &Gate) -> PathBuf {
-    let base = if options.cwd.is_some() {
+fn gate_cwd(options: &CheckConfig, setup: &Setup, ledger: &Ledger, gate: &Gate) -> PathBuf {
+    let base = if options.cwd_given {
         setup.default_cwd.clone()
     } else if setup.target.mode == Mode::Explicit {
         ledger.path.parent().map(Path::to_path_buf).unwrap_or_else(|| setup.root.clone())
@@ -302,7 +262,7 @@ pub fn oracle_for(runtime: &Runtime, gate: &Gate, cwd: &str) -> Oracle {
 
 /// The runnable gates this run must check: unmet ones, or all with
 /// `--reverify`; abandoned and manual gates never run.
-pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Result<Vec<Task>, Error> {
+pub fn plan_tasks(options: &CheckConfig, setup: &Setup, runtime: &Runtime) -> Result<Vec<Task>, Error> {
     let mut tasks = Vec::new();
     // Gates mostly share a few working directories: each is inspected once.
     let mut inspected: HashSet<PathBuf> = HashSet::new();
@@ -314,7 +274,7 @@ pub fn plan_tasks(options: &RunOptions, setup: &Setup, runtime: &Runtime) -> Res
             }
             let digest = evidence::gate_digest(gate);
             let state = evidence::gate_state_with_digest(gate, false, digest.as_deref());
-            if !options.reverify && state == GateState::Met {
+            if !options.mode.reverifies() && state == GateState::Met {
                 continue;
             }
             let qualified = qualify(&ledger.path, &gate.id);

@@ -131,12 +131,7 @@ pub fn describe(id: &str, wave: &Wave) -> String {
 
 /// `--root`, else the nearest directory upward holding `.unlazy/` or `.git`.
 fn resolve_root(env: &Environment, root: Option<&Path>) -> Result<PathBuf, DispatchError> {
-    let root = Root::locate(&env.cwd, env.home.as_deref(), root, Looking::ForPipelines).path;
-    match std::fs::metadata(&root) {
-        Ok(meta) if meta.is_dir() => Ok(root),
-        Ok(_) => Err(DispatchError::Usage(format!("--root is not a directory: {}", root.display()))),
-        Err(_) => Err(DispatchError::Usage(format!("--root does not exist: {}", root.display()))),
-    }
+    Ok(Root::locate_directory(&env.cwd, env.home.as_deref(), root, Looking::ForPipelines)?.path)
 }
 
 /// Refuses an option value that is really the next option, as the Node tool does.

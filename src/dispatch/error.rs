@@ -3,7 +3,7 @@
 use std::io;
 
 use crate::pipeline::StateError;
-use crate::target::InvalidId;
+use crate::target::{DirectoryError, InvalidId};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DispatchError {
@@ -27,6 +27,8 @@ pub enum DispatchError {
     Write(#[source] io::Error),
     #[error(transparent)]
     State(#[from] StateError),
+    #[error(transparent)]
+    Root(#[from] DirectoryError),
     /// A command-line value the dispatch verbs refuse.
     #[error("{0}")]
     Usage(String),

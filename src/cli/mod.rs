@@ -1,24 +1,28 @@
-//! The command line: clap definitions, the Node tool's option rules, and the
-//! mapping of outcomes and errors to an `Exit` status.
+//! The command line: clap definitions, the Node tool's option rules, the
+//! one place every command's error is printed, and (in `command`) the
+//! arguments resolved once into a typed `Command`.
+
+mod command;
+
+pub use command::Command;
 
 use std::ffi::OsString;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::builder::NonEmptyStringValueParser;
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::actions::{self, Action, ActionOptions};
-use crate::check::events::{Event, Reporter};
-use crate::check::{self, RunOptions};
+use crate::actions::Action;
+use crate::check::CheckConfig;
 use crate::config::{ColorWhen, Environment};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::report::human::{Human, Style, Verbosity};
 use crate::report::machine::{Annotations, Document};
-use crate::report::{OutputFormat, Reporters, RunReport};
-use crate::runner::{Containment, SignalMode};
-use crate::terminal::{Console, Stderr};
-use crate::{hook, install, lint_files, terminal};
+use crate::report::{OutputFormat, Reporters};
+use crate::terminal::{self, Console, Stderr};
 
 const AFTER_HELP: &str = "\
 CHECK execution requires prior approval keyed to the exact CHECK, EXPECT,
@@ -39,7 +43,7 @@ exit codes: 0 all met/action succeeded; 1 unmet; 2 usage/parse/infrastructure;
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub command: Option<Subcommands>,
     /// Report only; never execute, approve, resolve a shell, or write
     #[arg(long)]
     pub status: bool,
@@ -51,10 +55,10 @@ pub struct Cli {
     pub approve: bool,
     /// Rolling concurrency, integer 1..64 (default 1); reports stay in ledger order
     #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_jobs)]
-    pub jobs: Option<usize>,
+    pub jobs: Option<NonZeroUsize>,
     /// Per-check timeout, integer seconds 1..86400 (default 120)
     #[arg(long, allow_hyphen_values = true, value_name = "S", value_parser = parse_timeout)]
-    pub timeout: Option<u64>,
+    pub timeout: Option<Duration>,
     /// Command shell (else UNLAZY_SHELL, else /bin/sh); a bare name is searched on PATH
     #[arg(long, allow_hyphen_values = true, value_name = "PATH", value_parser = NonEmptyStringValueParser::new())]
     pub shell: Option<String>,
@@ -112,7 +116,7 @@ pub struct Cli {
 /// Tools that ship in the same binary. A ledger file that happens to be
 /// named like one of these is passed as `./NAME` or after `--`.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub enum Subcommands {
     /// Print a shell completion script for this command line
     Completions {
         /// bash, elvish, fish, powershell or zsh
@@ -183,12 +187,14 @@ fn parse_bounded(name: &str, value: &str, max: u64) -> Result<u64, String> {
     }
 }
 
-fn parse_timeout(value: &str) -> Result<u64, String> {
-    parse_bounded("--timeout", value, 86_400)
+// The value parsers return `String` errors because that is clap's
+// contract: the text is shown as clap's own error line.
+fn parse_timeout(value: &str) -> Result<Duration, String> {
+    parse_bounded("--timeout", value, 86_400).map(Duration::from_secs)
 }
 
-fn parse_jobs(value: &str) -> Result<usize, String> {
-    parse_bounded("--jobs", value, 64).map(|n| n as usize)
+fn parse_jobs(value: &str) -> Result<NonZeroUsize, String> {
+    parse_bounded("--jobs", value, 64).map(|n| NonZeroUsize::new(n as usize).expect("at least 1"))
 }
 
 impl Cli {
@@ -214,39 +220,40 @@ impl Cli {
     }
 
     /// The Node tool's rules for combining modes and options.
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Error> {
+        let usage = |message: String| Err(Error::Usage(message));
         let actions = self.actions();
         if actions.len() > 1 {
             let flags: Vec<&str> = actions.iter().map(Action::flag).collect();
-            return Err(format!("pipeline actions are mutually exclusive: {}", flags.join(", ")));
+            return usage(format!("pipeline actions are mutually exclusive: {}", flags.join(", ")));
         }
         let action = actions.first().map(Action::flag);
         if self.status && self.reverify {
-            return Err("--status and --reverify are mutually exclusive".into());
+            return usage("--status and --reverify are mutually exclusive".into());
         }
         if self.status && self.approve {
-            return Err("--status never approves commands; remove --approve".into());
+            return usage("--status never approves commands; remove --approve".into());
         }
         if let Some(action) = action {
             let modes = [("--status", self.status), ("--reverify", self.reverify), ("--approve", self.approve)];
             if let Some((mode, _)) = modes.iter().find(|(_, given)| *given) {
-                return Err(format!("{action} cannot be combined with the run mode {mode}"));
+                return usage(format!("{action} cannot be combined with the run mode {mode}"));
             }
             if !self.files.is_empty() {
-                return Err(format!("{action} cannot be combined with explicit files"));
+                return usage(format!("{action} cannot be combined with explicit files"));
             }
             if self.format.is_some() {
-                return Err(format!("{action} cannot be combined with --format"));
+                return usage(format!("{action} cannot be combined with --format"));
             }
             if !self.gates.is_empty() || self.show_output {
-                return Err(format!("{action} cannot be combined with --gate or --show-output"));
+                return usage(format!("{action} cannot be combined with --gate or --show-output"));
             }
         }
         if !self.files.is_empty() && self.scope.is_some() {
-            return Err("explicit files and --scope are mutually exclusive".into());
+            return usage("explicit files and --scope are mutually exclusive".into());
         }
         if self.leaf.is_some() && !self.claim && !self.release {
-            return Err("--leaf is only valid with --claim or --release".into());
+            return usage("--leaf is only valid with --claim or --release".into());
         }
         let execution = [
             ("--timeout", self.timeout.is_some()),
@@ -256,27 +263,9 @@ impl Cli {
         ];
         let non_executing = if self.status { Some("--status") } else { action };
         if let (Some(mode), Some((option, _))) = (non_executing, execution.iter().find(|(_, given)| *given)) {
-            return Err(format!("{mode} cannot be combined with {option}: it runs no checks"));
+            return usage(format!("{mode} cannot be combined with {option}: it runs no checks"));
         }
         Ok(())
-    }
-
-    fn into_options(self) -> RunOptions {
-        RunOptions {
-            status: self.status,
-            reverify: self.reverify,
-            approve: self.approve,
-            jobs: self.jobs.unwrap_or(1),
-            timeout_secs: self.timeout.unwrap_or(check::DEFAULT_TIMEOUT_SECS),
-            shell: self.shell,
-            cwd: self.cwd,
-            root: self.root,
-            scope: self.scope,
-            files: self.files,
-            format: self.format.unwrap_or(OutputFormat::Human),
-            gates: self.gates,
-            show_output: self.show_output,
-        }
     }
 
     fn verbosity(&self) -> Verbosity {
@@ -291,7 +280,7 @@ impl Cli {
 /// The reporters a run's options and environment ask for: the human lines
 /// (on stderr when stdout carries a document), the document, and GitHub
 /// Actions annotations when running there.
-fn reporters(options: &RunOptions, looks: Looks, env: &Environment) -> Reporters {
+fn reporters(options: &CheckConfig, looks: Looks, env: &Environment) -> Reporters {
     let machine = options.format != OutputFormat::Human;
     let style = Style {
         color: env.terminal.color(looks.color, machine),
@@ -321,34 +310,9 @@ fn reporters(options: &RunOptions, looks: Looks, env: &Environment) -> Reporters
 
 /// How the human report looks: `--color` and `-q`/`-v`.
 #[derive(Debug, Clone, Copy)]
-struct Looks {
+pub struct Looks {
     color: ColorWhen,
     verbosity: Verbosity,
-}
-
-/// Runs the checker. A run that stopped early still owes a machine reader
-/// its document, and a CI log its annotation.
-fn run_checker(options: &RunOptions, looks: Looks) -> Result<Exit, Error> {
-    let env = Environment::from_process()?;
-    let mut reporters = reporters(options, looks, &env);
-    // Built once here; its handlers are armed when the first check starts.
-    let containment = Containment::install(SignalMode::Standard);
-    let outcome = check::execute(options, &env, &containment, &mut reporters);
-    if let Err(error) = &outcome {
-        if reporters.needs_records() {
-            reporters.event(&Event::Report(&RunReport::failed(options.mode_name(), error.lines())));
-        }
-    }
-    reporters.flush();
-    let format = if options.format == OutputFormat::Junit { "JUnit" } else { "JSON" };
-    // A run that failed has said so already; one that did not must not end
-    // as if its reader had the document.
-    if let (Ok(_), Err(error)) = (&outcome, reporters.finish()) {
-        if let Some(error) = Error::unwritten(format, error) {
-            return Err(error);
-        }
-    }
-    outcome
 }
 
 /// Prints an error, with the pointer to `--help` only for usage mistakes.
@@ -419,7 +383,7 @@ pub fn main() -> Exit {
     // Every line any subcommand prints is neutralized alike.
     terminal::set_workflow_commands_live(crate::config::github_actions());
     let arguments: Vec<OsString> = std::env::args_os().collect();
-    let mut cli = match Cli::try_parse_from(&arguments) {
+    let cli = match Cli::try_parse_from(&arguments) {
         Ok(cli) => cli,
         // A Stop hook that exits 2 blocks the agent with its stderr as the
         // reason, so a broken hook command line must never do that.
@@ -432,59 +396,7 @@ pub fn main() -> Exit {
         }
         Err(error) => return report_parse_error(&error),
     };
-    // The Node tool skips every `--`, not only the first.
-    cli.files.retain(|file| file.as_os_str() != "--");
-    match cli.command.take() {
-        Some(Command::Completions { shell }) => return print_completions(shell),
-        Some(Command::Man(args)) => {
-            return finish(crate::manual::run(&args, Cli::command()).map(|()| Exit::Met).map_err(Error::from))
-        }
-        Some(Command::Dispatch(args)) => {
-            return with_environment(|env| Ok(crate::dispatch::cli::run(args, env)?));
-        }
-        Some(Command::Lint { strict, json, scope, files }) => {
-            return with_environment(|env| Ok(lint_files::run(env, strict, json, &files, scope.as_deref())?));
-        }
-        Some(Command::Hook { event: HookEvent::Stop { scope } }) => {
-            // A Stop hook must never exit 2, even without a working directory.
-            return hook::stop(Environment::from_process().ok().as_ref(), scope.as_deref());
-        }
-        Some(Command::InstallHooks { scope, shared, global, uninstall }) => {
-            let location = match (shared, global) {
-                (true, _) => install::Location::Shared,
-                (_, true) => install::Location::Global,
-                _ => install::Location::Local,
-            };
-            return with_environment(|env| {
-                install::run(env, location, scope.as_deref(), uninstall)?;
-                Ok(Exit::Met)
-            });
-        }
-        None => {}
-    }
-    if let Err(message) = cli.validate() {
-        return report_error(&Error::Usage(message));
-    }
-    let outcome = match cli.actions().pop() {
-        Some(action) => Environment::from_process().map_err(Error::from).and_then(|env| {
-            actions::execute(&ActionOptions { action, root: cli.root, scope: cli.scope, leaf: cli.leaf }, &env)
-        }),
-        None => {
-            let looks = Looks { color: cli.color, verbosity: cli.verbosity() };
-            run_checker(&cli.into_options(), looks)
-        }
-    };
-    finish(outcome)
-}
-
-/// The end of every command: its exit status, or its error printed once,
-/// here, and the status the error calls for.
-fn finish(outcome: Result<Exit, Error>) -> Exit {
+    // The environment is read once, here; the hook runs even without one.
+    let outcome = Command::from_args(cli, Environment::from_process()).and_then(Command::execute);
     outcome.unwrap_or_else(|error| report_error(&error))
-}
-
-/// Runs `command` with the process environment (or fails because it
-/// cannot be read), and ends it.
-fn with_environment(command: impl FnOnce(&Environment) -> Result<Exit, Error>) -> Exit {
-    finish(Environment::from_process().map_err(Error::from).and_then(|env| command(&env)))
 }

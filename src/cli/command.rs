@@ -1,0 +1,282 @@
+//! The command line resolved once. `Command::from_args` applies the Node
+//! tool's rules for combining flags and resolves what each command needs
+//! from the environment (the root, the scope, the shell asked for, the
+//! checks' directory, typed durations and counts); `Command::execute` runs
+//! the command and returns its exit status or its error, which `cli`
+//! prints.
+
+use std::num::NonZeroUsize;
+use std::path::Path;
+
+use super::{reporters, Cli, HookEvent, Looks, Subcommands};
+use crate::actions::{self, ActionOptions};
+use crate::check::events::{Event, Reporter};
+use crate::check::{self, CheckConfig, RunMode};
+use crate::config::{Environment, EnvironmentError};
+use crate::dispatch::cli::DispatchArgs;
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::install::Location;
+use crate::lint_files::LintConfig;
+use crate::manual::ManArgs;
+use crate::report::{OutputFormat, RunReport};
+use crate::runner::{Containment, SignalMode};
+use crate::target::{Looking, Root};
+use crate::{hook, install, lint_files, paths, shell};
+
+/// One invocation, resolved.
+pub enum Command {
+    Completions(clap_complete::Shell),
+    Man(ManArgs),
+    /// The Stop hook; it runs (and lets the stop through) even without an
+    /// environment.
+    Hook {
+        scope: Option<String>,
+        env: Option<Environment>,
+    },
+    Dispatch {
+        args: DispatchArgs,
+        env: Environment,
+    },
+    Lint {
+        config: LintConfig,
+        env: Environment,
+    },
+    Install {
+        location: Location,
+        scope: Option<String>,
+        uninstall: bool,
+        env: Environment,
+    },
+    Action {
+        options: ActionOptions,
+        env: Environment,
+    },
+    Check {
+        config: Box<CheckConfig>,
+        looks: Looks,
+        env: Environment,
+    },
+}
+
+impl Command {
+    pub fn from_args(mut cli: Cli, env: Result<Environment, EnvironmentError>) -> Result<Command, Error> {
+        // The Node tool skips every `--`, not only the first.
+        cli.files.retain(|file| file.as_os_str() != "--");
+        match cli.command.take() {
+            Some(Subcommands::Completions { shell }) => return Ok(Command::Completions(shell)),
+            Some(Subcommands::Man(args)) => return Ok(Command::Man(args)),
+            Some(Subcommands::Hook { event: HookEvent::Stop { scope } }) => {
+                return Ok(Command::Hook { scope, env: env.ok() })
+            }
+            Some(Subcommands::Dispatch(args)) => return Ok(Command::Dispatch { args, env: env? }),
+            Some(Subcommands::Lint { strict, json, scope, files }) => {
+                return Ok(Command::Lint { config: LintConfig { strict, json, scope, files }, env: env? })
+            }
+            Some(Subcommands::InstallHooks { scope, shared, global, uninstall }) => {
+                let location = match (shared, global) {
+                    (true, _) => Location::Shared,
+                    (_, true) => Location::Global,
+                    _ => Location::Local,
+                };
+                return Ok(Command::Install { location, scope, uninstall, env: env? });
+            }
+            None => {}
+        }
+        cli.validate()?;
+        let env = env?;
+        if let Some(action) = cli.actions().pop() {
+            let options = ActionOptions { action, root: cli.root, scope: cli.scope, leaf: cli.leaf };
+            return Ok(Command::Action { options, env });
+        }
+        let looks = Looks { color: cli.color, verbosity: cli.verbosity() };
+        let config = Box::new(check_config(cli, &env));
+        Ok(Command::Check { config, looks, env })
+    }
+
+    pub fn execute(self) -> Result<Exit, Error> {
+        match self {
+            Command::Completions(shell) => Ok(super::print_completions(shell)),
+            Command::Man(args) => {
+                crate::manual::run(&args, <Cli as clap::CommandFactory>::command())?;
+                Ok(Exit::Met)
+            }
+            Command::Hook { scope, env } => Ok(hook::stop(env.as_ref(), scope.as_deref())),
+            Command::Dispatch { args, env } => Ok(crate::dispatch::cli::run(args, &env)?),
+            Command::Lint { config, env } => Ok(lint_files::run(&env, &config)?),
+            Command::Install { location, scope, uninstall, env } => {
+                install::run(&env, location, scope.as_deref(), uninstall)?;
+                Ok(Exit::Met)
+            }
+            Command::Action { options, env } => actions::execute(&options, &env),
+            Command::Check { config, looks, env } => run_checker(&config, looks, &env),
+        }
+    }
+}
+
+/// The checker's flags and environment as one typed configuration.
+fn check_config(cli: Cli, env: &Environment) -> CheckConfig {
+    let mode = match cli.status {
+        true => RunMode::Status,
+        false => RunMode::Check { approve: cli.approve, reverify: cli.reverify },
+    };
+    let scope = cli.scope.clone().or_else(|| env.scope.clone());
+    let root = match cli.files.is_empty() {
+        true => Root::locate(&env.cwd, env.home.as_deref(), cli.root.as_deref(), Looking::for_scope(scope.as_deref())),
+        false => Root::given(paths::resolve(&env.cwd, cli.root.as_deref().unwrap_or(Path::new(".")))),
+    };
+    // --cwd is taken from --root when that is given, else from where the
+    // user is, which a root found further up must not change.
+    let cwd_base = if cli.root.is_some() { &root.path } else { &env.cwd };
+    let default_cwd = paths::resolve(cwd_base, cli.cwd.as_deref().unwrap_or(Path::new(".")));
+    CheckConfig {
+        mode,
+        jobs: cli.jobs.unwrap_or(NonZeroUsize::MIN),
+        timeout: cli.timeout.unwrap_or(check::DEFAULT_TIMEOUT),
+        shell: shell::requested(cli.shell.as_deref(), env.shell.as_deref()),
+        approve_command: approve_command(&cli),
+        root,
+        default_cwd,
+        cwd_given: cli.cwd.is_some(),
+        scope,
+        files: cli.files,
+        format: cli.format.unwrap_or(OutputFormat::Human),
+        gates: cli.gates,
+        show_output: cli.show_output,
+    }
+}
+
+/// This run's command line with `--approve`: the same mode, targeting and
+/// the options an approval is bound to (timeout, shell, CWD), so that what
+/// it approves is exactly what was shown.
+fn approve_command(cli: &Cli) -> String {
+    use crate::shell_words::quote;
+    let mut words = vec!["gate-check".to_string(), "--approve".to_string()];
+    if cli.reverify {
+        words.push("--reverify".into());
+    }
+    if let Some(timeout) = cli.timeout.filter(|timeout| *timeout != check::DEFAULT_TIMEOUT) {
+        words.push(format!("--timeout {}", timeout.as_secs()));
+    }
+    let mut valued = |flag: &str, value: Option<String>| {
+        if let Some(value) = value {
+            words.push(format!("{flag} {}", quote(&value)));
+        }
+    };
+    valued("--shell", cli.shell.clone());
+    valued("--cwd", cli.cwd.as_ref().map(|p| p.display().to_string()));
+    valued("--root", cli.root.as_ref().map(|p| p.display().to_string()));
+    valued("--scope", cli.scope.clone());
+    for gate in &cli.gates {
+        valued("--gate", Some(gate.clone()));
+    }
+    let files: Vec<String> = cli.files.iter().map(|f| quote(&f.display().to_string())).collect();
+    if files.iter().any(|f| f.starts_with('-')) {
+        words.push("--".into());
+    }
+    words.extend(files);
+    words.join(" ")
+}
+
+/// Runs the checker. A run that stopped early still owes a machine reader
+/// its document, and a CI log its annotation.
+fn run_checker(config: &CheckConfig, looks: Looks, env: &Environment) -> Result<Exit, Error> {
+    let mut reporters = reporters(config, looks, env);
+    // Built once here; its handlers are armed when the first check starts.
+    let containment = Containment::install(SignalMode::Standard);
+    let outcome = check::execute(config, env, &containment, &mut reporters);
+    if let Err(error) = &outcome {
+        if reporters.needs_records() {
+            reporters.event(&Event::Report(&RunReport::failed(config.mode.name().to_string(), error.lines())));
+        }
+    }
+    reporters.flush();
+    let format = if config.format == OutputFormat::Junit { "JUnit" } else { "JSON" };
+    // A run that failed has said so already; one that did not must not end
+    // as if its reader had the document.
+    if let (Ok(_), Err(error)) = (&outcome, reporters.finish()) {
+        if let Some(error) = Error::unwritten(format, error) {
+            return Err(error);
+        }
+    }
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use clap::Parser;
+
+    use super::*;
+
+    fn parsed(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("gate-check").chain(args.iter().copied())).unwrap()
+    }
+
+    fn environment(cwd: &Path) -> Environment {
+        Environment { cwd: cwd.to_path_buf(), scope: Some("from-env".into()), ..Environment::default() }
+    }
+
+    fn checker(args: &[&str], env: Environment) -> CheckConfig {
+        match Command::from_args(parsed(args), Ok(env)).unwrap() {
+            Command::Check { config, .. } => *config,
+            _ => panic!("not a checker run: {args:?}"),
+        }
+    }
+
+    #[test]
+    fn the_mode_is_one_value_with_the_node_tools_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let names: Vec<&str> = [&[][..], &["--approve"], &["--reverify"], &["--approve", "--reverify"], &["--status"]]
+            .iter()
+            .map(|args| checker(args, environment(dir.path())).mode.name())
+            .collect();
+        assert_eq!(names, ["run", "approve", "reverify", "approve+reverify", "status"]);
+    }
+
+    #[test]
+    fn flags_are_typed_and_the_environment_fills_what_they_leave_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = checker(&["--jobs", "4", "--timeout", "9", "--cwd", "sub"], environment(dir.path()));
+        assert_eq!((config.jobs.get(), config.timeout), (4, std::time::Duration::from_secs(9)));
+        assert_eq!(config.scope.as_deref(), Some("from-env"), "UNLAZY_SCOPE when no --scope");
+        assert_eq!(config.default_cwd, dir.path().join("sub"), "--cwd from where the user is");
+        assert!(config.cwd_given);
+        let config = checker(&["--scope", "s1", "--root", "r", "--cwd", "sub"], environment(dir.path()));
+        assert_eq!(config.scope.as_deref(), Some("s1"), "the flag wins");
+        assert_eq!(config.root.path, dir.path().join("r"));
+        assert_eq!(config.default_cwd, dir.path().join("r/sub"), "--cwd from --root when that is given");
+        let defaults = checker(&[], environment(dir.path()));
+        assert_eq!(
+            (defaults.jobs.get(), defaults.timeout, defaults.shell.as_str()),
+            (1, check::DEFAULT_TIMEOUT, "/bin/sh")
+        );
+    }
+
+    #[test]
+    fn the_next_command_is_built_from_the_command_line_as_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = checker(
+            &["--reverify", "--timeout", "120", "--shell", "bash", "--gate", "a b", "--", "-odd.md"],
+            environment(dir.path()),
+        );
+        assert_eq!(config.approve_command, "gate-check --approve --reverify --shell bash --gate 'a b' -- -odd.md");
+        let config = checker(&["--timeout", "30", "--scope", "s1"], environment(dir.path()));
+        assert_eq!(config.approve_command, "gate-check --approve --timeout 30 --scope s1");
+        assert_eq!(config.files, Vec::<PathBuf>::new());
+    }
+
+    #[test]
+    fn bad_combinations_are_usage_errors_before_anything_is_resolved() {
+        let unreadable = Err(EnvironmentError::for_test());
+        let error = Command::from_args(parsed(&["--status", "--reverify"]), unreadable).err().unwrap();
+        assert_eq!(error.to_string(), "--status and --reverify are mutually exclusive");
+        assert!(error.is_usage());
+        // The hook runs without an environment; the checker cannot.
+        let hook = Command::from_args(parsed(&["hook", "stop"]), Err(EnvironmentError::for_test())).unwrap();
+        assert!(matches!(hook, Command::Hook { env: None, .. }));
+        let checker = Command::from_args(parsed(&["--status"]), Err(EnvironmentError::for_test()));
+        assert!(matches!(checker, Err(Error::Environment(_))));
+    }
+}

@@ -412,7 +412,8 @@ fn a_worst_case_expect_decides_within_the_checks_timeout() {
     let child = spawn_captured(&sandbox, &["--approve", "--timeout", "1"]);
     let (status, out) = finish_within(child, std::time::Duration::from_secs(30)).expect("the run outlived its timeout");
     assert_eq!(status.code(), Some(1), "{out}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(4), "took {:?}", started.elapsed());
+    // Seconds, not the minute it took before, on a machine busy with other tests.
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "took {:?}", started.elapsed());
     assert!(out.contains("  FAIL GATES:W1: outcome W1\n"), "{out}");
     assert!(out.contains("EXPECT regex exceeded its matching budget"), "{out}");
     assert_eq!(sandbox.read("GATES.md"), ledger);

@@ -3,56 +3,61 @@
 //! definition-bound evidence back atomically.
 //!
 //! Pure modules: `ledger` (model, parser, edits), `evidence`, the `js_regex` crate (EXPECT matching),
-//! `approval` identity, `paths`, `visible` (display escaping), `lint`
-//! (gate-quality rules), `check::verdict`,
+//! `approval` identity, `paths`, `layout` (every name under `.unlazy/`),
+//! `diagnostic`, `exit`, `visible` (display escaping), `lint` (gate-quality
+//! rules), `check::verdict`, `check::events` (what a run tells reporters),
 //! `report` records and renderers, `hook::assess` (Stop-hook decisions),
 //! `install::settings` (the Claude Code settings transform), `shell_words`.
 //!
-//! A run: `cli` parses the command line, `config` reads the process context
-//! once, and `check` plans, approves, runs and judges, emitting
-//! `report::Event`s to the `report::Reporter`s the options ask for (human
-//! lines, a JSON or JUnit document, GitHub annotations). Failures are one
-//! `error::Error`; the process ends with an `exit::Exit`.
+//! A run: `cli` parses the command line and resolves it once into a typed
+//! `cli::Command` (with `config::Environment`, the process context read
+//! once at the edge); a checker run plans, approves, runs and judges in
+//! `check`, emitting `check::events::Event`s to the `report` reporters the
+//! configuration asks for. `runner::Containment` is built at the edge and
+//! handed to the pool and the runner. Every failure is one `error::Error`,
+//! printed in one place (`cli`); the process ends with an `exit::Exit`.
 //!
 //! Side effects live in one module each: `runner` spawns,
 //! `approval::store` touches approval records, `ledger::file` reads and
-//! rewrites ledgers, `durable` holds the locked read-modify-write every
-//! state file uses, `pipeline` spells `.unlazy/` paths (`StateDir`) and
+//! rewrites ledgers, `durable` holds the file primitives every state file
+//! uses (atomic replace, stable read, the Node-compatible lock, the locked
+//! read-modify-write; nothing of `.unlazy/`), `state_root` creates
+//! `.unlazy/` (and its ignore file) and names each file's lock, `pipeline`
 //! writes a scope's session and status log, `lease::registry` keeps
 //! ownership leases (`lease` itself is the pure overlap logic), `actions`
 //! runs the pipeline actions of the command line, `dispatch::store` reads
 //! and replaces dispatch wave state, `hook::state` keeps the Stop hook's
-//! progress state, `install` writes Claude Code settings, `state_root` creates `.unlazy/`
-//! (and its ignore file), and `terminal`
-//! owns the process's stdout and stderr.
+//! progress state, `install` writes Claude Code settings, and `terminal`
+//! owns the process's stdout and stderr. Only what the binary and the
+//! integration tests use is public.
 
-pub mod actions;
-pub mod approval;
-pub mod check;
+pub(crate) mod actions;
+pub(crate) mod approval;
+pub(crate) mod check;
 pub mod cli;
-pub mod config;
-pub mod diagnostic;
+pub(crate) mod config;
+pub(crate) mod diagnostic;
 pub mod digest;
-pub mod dispatch;
-pub mod durable;
-pub mod error;
-pub mod evidence;
-pub mod exit;
-pub mod hook;
-pub mod install;
-pub mod layout;
-pub mod lease;
+pub(crate) mod dispatch;
+pub(crate) mod durable;
+pub(crate) mod error;
+pub(crate) mod evidence;
+pub(crate) mod exit;
+pub(crate) mod hook;
+pub(crate) mod install;
+pub(crate) mod layout;
+pub(crate) mod lease;
 pub mod ledger;
-pub mod lint;
-pub mod lint_files;
-pub mod manual;
-pub mod paths;
-pub mod pipeline;
-pub mod report;
-pub mod runner;
-pub mod shell;
-pub mod shell_words;
+pub(crate) mod lint;
+pub(crate) mod lint_files;
+pub(crate) mod manual;
+pub(crate) mod paths;
+pub(crate) mod pipeline;
+pub(crate) mod report;
+pub(crate) mod runner;
+pub(crate) mod shell;
+pub(crate) mod shell_words;
 pub mod state_root;
-pub mod target;
+pub(crate) mod target;
 pub mod terminal;
-pub mod visible;
+pub(crate) mod visible;

@@ -155,10 +155,6 @@ impl Store {
         Ok(Store { dir, canonical_roots })
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     fn open(&self, create: bool) -> Result<Option<OpenStore>, StoreError> {
         if create {
             fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(io_error(&self.dir))?;

@@ -95,10 +95,6 @@ impl Stamp {
             .map_err(|_| shape!("{label} must be an ISO timestamp"))
     }
 
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
     pub fn at(&self) -> SystemTime {
         self.at
     }

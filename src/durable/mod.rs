@@ -15,8 +15,6 @@ pub use directory::{
     check_creatable, ensure_real_directory, inspect_directory, present_but_not_real, real_directory_inside, Directory,
 };
 pub use lock::FileLock;
-pub use read::{read_stable, read_stable_at, ReadRefusal, StableRead};
-pub use replace::{
-    give_to_owner_of, parent_directory, remove_stale_temp_files, replace_file, replace_file_keeping, temp_file_target,
-};
-pub use update::{update_locked, update_locked_then, Change, UpdateError};
+pub use read::{read_stable, read_stable_at, ReadRefusal};
+pub use replace::{give_to_owner_of, parent_directory, remove_stale_temp_files, replace_file, temp_file_target};
+pub use update::{update_locked, update_locked_then, Change};

@@ -70,6 +70,7 @@ impl<O: Write, E: Write> Human<O, E> {
     }
 
     /// The writers back, for tests that read what was written.
+    #[cfg(test)]
     pub fn into_parts(self) -> (O, E) {
         (self.out, self.err)
     }

@@ -11,7 +11,7 @@ pub mod record;
 pub mod tail;
 
 use crate::check::events::{Event, Reporter};
-pub use record::{CheckRecord, CheckStatus, GateRecord, LedgerRecord, RunReport, Summary, WaveRecords};
+pub use record::RunReport;
 
 /// Several reporters fed the same events, in order.
 #[derive(Default)]

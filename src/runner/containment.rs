@@ -35,7 +35,9 @@ pub enum SignalMode {
     /// SIGINT, SIGTERM and SIGHUP (each unless inherited ignored) end the
     /// run cleanly once the first check has started.
     Standard,
-    /// No handler: the process keeps its default dispositions.
+    /// No handler: the process keeps its default dispositions (tests
+    /// interrupt a run with `interrupt`).
+    #[cfg(test)]
     Noop,
 }
 
@@ -101,6 +103,7 @@ impl Containment {
     }
 
     /// Interrupts the run as `signal` would: what the handler does.
+    #[cfg(test)]
     pub fn interrupt(&self, signal: Signal) {
         if let Some(interrupt) = &self.interrupt {
             interrupt.raise(signal as i32);

@@ -181,8 +181,7 @@ fn every_gate_check_command_line_in_ci_files_and_the_readme_exists_in_the_binary
     let (code, _, _) = outcome(&sandbox.cmd().args(["--no-such-option", "--help"]).output().unwrap());
     assert_eq!(code, 2);
     for args in &lines {
-        let (code, out, err) = outcome(&sandbox.cmd().args(args).arg("--help").output().unwrap());
-        assert_eq!(code, 0, "gate-check {} --help\n{out}{err}", args.join(" "));
+        sandbox.run_with(sandbox.cmd().args(args).arg("--help")).code(0).stdout_contains("gate-check");
     }
 }
 

@@ -51,10 +51,11 @@ fn both_option_spellings_mean_the_same() {
 fn double_dash_ends_options() {
     let sandbox = Sandbox::new();
     sandbox.write("--status", &gate("A", "echo ok", "ok"));
-    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "--", "--status"]).output().unwrap());
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("UNMET --status:A (unchecked)"), "{out}");
-    assert!(out.contains("--status: 1 gates"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--status", "--", "--status"]))
+        .code(1)
+        .stdout_contains("UNMET --status:A (unchecked)")
+        .stdout_contains("--status: 1 gates");
 }
 
 #[test]
@@ -96,9 +97,7 @@ fn timeout_and_jobs_bounds() {
         usage_error(&sandbox, &["--jobs", bad], "--jobs needs an integer from 1 through 64");
     }
     for good in [["--timeout", "1"], ["--timeout", "86400"], ["--jobs", "1"], ["--jobs", "64"]] {
-        let (code, out, err) = outcome(&sandbox.cmd().args(good).output().unwrap());
-        assert_eq!(code, 0, "{good:?}: {out}{err}");
-        assert!(out.contains("ALL MET (1 met)"), "{out}");
+        sandbox.run_with(sandbox.cmd().args(good)).code(0).stdout_contains("ALL MET (1 met)");
     }
 }
 
@@ -146,9 +145,10 @@ fn relative_files_resolve_against_root() {
     let sandbox = Sandbox::new();
     sandbox.write("sub/GATES.md", MET_MANUAL);
     sandbox.write("GATES.md", "- [ ] WRONG: the root-less reading\n");
-    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "--root", "sub", "GATES.md"]).output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("ALL MET (1 met)"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--status", "--root", "sub", "GATES.md"]))
+        .code(0)
+        .stdout_contains("ALL MET (1 met)");
 }
 
 #[test]
@@ -193,6 +193,7 @@ fn completions_and_man_page_come_from_the_clap_definition() {
     let (code, out, _) = outcome(&sandbox.cmd().arg("man").output().unwrap());
     assert_eq!(code, 0);
     assert!(out.contains(".TH gate-check 1") && out.contains("\\-\\-reverify"), "{}", &out[..out.len().min(300)]);
-    let (code, _, err) = outcome(&sandbox.cmd().args(["completions", "tcsh"]).output().unwrap());
-    assert_eq!(code, 2, "{err}");
+    sandbox.run_with(sandbox.cmd().args(["completions", "tcsh"])).code(2).stderr_contains(
+        "error: invalid value 'tcsh' for '<SHELL>'\n  [possible values: bash, elvish, fish, powershell, zsh]\n",
+    );
 }

@@ -174,6 +174,11 @@ impl Run {
         self
     }
 
+    pub fn stdout_lacks(self, fragment: &str) -> Run {
+        assert!(!self.stdout.contains(fragment), "unwanted {fragment:?} in stdout of {}", self.context());
+        self
+    }
+
     pub fn stderr_lacks(self, fragment: &str) -> Run {
         assert!(!self.stderr.contains(fragment), "unwanted {fragment:?} in stderr of {}", self.context());
         self

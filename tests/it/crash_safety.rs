@@ -73,8 +73,11 @@ fn sigkill_during_write_back_never_tears_the_ledger() {
         .map(|_| {
             sandbox.write("GATES.md", &original);
             let started = Instant::now();
-            let (code, _, _) = outcome(&sandbox.cmd().arg("GATES.md").output().unwrap());
-            assert_eq!(code, 0);
+            sandbox
+                .run_with(sandbox.cmd().arg("GATES.md"))
+                .code(0)
+                .stdout_contains("\nGATES.md: ")
+                .stdout_contains("\nALL MET (");
             assert_eq!(sandbox.read("GATES.md"), finished);
             started.elapsed()
         })
@@ -120,8 +123,7 @@ fn sigkill_during_write_back_never_tears_the_ledger() {
             .collect()
     };
     eprintln!("temp files left by {ROUNDS} killed runs before the next run: {}", leftovers().len());
-    let (code, out, err) = outcome(&sandbox.cmd().args(["--reverify", "GATES.md"]).output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox.run_with(sandbox.cmd().args(["--reverify", "GATES.md"])).code(0).stdout_contains("\nALL MET (");
     assert_eq!(leftovers(), Vec::<String>::new(), "temp files survived the next run");
     // The kills must actually land inside runs, or the test proves nothing.
     assert!(interrupted > ROUNDS / 8, "only {interrupted} of {ROUNDS} runs were interrupted");

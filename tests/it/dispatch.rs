@@ -578,7 +578,8 @@ fn waves_only_count_for_the_targeted_scope() {
     ok(&sandbox, &["open", "--scope", "web", "--wave", "ready-1", "--leaf", "leaf-a"]);
     let (code, out, _) = checker(&sandbox, &[]);
     assert_eq!(code, 0, "{out}");
-    let (code, out, _) = outcome(&sandbox.cmd().args(["--scope", "web"]).output().unwrap());
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("dispatch:ready-1 open (0/1 started)"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--scope", "web"]))
+        .code(1)
+        .stdout_contains("dispatch:ready-1 open (0/1 started)");
 }

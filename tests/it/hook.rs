@@ -301,8 +301,8 @@ fn concurrent_hooks_lose_no_count() {
 }
 
 fn wave(sandbox: &Sandbox, args: &[&str]) {
-    let (code, out, err) = outcome(&sandbox.cmd().arg("dispatch").args(args).output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    let id = args.iter().position(|arg| *arg == "--wave").map(|at| args[at + 1]).unwrap();
+    sandbox.run_with(sandbox.cmd().arg("dispatch").args(args)).code(0).stdout_contains(&format!(" {id} "));
 }
 
 #[test]

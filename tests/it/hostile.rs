@@ -23,9 +23,7 @@ fn a_six_megabyte_title_still_parses() {
     let sandbox = Sandbox::new();
     let text = format!("- [x] G1: {}\n  EVIDENCE: seen by a reviewer\n", "y".repeat(6 * 1024 * 1024));
     sandbox.write("GATES.md", &text);
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--status").timeout(HANG_GUARD).output().unwrap());
-    assert_eq!(code, 0);
-    assert!(out.contains("ALL MET (1 met)"));
+    sandbox.run_with(sandbox.cmd().arg("--status").timeout(HANG_GUARD)).code(0).stdout_contains("ALL MET (1 met)");
 }
 
 #[test]
@@ -37,10 +35,11 @@ fn a_hundred_thousand_gates_report_correctly() {
     }
     text.push_str("- [ ] LAST: still open\n");
     sandbox.write("GATES.md", &text);
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--status").timeout(HANG_GUARD).output().unwrap());
-    assert_eq!(code, 1);
-    assert!(out.contains("GATES.md: 100001 gates"), "{}", &out[..out.len().min(500)]);
-    assert!(out.contains("UNMET: 1 (met: 100000)"));
+    sandbox
+        .run_with(sandbox.cmd().arg("--status").timeout(HANG_GUARD))
+        .code(1)
+        .stdout_contains("GATES.md: 100001 gates")
+        .stdout_contains("UNMET: 1 (met: 100000)");
 }
 
 #[test]
@@ -52,9 +51,10 @@ fn duplicate_ids_among_many_gates_are_found() {
     }
     text.push_str("- [ ] G7: again\n");
     sandbox.write("GATES.md", &text);
-    let (code, _, err) = outcome(&sandbox.cmd().arg("--status").timeout(HANG_GUARD).output().unwrap());
-    assert_eq!(code, 2);
-    assert!(err.contains(":50001: error: duplicate gate id G7 (first declared on line 8)"), "{err}");
+    sandbox
+        .run_with(sandbox.cmd().arg("--status").timeout(HANG_GUARD))
+        .code(2)
+        .stderr_contains(":50001: error: duplicate gate id G7 (first declared on line 8)");
 }
 
 #[test]
@@ -79,9 +79,7 @@ fn deep_fence_nesting_is_linear() {
     }
     text.push_str(&format!("{}\n", "`".repeat(200_000)));
     sandbox.write("GATES.md", &text);
-    let (code, out, err) = outcome(&sandbox.cmd().arg("--status").timeout(HANG_GUARD).output().unwrap());
-    assert_eq!(code, 1, "{err}");
-    assert!(out.contains("GATES.md: 1 gates"), "{out}");
+    sandbox.run_with(sandbox.cmd().arg("--status").timeout(HANG_GUARD)).code(1).stdout_contains("GATES.md: 1 gates");
 }
 
 #[test]

@@ -86,9 +86,10 @@ fn every_gate_gets_its_own_evidence_with_eight_jobs_over_several_ledgers() {
         assert_eq!(strip(&text), strip(original), "{path}");
     }
     // --status recomputes every definition digest without running anything.
-    let (code, out, _) = outcome(&sandbox.cmd().args(["--status", "--scope", "multi"]).output().unwrap());
-    assert_eq!(code, 1);
-    assert!(out.contains("UNMET: 3 (met: 15) [scope multi]"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--status", "--scope", "multi"]))
+        .code(1)
+        .stdout_contains("UNMET: 3 (met: 15) [scope multi]");
 }
 
 #[test]
@@ -102,8 +103,7 @@ fn the_default_runs_one_check_at_a_time() {
     let ledger: Vec<String> =
         (1..=4).map(|i| gate(&format!("G{i}"), &stamp(&format!("G{i}")), &format!("done-G{i}"))).collect();
     sandbox.write("GATES.md", &ledger.join("\n"));
-    let (code, out, err) = outcome(&sandbox.cmd().arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox.run_with(sandbox.cmd().arg("--approve")).code(0).stdout_contains("\nALL MET (");
 
     let log = sandbox.read("times.log");
     let events: Vec<(String, String, u128)> = log

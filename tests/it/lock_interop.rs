@@ -51,8 +51,7 @@ fn entries(directory: &Path) -> Vec<String> {
 
 fn ready(sandbox: &Sandbox) -> PathBuf {
     let ledger = sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
-    let (code, out, err) = outcome(&sandbox.cmd().arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox.run_with(sandbox.cmd().arg("--approve")).code(0).stdout_contains("\nALL MET (");
     sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
     ledger
 }
@@ -72,8 +71,7 @@ fn spawn_waiting(sandbox: &Sandbox, hold: Duration) -> std::process::Child {
 fn a_write_back_leaves_no_lock_file() {
     let sandbox = Sandbox::new();
     ready(&sandbox);
-    let (code, out, err) = outcome(&sandbox.cmd().output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox.run_with(&mut sandbox.cmd()).code(0).stdout_contains("\nALL MET (");
     assert!(sandbox.read("GATES.md").contains("- [x] G1"));
     assert_eq!(entries(&sandbox.path(".unlazy/locks")), Vec::<String>::new());
 }
@@ -123,8 +121,7 @@ fn a_lock_left_by_a_crashed_gate_check_is_recovered() {
     create_lock(&lock_for(&ledger), &record(dead_pid()));
     create_lock(&sandbox.path(".unlazy/locks/0123456789abcdef01234567.filelock"), &record(dead_pid()));
     let started = Instant::now();
-    let (code, out, err) = outcome(&sandbox.cmd().output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox.run_with(&mut sandbox.cmd()).code(0).stdout_contains("\nALL MET (");
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(sandbox.read("GATES.md").contains("- [x] G1"));
     assert_eq!(entries(&sandbox.path(".unlazy/locks")), Vec::<String>::new());
@@ -189,9 +186,10 @@ fn a_blocking_stop_hook_leaves_no_lock_file() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("G1", "make report", "REPORT-OK"));
     let input = serde_json::json!({ "session_id": "s1", "cwd": sandbox.root }).to_string();
-    let (code, out, err) = outcome(&sandbox.cmd().args(["hook", "stop"]).write_stdin(input).output().unwrap());
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("\"decision\":\"block\""), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["hook", "stop"]).write_stdin(input))
+        .code(0)
+        .stdout_contains("\"decision\":\"block\"");
     assert!(sandbox.path(".unlazy-hook-state.json").exists());
     assert_eq!(entries(&sandbox.path(".unlazy/locks")), Vec::<String>::new());
 }

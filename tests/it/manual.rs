@@ -100,6 +100,8 @@ fn man_prints_one_subcommand_page_and_refuses_an_unknown_one() {
     assert_eq!(code, 2);
     assert!(out.is_empty(), "{out}");
     assert!(err.contains("no manual page for \"nope\"") && err.contains("hook-stop"), "{err}");
-    let (code, _, err) = outcome(&sandbox.cmd().args(["man", "lint", "--dir"]).arg(&dir).output().unwrap());
-    assert_eq!(code, 2, "{err}");
+    sandbox
+        .run_with(sandbox.cmd().args(["man", "lint", "--dir"]).arg(&dir))
+        .code(2)
+        .stderr_contains("error: the argument '[SUBCOMMAND]...' cannot be used with '--dir <DIR>'\n");
 }

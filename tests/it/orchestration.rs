@@ -69,7 +69,8 @@ fn templates_are_valid_ledgers_or_prose() {
     );
     // PLAN.md is prose: it must not be mistaken for a ledger with gates.
     sandbox.write("plan/GATES.md", &template("PLAN.md"));
-    let (code, _, err) = outcome(&sandbox.cmd().args(["--status", "plan/GATES.md"]).output().unwrap());
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("ledger contains zero live gates"), "{err}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--status", "plan/GATES.md"]))
+        .code(2)
+        .stderr_contains("ledger contains zero live gates");
 }

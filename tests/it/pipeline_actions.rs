@@ -46,8 +46,10 @@ fn bind_writes_the_session_file_atomically() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "bound session   sess-1   to scope api\n");
     assert_eq!(sandbox.read(".unlazy/api/session"), "sess-1\n");
-    let (code, _, _) = outcome(&sandbox.cmd().args(["--bind=sess-2", "--scope=api"]).output().unwrap());
-    assert_eq!(code, 0);
+    sandbox
+        .run_with(sandbox.cmd().args(["--bind=sess-2", "--scope=api"]))
+        .code(0)
+        .stdout_is("bound session sess-2 to scope api\n");
     assert_eq!(sandbox.read(".unlazy/api/session"), "sess-2\n");
     assert_eq!(names_in(&sandbox.path(".unlazy/api")), ["GATES.md", "session"], "no temp file may remain");
     assert!(!crate::common::exists(&sandbox.path(".unlazy/web/session")));
@@ -80,9 +82,10 @@ fn bind_refusals() {
     let victim = sandbox.root.parent().unwrap().join("victim");
     std::fs::write(&victim, "keep").unwrap();
     symlink(&victim, sandbox.path(".unlazy/api/session")).unwrap();
-    let (code, _, err) = outcome(&sandbox.cmd().args(["--bind", "s", "--scope", "api"]).output().unwrap());
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("cannot bind session"), "{err}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--bind", "s", "--scope", "api"]))
+        .code(2)
+        .stderr_contains("cannot bind session");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
 }
 
@@ -95,8 +98,11 @@ fn log_appends_one_timestamped_line_per_call() {
     let log = sandbox.path(".unlazy/api/status.log");
     assert_eq!(out, format!("appended to {}\n", log.display()));
     // Discovered scope, text with line breaks and an escape sequence.
-    let (code, _, _) = outcome(&sandbox.cmd().args(["--log", "two\r\nlines\n\u{1b}[2Jend"]).output().unwrap());
-    assert_eq!(code, 0);
+    sandbox
+        .run_with(sandbox.cmd().args(["--log", "two\r\nlines\n\u{1b}[2Jend"]))
+        .code(0)
+        .stdout_contains("appended to ")
+        .stdout_contains("/.unlazy/api/status.log\n");
     let text = sandbox.read(".unlazy/api/status.log");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text:?}");
@@ -128,8 +134,10 @@ fn log_refusals() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
 
     std::fs::hard_link(sandbox.path(".unlazy/web/GATES.md"), sandbox.path(".unlazy/web/status.log")).unwrap();
-    let (code, _, err) = outcome(&sandbox.cmd().args(["--log", "x", "--scope", "web"]).output().unwrap());
-    assert_eq!(code, 2, "{err}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--log", "x", "--scope", "web"]))
+        .code(2)
+        .stderr_contains("gate-check: error: cannot append status: refusing non-file or linked status log ");
     assert_eq!(sandbox.read(".unlazy/web/GATES.md"), LEDGER);
 }
 
@@ -185,7 +193,9 @@ fn actions_combine_with_nothing() {
         assert_eq!(code, 2, "{args:?}: {out}{err}");
         assert!(err.contains(message), "{args:?}: {err}");
     }
-    let (code, _, err) = outcome(&sandbox.cmd().args(["--log", "a", "--log", "b", "--scope", "api"]).output().unwrap());
-    assert_eq!(code, 2, "duplicate option: {err}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--log", "a", "--log", "b", "--scope", "api"]))
+        .code(2)
+        .stderr_contains("error: the argument '--log <TEXT>' cannot be used multiple times\n");
     assert!(!crate::common::exists(&sandbox.path(".unlazy/api/status.log")));
 }

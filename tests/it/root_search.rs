@@ -41,9 +41,11 @@ fn a_run_from_a_subdirectory_checks_the_repository_ledger_from_the_repository_ro
         sandbox.read("GATES.md")
     );
     // ... so the approval given from the subdirectory is the one a run from the root finds.
-    let (code, out, err) = outcome(&sandbox.cmd().arg("--reverify").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(!out.contains("APPROVAL REQUIRED"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().arg("--reverify"))
+        .code(0)
+        .stdout_contains("  PASS GATES:G1: outcome G1\n")
+        .stdout_lacks("APPROVAL REQUIRED");
     assert_eq!(sandbox.approval_count(), 1);
 }
 

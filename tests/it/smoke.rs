@@ -26,7 +26,8 @@ fn template_runs_green_after_approval() {
     let ledger = sandbox.read("GATES.md");
     assert_eq!(ledger.matches("EVIDENCE: automatic-evidence=v1; definition-sha256=").count(), 2, "{ledger}");
 
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--reverify").output().unwrap());
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("ALL MET (3 met, reran: 2, previously met reverified: 2)"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().arg("--reverify"))
+        .code(0)
+        .stdout_contains("ALL MET (3 met, reran: 2, previously met reverified: 2)");
 }

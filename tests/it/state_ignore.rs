@@ -24,8 +24,7 @@ fn ignored_by_git(sandbox: &Sandbox, paths: &[&str]) -> Vec<String> {
 fn a_run_that_creates_the_state_directory_writes_an_ignore_file_for_its_own_state_only() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("G1", "printf ready", "ready"));
-    let (code, out, err) = outcome(&sandbox.cmd().arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox.run_with(sandbox.cmd().arg("--approve")).code(0).stdout_contains("\nALL MET (");
     assert!(exists(&sandbox.path(".unlazy/locks")), "the write-back lock directory");
     let ignore = sandbox.read(".unlazy/.gitignore");
     assert!(ignore.starts_with("# Written by gate-check") && ignore.contains("/locks/\n"), "{ignore}");
@@ -72,8 +71,8 @@ fn a_state_directory_that_already_exists_is_never_given_an_ignore_file() {
         &["--log", "note", "--scope", "api"],
         &["--bind", "s1", "--scope", "api"],
     ] {
-        let (code, out, err) = outcome(&sandbox.cmd().args(args).output().unwrap());
-        assert_eq!(code, 0, "{args:?}: {out}{err}");
+        // Each action names the scope it acted on.
+        sandbox.run_with(sandbox.cmd().args(args)).code(0).stdout_contains("api");
     }
     assert!(exists(&sandbox.path(".unlazy/locks")));
     assert!(!exists(&sandbox.path(".unlazy/.gitignore")), "added to a user's .unlazy/");
@@ -85,8 +84,7 @@ fn a_users_ignore_file_is_kept_byte_for_byte() {
     let mine = "# mine\r\n*\r\n";
     sandbox.write(".unlazy/.gitignore", mine);
     sandbox.write("GATES.md", &gate("G1", "printf ready", "ready"));
-    let (code, out, err) = outcome(&sandbox.cmd().arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox.run_with(sandbox.cmd().arg("--approve")).code(0).stdout_contains("\nALL MET (");
     assert_eq!(fs::read_to_string(sandbox.path(".unlazy/.gitignore")).unwrap(), mine);
 }
 
@@ -95,8 +93,7 @@ fn dispatch_creating_the_state_directory_writes_the_ignore_file_too() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", "- [ ] G1: x\n");
     let args = ["dispatch", "open", "--scope", "api", "--wave", "w1", "--leaf", "a"];
-    let (code, out, err) = outcome(&sandbox.cmd().args(args).output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox.run_with(sandbox.cmd().args(args)).code(0).stdout_is("OPEN w1 (0/1 started, 0/1 returned)\n");
     assert_eq!(sandbox.read(".unlazy/.gitignore"), gate_check::state_root::IGNORE_TEXT);
     assert!(exists(&sandbox.path(".unlazy/api/dispatch.json")));
 }

@@ -57,8 +57,10 @@ fn several_pipelines_without_a_scope_are_refused() {
         "{err}"
     );
     assert!(out.is_empty(), "{out}");
-    let (code, _, _) = outcome(&sandbox.cmd().output().unwrap());
-    assert_eq!(code, 2);
+    sandbox.run_with(&mut sandbox.cmd()).code(2).stderr_is(
+        "gate-check: error: 2 pipelines present (api, web); pass --scope <id> or set UNLAZY_SCOPE. Refusing to guess.\n\
+         run gate-check --help for usage\n",
+    );
     assert_eq!(sandbox.read(".unlazy/api/gates/leaf-1.md"), before);
 }
 
@@ -67,13 +69,14 @@ fn the_only_pipeline_is_discovered_and_runs_with_the_suffix() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &manual("LEGACY")); // ignored once a pipeline exists
     sandbox.write(".unlazy/solo/gates/leaf-1.2.1.md", &gate("G3", "echo fine", "fine"));
-    let (code, out, err) = outcome(&sandbox.cmd().arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("APPROVAL REQUIRED leaf-1.2.1:G3"), "{out}");
-    assert!(out.contains("  RUN  leaf-1.2.1:G3 "), "{out}");
-    assert!(out.contains("  PASS leaf-1.2.1:G3: outcome G3"), "{out}");
-    assert!(out.contains("ALL MET (1 met) [scope solo]"), "{out}");
-    assert!(!out.contains("LEGACY"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().arg("--approve"))
+        .code(0)
+        .stdout_contains("APPROVAL REQUIRED leaf-1.2.1:G3")
+        .stdout_contains("  RUN  leaf-1.2.1:G3 ")
+        .stdout_contains("  PASS leaf-1.2.1:G3: outcome G3")
+        .stdout_contains("ALL MET (1 met) [scope solo]")
+        .stdout_lacks("LEGACY");
     assert_eq!(sandbox.read("GATES.md"), manual("LEGACY"));
 }
 
@@ -89,9 +92,7 @@ fn legacy_layout_covers_gates_md_and_gates_directory() {
     assert!(out.contains("UNMET: 2 (met: 0)\n"), "legacy runs carry no scope suffix: {out}");
     // The locks directory a run creates is not a pipeline.
     std::fs::create_dir_all(sandbox.path(".unlazy/locks")).unwrap();
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
-    assert_eq!(code, 1);
-    assert!(out.contains("UNMET GATES:A"), "{out}");
+    sandbox.run_with(sandbox.cmd().arg("--status")).code(1).stdout_contains("UNMET GATES:A");
 }
 
 #[test]
@@ -106,9 +107,10 @@ fn scope_ids_are_validated() {
         assert_eq!(code, 2, "env {bad}");
         assert!(err.contains("scope must match"), "{err}");
     }
-    let (code, _, err) = outcome(&sandbox.cmd().args(["--status", "--scope", "nope"]).output().unwrap());
-    assert_eq!(code, 2);
-    assert!(err.contains("no such scope \"nope\" under .unlazy/ (have: api, web)"), "{err}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--status", "--scope", "nope"]))
+        .code(2)
+        .stderr_contains("no such scope \"nope\" under .unlazy/ (have: api, web)");
 }
 
 #[test]
@@ -141,9 +143,10 @@ fn a_state_folder_outside_the_root_is_refused() {
     std::fs::create_dir_all(outside.join("api")).unwrap();
     std::fs::write(outside.join("api/GATES.md"), manual("A")).unwrap();
     symlink(&outside, sandbox.path(".unlazy")).unwrap();
-    let (code, _, err) = outcome(&sandbox.cmd().args(["--status", "--scope", "api"]).output().unwrap());
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("scope directory must be a real directory inside the repository"), "{err}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--status", "--scope", "api"]))
+        .code(2)
+        .stderr_contains("scope directory must be a real directory inside the repository");
 }
 
 #[test]

@@ -30,9 +30,10 @@ fn eight_concurrent_approve_runs_leave_every_gate_correct() {
         assert!(!err.contains("cannot update"), "{err}");
     }
 
-    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "GATES.md"]).output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains(&format!("ALL MET ({PROCESSES} met)")), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--status", "GATES.md"]))
+        .code(0)
+        .stdout_contains(&format!("ALL MET ({PROCESSES} met)"));
     let ledger = sandbox.read("GATES.md");
     assert!(ledger.contains("A hand-written note that must survive."));
     assert_eq!(ledger.matches("EVIDENCE: automatic-evidence=v1;").count(), PROCESSES, "{ledger}");

@@ -363,11 +363,11 @@ fn assert_state_refused(sandbox: &Sandbox, message: &str, unchanged: &dyn Fn()) 
         assert!(err.contains(message), "{args:?}: missing {message:?} in {err}");
         unchanged();
     }
-    let (code, out, err) =
-        outcome(&sandbox.cmd().args(["--scope", "api"]).timeout(Duration::from_secs(60)).output().unwrap());
-    assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains("invalid dispatch state for scope api"), "{err}");
-    assert!(!out.contains("ALL MET"));
+    sandbox
+        .run_with(sandbox.cmd().args(["--scope", "api"]).timeout(Duration::from_secs(60)))
+        .code(2)
+        .stdout_is("GATES.md: 1 gates\n")
+        .stderr_contains("invalid dispatch state for scope api");
     unchanged();
 }
 

@@ -13,9 +13,11 @@ fn a_ten_megabyte_line_is_refused_before_parsing() {
     let sandbox = Sandbox::new();
     let text = format!("- [ ] G1: {}\n", "x".repeat(10 * 1024 * 1024));
     sandbox.write("GATES.md", &text);
-    let (code, _, err) = outcome(&sandbox.cmd().arg("--status").timeout(HANG_GUARD).output().unwrap());
-    assert_eq!(code, 2);
-    assert!(err.contains("exceeds 8388608 bytes") && err.contains("GATES.md"), "{err}");
+    sandbox
+        .run_with(sandbox.cmd().arg("--status").timeout(HANG_GUARD))
+        .code(2)
+        .stderr_contains("exceeds 8388608 bytes")
+        .stderr_contains("GATES.md");
 }
 
 #[test]

@@ -176,9 +176,9 @@ fn incomplete_waves_fail_in_junit_and_annotations() {
 #[test]
 fn a_failed_run_is_annotated_in_human_mode_too() {
     let sandbox = Sandbox::new();
-    let (code, out, err) =
-        outcome(&sandbox.cmd().args(["--status", "missing.md"]).env("GITHUB_ACTIONS", "true").output().unwrap());
-    assert_eq!(code, 2);
-    assert!(out.contains("::error title=gate-check::no such gate file:"), "{out}{err}");
-    assert!(err.contains("no such gate file"), "{err}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--status", "missing.md"]).env("GITHUB_ACTIONS", "true"))
+        .code(2)
+        .stdout_contains("::error title=gate-check::no such gate file:")
+        .stderr_contains("no such gate file");
 }

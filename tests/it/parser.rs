@@ -292,8 +292,9 @@ fn oversize_ledger_is_refused() {
     let sandbox = Sandbox::new();
     let path = sandbox.path("GATES.md");
     std::fs::write(&path, &bytes).unwrap();
-    let (code, _, err) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
-    assert_eq!(code, 2);
-    assert!(err.contains(&format!("exceeds 8388608 bytes: {}", path.display())), "{err}");
+    sandbox
+        .run_with(sandbox.cmd().arg("--status"))
+        .code(2)
+        .stderr_contains(&format!("exceeds 8388608 bytes: {}", path.display()));
     assert_eq!(std::fs::read(&path).unwrap().len(), bytes.len());
 }

@@ -132,10 +132,10 @@ fn a_passing_check_leaves_no_background_process() {
     for check in checks {
         let _ = fs::remove_file(sandbox.path("bg.pid"));
         sandbox.write("GATES.md", &gate("A", check, "ok"));
-        let (code, out, err) =
-            outcome(&sandbox.cmd().arg("--approve").timeout(Duration::from_secs(60)).output().unwrap());
-        assert_eq!(code, 0, "{check}: {out}{err}");
-        assert!(out.contains("PASS GATES:A"), "{check}: {out}");
+        sandbox
+            .run_with(sandbox.cmd().arg("--approve").timeout(Duration::from_secs(60)))
+            .code(0)
+            .stdout_contains("PASS GATES:A");
         let pid = wait_for_pid(&sandbox.path("bg.pid"), Duration::from_secs(1));
         assert!(process_gone(pid, Duration::from_secs(5)), "{check}: background process {pid} outlived the check");
     }
@@ -165,10 +165,11 @@ fn concurrent_checks_keep_their_own_escaped_descendants() {
                   sleep 2; kill -0 \"$(cat server.pid)\" && echo server-alive";
     let ledger = format!("{}\n{}", gate("B", server, "server-alive"), gate("A", "sleep 1; echo a-done", "a-done"));
     sandbox.write("GATES.md", &ledger);
-    let (code, out, err) =
-        outcome(&sandbox.cmd().args(["--approve", "--jobs", "2"]).timeout(Duration::from_secs(60)).output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("PASS GATES:B") && out.contains("PASS GATES:A"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--approve", "--jobs", "2"]).timeout(Duration::from_secs(60)))
+        .code(0)
+        .stdout_contains("PASS GATES:B")
+        .stdout_contains("PASS GATES:A");
     let pid = wait_for_pid(&sandbox.path("server.pid"), Duration::from_secs(1));
     assert!(process_gone(pid, Duration::from_secs(5)), "B's server {pid} outlived B");
 }
@@ -226,10 +227,12 @@ fn a_check_that_closes_its_output_early_is_judged_when_it_exits() {
     ]
     .join("\n");
     sandbox.write("GATES.md", &ledger);
-    let (code, out, err) = outcome(&sandbox.cmd().args(["--approve"]).output().unwrap());
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("PASS GATES:A"), "{out}");
-    assert!(out.contains("FAIL GATES:B") && out.contains("exit=3; EXPECT=matched; output=said-it"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--approve"]))
+        .code(1)
+        .stdout_contains("PASS GATES:A")
+        .stdout_contains("FAIL GATES:B")
+        .stdout_contains("exit=3; EXPECT=matched; output=said-it");
 }
 
 #[test]

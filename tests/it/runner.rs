@@ -101,9 +101,10 @@ fn cwd_resolution() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains(&format!("gate GATES:A CWD does not exist: {root}/absent")), "{err}");
     assert_eq!(sandbox.approval_count(), 6);
-    let (code, _, err) = outcome(&sandbox.cmd().args(["--cwd", "absent"]).output().unwrap());
-    assert_eq!(code, 2);
-    assert!(err.contains(&format!("--cwd does not exist: {root}/absent")), "{err}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--cwd", "absent"]))
+        .code(2)
+        .stderr_contains(&format!("--cwd does not exist: {root}/absent"));
 }
 
 #[test]

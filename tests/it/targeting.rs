@@ -24,13 +24,15 @@ fn two_pipelines() -> Sandbox {
 #[test]
 fn scope_flag_selects_only_that_pipeline_with_qualified_ids() {
     let sandbox = two_pipelines();
-    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "--scope", "api"]).output().unwrap());
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("  UNMET GATES:R1 (unchecked)"), "{out}");
-    assert!(out.contains("  UNMET leaf-1:G1 (unchecked)"), "{out}");
-    assert!(!out.contains("leaf-2") && !out.contains("W1"), "another pipeline leaked in: {out}");
-    assert!(out.contains("UNMET: 2 (met: 0) [scope api]"), "{out}");
-    assert!(out.contains("  GATES:R1, leaf-1:G1"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--status", "--scope", "api"]))
+        .code(1)
+        .stdout_contains("  UNMET GATES:R1 (unchecked)")
+        .stdout_contains("  UNMET leaf-1:G1 (unchecked)")
+        .stdout_lacks("leaf-2")
+        .stdout_lacks("W1")
+        .stdout_contains("UNMET: 2 (met: 0) [scope api]")
+        .stdout_contains("  GATES:R1, leaf-1:G1");
 }
 
 #[test]
@@ -157,7 +159,9 @@ fn explicit_files_exclude_scope() {
     assert_eq!(code, 2);
     assert!(err.contains("explicit files and --scope are mutually exclusive"), "{err}");
     // Explicit files are honored even with several pipelines present.
-    let (code, out, _) = outcome(&sandbox.cmd().args(["--status", ".unlazy/web/gates/leaf-2.md"]).output().unwrap());
-    assert_eq!(code, 1);
-    assert!(out.contains("UNMET leaf-2:G1") && !out.contains("[scope"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--status", ".unlazy/web/gates/leaf-2.md"]))
+        .code(1)
+        .stdout_contains("UNMET leaf-2:G1")
+        .stdout_lacks("[scope");
 }

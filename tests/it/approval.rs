@@ -153,7 +153,7 @@ fn every_bound_input_requires_approval_again() {
     assert_eq!(code, 0, "the same file named explicitly is the same identity: {out}");
     let approved = sandbox.read("GATES.md");
 
-    let needs_approval = |edit: Option<String>, args: &[&str], path: &str, label: &str| {
+    let needs_approval = |edit: Option<String>, args: &[&str], path: &str| {
         if let Some(text) = &edit {
             sandbox.write("GATES.md", text);
         }
@@ -165,15 +165,15 @@ fn every_bound_input_requires_approval_again() {
             .stdout_lacks("PASS");
         sandbox.write("GATES.md", &approved);
     };
-    needs_approval(Some(approved.replace(CHECK, "touch created.txt && echo  ok")), &[], PATH, "CHECK");
-    needs_approval(Some(approved.replace("EXPECT: ok", "EXPECT: o")), &[], PATH, "EXPECT");
-    needs_approval(Some(approved.replace("EXPECT: ok\n", "EXPECT: ok\n  CWD: sub\n")), &[], PATH, "CWD attribute");
-    needs_approval(None, &["--cwd", "sub"], PATH, "--cwd");
-    needs_approval(None, &["--shell", "/bin/bash"], PATH, "--shell");
-    needs_approval(None, &["--timeout", "119"], PATH, "--timeout");
-    needs_approval(None, &[], &format!("{PATH}:/opt/bin"), "PATH");
+    needs_approval(Some(approved.replace(CHECK, "touch created.txt && echo  ok")), &[], PATH); // CHECK
+    needs_approval(Some(approved.replace("EXPECT: ok", "EXPECT: o")), &[], PATH); // EXPECT
+    needs_approval(Some(approved.replace("EXPECT: ok\n", "EXPECT: ok\n  CWD: sub\n")), &[], PATH); // CWD attribute
+    needs_approval(None, &["--cwd", "sub"], PATH); // --cwd
+    needs_approval(None, &["--shell", "/bin/bash"], PATH); // --shell
+    needs_approval(None, &["--timeout", "119"], PATH); // --timeout
+    needs_approval(None, &[], &format!("{PATH}:/opt/bin")); // PATH
     fs::write(sandbox.path("other.md"), &approved).unwrap();
-    needs_approval(None, &["other.md"], PATH, "ledger path");
+    needs_approval(None, &["other.md"], PATH); // ledger path
     assert_eq!(sandbox.approval_count(), 1);
 }
 

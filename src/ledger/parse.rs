@@ -143,6 +143,8 @@ pub fn is_valid_gate_id(id: &str) -> bool {
 
 /// `OWNS:` entries as repository-relative globs with `./` and empty
 /// segments removed; absolute paths, traversal and the implicit root fail.
+/// The error is the text of the parser's diagnostic at the `OWNS:` line,
+/// which is a message and nothing more.
 pub fn normalize_owns_glob(value: &str) -> Result<String, String> {
     let raw = js_trim(value).replace('\\', "/");
     let raw = raw.strip_prefix("./").unwrap_or(&raw);

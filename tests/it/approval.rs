@@ -403,9 +403,8 @@ fn status_never_touches_the_store() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &ledger());
     let missing = sandbox.approvals.join("missing");
-    let (code, out, err) =
-        outcome(&sandbox.cmd().env("UNLAZY_APPROVAL_DIR", &missing).arg("--status").output().unwrap());
-    assert_eq!(code, 1, "{out}{err}");
+    let unmet = "  UNMET GATES:A (unchecked): outcome A\nGATES.md: 1 gates\nUNMET: 1 (met: 0)\n  GATES:A\n";
+    sandbox.run_with(sandbox.cmd().env("UNLAZY_APPROVAL_DIR", &missing).arg("--status")).code(1).stdout_is(unmet);
     assert!(!missing.exists(), "--status created the approval store");
     chmod(&sandbox.approvals, 0o777);
     let (code, out, err) = outcome(&sandbox.cmd().arg("--status").output().unwrap());

@@ -38,19 +38,20 @@ fn a_branch_reverifies_its_children() {
 
     // One approving scope run: leaves sort before the node, so the node's
     // nested --reverify finds both leaves approved and green.
-    let (code, out, err) =
-        outcome(&sandbox.cmd().env("PATH", &path).args(["--approve", "--scope", SCOPE]).output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("PASS node-1.1:N1") && out.contains("ALL MET (3 met) [scope pipe]"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().env("PATH", &path).args(["--approve", "--scope", SCOPE]))
+        .code(0)
+        .stdout_contains("PASS node-1.1:N1")
+        .stdout_contains("ALL MET (3 met) [scope pipe]");
 
     // The first leaf's check stops passing. Its box is still ticked, but the
     // branch re-runs it, unchecks it, and fails.
     std::fs::remove_file(sandbox.path("marker.txt")).unwrap();
     let node = format!(".unlazy/{SCOPE}/gates/node-1.1.md");
-    let (code, out, err) =
-        outcome(&sandbox.cmd().env("PATH", &path).args(["--reverify", "--cwd", "."]).arg(&node).output().unwrap());
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("FAIL node-1.1:N1"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().env("PATH", &path).args(["--reverify", "--cwd", "."]).arg(&node))
+        .code(1)
+        .stdout_contains("FAIL node-1.1:N1");
     let leaf = sandbox.read(&format!(".unlazy/{SCOPE}/gates/leaf-1.1.1.md"));
     assert!(leaf.starts_with("- [ ] G1:") && leaf.contains("  EVIDENCE: pending"), "{leaf}");
     let (_, out, _) = outcome(&sandbox.cmd().args(["--status", "--scope", SCOPE]).output().unwrap());

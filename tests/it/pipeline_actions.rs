@@ -70,9 +70,9 @@ fn bind_refusals() {
         assert!(err.contains(message), "{args:?}: {err}");
     }
     let none = Sandbox::new();
-    let (code, _, err) = outcome(&none.cmd().args(["--bind", "s"]).output().unwrap());
-    assert_eq!(code, 2);
-    assert!(err.contains("--bind needs --scope ID or exactly one discoverable pipeline"), "{err}");
+    none.run_with(none.cmd().args(["--bind", "s"]))
+        .code(2)
+        .stderr_contains("--bind needs --scope ID or exactly one discoverable pipeline");
     // With one pipeline, it is discovered.
     let solo = with_scopes(&["solo"]);
     let (code, out, _) = outcome(&solo.cmd().args(["--bind", "s9"]).output().unwrap());
@@ -114,16 +114,15 @@ fn log_appends_one_timestamped_line_per_call() {
 #[test]
 fn log_refusals() {
     let none = Sandbox::new();
-    let (code, _, err) = outcome(&none.cmd().args(["--log", "x"]).output().unwrap());
-    assert_eq!(code, 2);
-    assert!(err.contains("--log needs --scope ID or exactly one discoverable pipeline"), "{err}");
+    none.run_with(none.cmd().args(["--log", "x"]))
+        .code(2)
+        .stderr_contains("--log needs --scope ID or exactly one discoverable pipeline");
     let sandbox = with_scopes(&["api", "web"]);
-    let (code, _, err) = outcome(&sandbox.cmd().args(["--log", "x"]).output().unwrap());
-    assert_eq!(code, 2);
-    assert!(err.contains("Refusing to guess"), "{err}");
-    let (code, _, err) = outcome(&sandbox.cmd().args(["--log", " \t", "--scope", "api"]).output().unwrap());
-    assert_eq!(code, 2);
-    assert!(err.contains("--log needs non-blank text"), "{err}");
+    sandbox.run_with(sandbox.cmd().args(["--log", "x"])).code(2).stderr_contains("Refusing to guess");
+    sandbox
+        .run_with(sandbox.cmd().args(["--log", " \t", "--scope", "api"]))
+        .code(2)
+        .stderr_contains("--log needs non-blank text");
 
     let victim = sandbox.root.parent().unwrap().join("victim.log");
     std::fs::write(&victim, "keep\n").unwrap();

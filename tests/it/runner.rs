@@ -90,9 +90,10 @@ fn cwd_resolution() {
     ];
     for (ledger, cwd, args, wanted) in cases {
         sandbox.write(ledger, &check(&format!("test \"$(pwd)\" = '{wanted}' && echo ok"), cwd));
-        let (code, out, err) = outcome(&sandbox.cmd().arg("--approve").args(&args).output().unwrap());
-        assert_eq!(code, 0, "{ledger} {cwd:?} {args:?}: {out}{err}");
-        assert!(out.contains(&format!("    CWD: {wanted}\n")), "{out}");
+        sandbox
+            .run_with(sandbox.cmd().arg("--approve").args(&args))
+            .code(0)
+            .stdout_contains(&format!("    CWD: {wanted}\n"));
         fs::remove_file(sandbox.path(ledger)).unwrap();
     }
 

@@ -9,13 +9,13 @@ fn template_runs_green_after_approval() {
     let template = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/templates/gates-leaf.md")).unwrap();
     sandbox.write("GATES.md", &template);
 
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("UNMET GATES:G1 (unchecked)"), "{out}");
+    sandbox.run_with(sandbox.cmd().arg("--status")).code(1).stdout_contains("UNMET GATES:G1 (unchecked)");
 
-    let (code, out, _) = outcome(&sandbox.cmd().output().unwrap());
-    assert_eq!(code, 1);
-    assert!(out.contains("APPROVAL REQUIRED GATES:G1") && out.contains("NOT RUN"), "{out}");
+    sandbox
+        .run_with(&mut sandbox.cmd())
+        .code(1)
+        .stdout_contains("APPROVAL REQUIRED GATES:G1")
+        .stdout_contains("NOT RUN");
     assert_eq!(sandbox.read("GATES.md"), template, "a refused run changed the ledger");
     assert_eq!(sandbox.approval_count(), 0);
 

@@ -38,10 +38,12 @@ fn scope_flag_selects_only_that_pipeline_with_qualified_ids() {
 #[test]
 fn environment_scope_selects_the_pipeline() {
     let sandbox = two_pipelines();
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--status").env("UNLAZY_SCOPE", "web").output().unwrap());
-    assert_eq!(code, 1);
-    assert!(out.contains("UNMET leaf-2:G1") && out.contains("[scope web]"), "{out}");
-    assert!(!out.contains("leaf-1"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().arg("--status").env("UNLAZY_SCOPE", "web"))
+        .code(1)
+        .stdout_contains("UNMET leaf-2:G1")
+        .stdout_contains("[scope web]")
+        .stdout_lacks("leaf-1");
     // The flag wins over the environment.
     let (_, out, _) =
         outcome(&sandbox.cmd().args(["--status", "--scope", "api"]).env("UNLAZY_SCOPE", "web").output().unwrap());
@@ -102,9 +104,10 @@ fn scope_ids_are_validated() {
     let sandbox = two_pipelines();
     let long = "a".repeat(65);
     for bad in ["../api", ".hidden", "a/b", "-x", long.as_str(), "api web"] {
-        let (code, _, err) = outcome(&sandbox.cmd().arg("--status").arg(format!("--scope={bad}")).output().unwrap());
-        assert_eq!(code, 2, "{bad}");
-        assert!(err.contains("scope must match /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/"), "{bad}: {err}");
+        sandbox
+            .run_with(sandbox.cmd().arg("--status").arg(format!("--scope={bad}")))
+            .code(2)
+            .stderr_contains("scope must match /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/");
         let (code, _, err) = outcome(&sandbox.cmd().arg("--status").env("UNLAZY_SCOPE", bad).output().unwrap());
         assert_eq!(code, 2, "env {bad}");
         assert!(err.contains("scope must match"), "{err}");
@@ -124,16 +127,15 @@ fn linked_scope_folders_are_refused_and_never_discovered() {
     std::fs::create_dir_all(sandbox.path(".unlazy")).unwrap();
     symlink(&outside, sandbox.path(".unlazy/evil")).unwrap();
 
-    let (code, _, err) = outcome(&sandbox.cmd().args(["--status", "--scope", "evil"]).output().unwrap());
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("scope directory must be a real directory inside the repository"), "{err}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--status", "--scope", "evil"]))
+        .code(2)
+        .stderr_contains("scope directory must be a real directory inside the repository");
 
     // Not discovered as the single pipeline either: the run falls back to the
     // legacy layout and never touches the linked ledger.
     sandbox.write("GATES.md", &manual("A"));
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
-    assert_eq!(code, 1);
-    assert!(out.contains("UNMET GATES:A") && !out.contains("leaf-1"), "{out}");
+    sandbox.run_with(sandbox.cmd().arg("--status")).code(1).stdout_contains("UNMET GATES:A").stdout_lacks("leaf-1");
     let (_, out, _) = outcome(&sandbox.cmd().arg("--list-scopes").output().unwrap());
     assert_eq!(out, "(no pipelines under .unlazy/)\n");
 }

@@ -30,8 +30,7 @@ use crate::target::Root;
 
 use approve::Approvals;
 use evaluate::{CheckResult, Unjudged};
-use events::Verdict;
-use events::{Event, FinishedCheck, Reporter};
+use events::{Event, FinishedCheck, Reporter, Verdict};
 use plan::{Runtime, Setup, Task};
 use pool::Progress;
 use verdict::RunFacts;

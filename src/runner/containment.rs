@@ -73,9 +73,10 @@ pub struct Containment {
 
 impl Containment {
     /// Builds the containment of a run. Nothing is armed yet: the subreaper
-    /// flag and the signal handlers are set when the first check starts,
-    /// so an interrupt before that ends the process at once, as it would
-    /// without gate-check's handlers.
+    /// flag (orphaned descendants are re-parented to us, not to init, so
+    /// the sweep can find them) and the signal handlers are set when the
+    /// first check starts, so an interrupt before that ends the process at
+    /// once, as it would without gate-check's handlers.
     pub fn install(mode: SignalMode) -> Containment {
         let interrupt = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
             .ok()

@@ -4,7 +4,7 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
-use crate::common::{gate, outcome, Sandbox};
+use crate::common::{gate, Run, Sandbox};
 use crate::core_support::{definition_digest, lines_with_endings, mode_of, success_evidence};
 
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -16,8 +16,8 @@ fn cmd(sandbox: &Sandbox) -> assert_cmd::Command {
 }
 
 /// `--status` that could not run anything even if it tried.
-fn status(sandbox: &Sandbox) -> (i32, String, String) {
-    outcome(&sandbox.cmd().env("UNLAZY_SHELL", "/nonexistent/sh").env("PATH", "").arg("--status").output().unwrap())
+fn status(sandbox: &Sandbox) -> Run {
+    sandbox.run_with(sandbox.cmd().env("UNLAZY_SHELL", "/nonexistent/sh").env("PATH", "").arg("--status"))
 }
 
 fn current_evidence(sandbox: &Sandbox, check: &str, expect: &str, cwd: Option<&str>) -> String {
@@ -29,8 +29,11 @@ fn current_evidence(sandbox: &Sandbox, check: &str, expect: &str, cwd: Option<&s
 fn evidence_line_format_is_exact() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("A", "echo ok", "ok"));
-    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox
+        .run_with(cmd(&sandbox).arg("--approve"))
+        .code(0)
+        .stdout_contains("\n  PASS GATES:A: ")
+        .stdout_contains("\nALL MET (");
     let expected = current_evidence(&sandbox, "echo ok", "ok", None);
     assert!(expected.starts_with("automatic-evidence=v1; definition-sha256="));
     assert_eq!(
@@ -41,8 +44,11 @@ fn evidence_line_format_is_exact() {
     // The raw CWD text is part of the definition.
     let text = "- [ ] A: a\n  CHECK: echo ok\n  EXPECT: ok\n  CWD: ./\n  EVIDENCE: pending\n";
     sandbox.write("GATES.md", text);
-    let (code, out, _) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}");
+    sandbox
+        .run_with(cmd(&sandbox).arg("--approve"))
+        .code(0)
+        .stdout_contains("\n  PASS GATES:A: ")
+        .stdout_contains("\nALL MET (");
     let digest = definition_digest("echo ok", "ok", Some("./"));
     assert_ne!(digest, definition_digest("echo ok", "ok", None));
     assert!(sandbox
@@ -74,18 +80,13 @@ fn status_marks_unbound_evidence_stale_without_running_anything() {
     for evidence in stale {
         let line = evidence.as_ref().map(|e| format!("  EVIDENCE: {e}\n")).unwrap_or_default();
         sandbox.write("GATES.md", &format!("- [x] A: a\n  CHECK: {check}\n  EXPECT: ok\n{line}"));
-        let (code, out, err) = status(&sandbox);
-        assert_eq!(code, 1, "{evidence:?}: {out}{err}");
-        assert!(
-            out.contains("UNMET GATES:A (checked but automatic evidence is stale or unbound): a"),
-            "{evidence:?}: {out}"
-        );
+        status(&sandbox)
+            .code(1)
+            .stdout_contains("UNMET GATES:A (checked but automatic evidence is stale or unbound): a");
         assert!(!sandbox.path("ran.txt").exists());
     }
     sandbox.write("GATES.md", &format!("- [x] A: a\n  CHECK: {check}\n  EXPECT: ok\n  EVIDENCE: {current}\n"));
-    let (code, out, err) = status(&sandbox);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("ALL MET (1 met)"), "{out}");
+    status(&sandbox).code(0).stdout_contains("ALL MET (1 met)");
     assert_eq!(sandbox.approval_count(), 0);
     assert!(!sandbox.path(".unlazy").exists(), "--status wrote state");
 }
@@ -101,23 +102,21 @@ fn manual_gate_states() {
          - [ ] M4: not ticked\n  EVIDENCE: someone wrote this early\n\
          - [x] M5: automatic evidence on a manual gate\n  EVIDENCE: automatic-evidence=v1; definition-sha256=abc\n",
     );
-    let (code, out, _) = status(&sandbox);
-    assert_eq!(code, 1);
-    assert!(!out.contains("GATES:M1 ("), "{out}");
-    assert!(out.contains("UNMET GATES:M2 (checked but EVIDENCE pending)"), "{out}");
-    assert!(out.contains("UNMET GATES:M3 (checked but EVIDENCE pending)"), "{out}");
-    assert!(out.contains("UNMET GATES:M4 (unchecked)"), "{out}");
-    assert!(out.contains("UNMET GATES:M5 (checked but automatic evidence is stale or unbound)"), "{out}");
-    assert!(out.contains("UNMET: 4 (met: 1)"), "{out}");
+    status(&sandbox)
+        .code(1)
+        .stdout_lacks("GATES:M1 (")
+        .stdout_contains("UNMET GATES:M2 (checked but EVIDENCE pending)")
+        .stdout_contains("UNMET GATES:M3 (checked but EVIDENCE pending)")
+        .stdout_contains("UNMET GATES:M4 (unchecked)")
+        .stdout_contains("UNMET GATES:M5 (checked but automatic evidence is stale or unbound)")
+        .stdout_contains("UNMET: 4 (met: 1)");
 
     // Adding an oracle to a human-attested gate makes the attestation stale.
     sandbox.write(
         "GATES.md",
         "- [x] M1: attested\n  CHECK: echo ok\n  EXPECT: ok\n  EVIDENCE: read the diff on 2025-03-01\n",
     );
-    let (code, out, _) = status(&sandbox);
-    assert_eq!(code, 1);
-    assert!(out.contains("UNMET GATES:M1 (checked but automatic evidence is stale or unbound)"), "{out}");
+    status(&sandbox).code(1).stdout_contains("UNMET GATES:M1 (checked but automatic evidence is stale or unbound)");
 }
 
 #[test]
@@ -125,22 +124,16 @@ fn normal_runs_rerun_stale_gates_and_migrate_them() {
     let sandbox = Sandbox::new();
     sandbox
         .write("GATES.md", "- [x] A: a\n  CHECK: echo ok\n  EXPECT: ok\n  EVIDENCE: exit=0; shell=/bin/sh; cwd=/old\n");
-    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("PASS GATES:A"), "{out}");
+    sandbox.run_with(cmd(&sandbox).arg("--approve")).code(0).stdout_contains("PASS GATES:A");
     let expected = current_evidence(&sandbox, "echo ok", "ok", None);
     assert!(sandbox.read("GATES.md").contains(&format!("  EVIDENCE: {expected}\n")));
 
     // Editing CHECK after the pass makes the evidence stale ...
     let edited = sandbox.read("GATES.md").replace("CHECK: echo ok", "CHECK: echo ok; false");
     sandbox.write("GATES.md", &edited);
-    let (code, out, _) = status(&sandbox);
-    assert_eq!(code, 1);
-    assert!(out.contains("UNMET GATES:A (checked but automatic evidence is stale or unbound)"), "{out}");
+    status(&sandbox).code(1).stdout_contains("UNMET GATES:A (checked but automatic evidence is stale or unbound)");
     // ... and a failed rerun unchecks it and resets its evidence.
-    let (code, out, _) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("FAIL GATES:A"), "{out}");
+    sandbox.run_with(cmd(&sandbox).arg("--approve")).code(1).stdout_contains("FAIL GATES:A");
     assert_eq!(sandbox.read("GATES.md"), "- [ ] A: a\n  CHECK: echo ok; false\n  EXPECT: ok\n  EVIDENCE: pending\n");
 }
 
@@ -151,10 +144,12 @@ fn a_met_gate_is_never_executed_by_a_normal_run() {
     let evidence = current_evidence(&sandbox, check, "ok", None);
     let text = format!("- [x] A: a\n  CHECK: {check}\n  EXPECT: ok\n  EVIDENCE: {evidence}\n");
     sandbox.write("GATES.md", &text);
-    let (code, out, err) = outcome(&cmd(&sandbox).output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("ALL MET (1 met)"), "{out}");
-    assert!(!out.contains("RUN") && !out.contains("APPROVAL REQUIRED"), "{out}");
+    sandbox
+        .run_with(&mut cmd(&sandbox))
+        .code(0)
+        .stdout_contains("ALL MET (1 met)")
+        .stdout_lacks("RUN")
+        .stdout_lacks("APPROVAL REQUIRED");
     assert!(!sandbox.path("ran.txt").exists());
     assert_eq!(sandbox.read("GATES.md"), text);
 }
@@ -171,18 +166,19 @@ fn reverify_reruns_met_gates_and_demotes_failures() {
             gate("B", "test -f flag && echo ok", "ok")
         ),
     );
-    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("ALL MET (3 met)"), "{out}");
-    let (code, out, _) = outcome(&cmd(&sandbox).arg("--reverify").output().unwrap());
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("ALL MET (3 met, reran: 2, previously met reverified: 2)"), "{out}");
+    sandbox.run_with(cmd(&sandbox).arg("--approve")).code(0).stdout_contains("ALL MET (3 met)");
+    sandbox
+        .run_with(cmd(&sandbox).arg("--reverify"))
+        .code(0)
+        .stdout_contains("ALL MET (3 met, reran: 2, previously met reverified: 2)");
 
     fs::remove_file(sandbox.path("flag")).unwrap();
-    let (code, out, _) = outcome(&cmd(&sandbox).arg("--reverify").output().unwrap());
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("PASS GATES:A") && out.contains("FAIL GATES:B"), "{out}");
-    assert!(out.contains("UNMET: 1 (met: 2, reran: 2, previously met reverified: 2)\n  GATES:B"), "{out}");
+    sandbox
+        .run_with(cmd(&sandbox).arg("--reverify"))
+        .code(1)
+        .stdout_contains("PASS GATES:A")
+        .stdout_contains("FAIL GATES:B")
+        .stdout_contains("UNMET: 1 (met: 2, reran: 2, previously met reverified: 2)\n  GATES:B");
     let ledger = sandbox.read("GATES.md");
     assert!(
         ledger.contains("- [ ] B: outcome B\n  CHECK: test -f flag && echo ok\n  EXPECT: ok\n  EVIDENCE: pending\n"),
@@ -196,13 +192,11 @@ fn a_result_whose_definition_changed_while_running_is_discarded() {
     let sandbox = Sandbox::new();
     let check = "sed -i 's/marker-one/marker-two/' GATES.md && echo ok # marker-one";
     sandbox.write("GATES.md", &gate("A", check, "ok"));
-    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("PASS GATES:A"), "{out}");
-    assert!(
-        out.contains("  STALE GATES:A: definition or runtime approval oracle changed; result not written"),
-        "{out}"
-    );
+    sandbox
+        .run_with(cmd(&sandbox).arg("--approve"))
+        .code(1)
+        .stdout_contains("PASS GATES:A")
+        .stdout_contains("  STALE GATES:A: definition or runtime approval oracle changed; result not written");
     assert_eq!(sandbox.read("GATES.md"), gate("A", &check.replacen("marker-one", "marker-two", 1), "ok"));
 }
 
@@ -217,9 +211,11 @@ fn concurrent_hand_edits_survive_and_only_gate_lines_change() {
     );
     let path = sandbox.write("GATES.md", &before);
     fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
-    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("PASS GATES:A") && out.contains("FAIL GATES:B"), "{out}");
+    sandbox
+        .run_with(cmd(&sandbox).arg("--approve"))
+        .code(1)
+        .stdout_contains("PASS GATES:A")
+        .stdout_contains("FAIL GATES:B");
     let after = fs::read(&path).unwrap();
     let (b, a) = (lines_with_endings(before.as_bytes()), lines_with_endings(&after));
     assert_eq!(a.len(), b.len() + 1, "{}", String::from_utf8_lossy(&after));
@@ -245,29 +241,19 @@ fn concurrent_hand_edits_survive_and_only_gate_lines_change() {
 fn summary_markers() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", "- [x] M: a\n  EVIDENCE: seen\n- [x] N: b\n  EVIDENCE: seen\n");
-    let (code, out, _) = status(&sandbox);
-    assert_eq!((code, out.ends_with("ALL MET (2 met)\n")), (0, true), "{out}");
+    status(&sandbox).code(0).stdout_is("GATES.md: 2 gates\nALL MET (2 met)\n");
 
     sandbox.write("GATES.md", "- [x] M: a\n  EVIDENCE: seen\n- [ ] N: b\n- [ ] O: c\n");
-    let (code, out, _) = status(&sandbox);
-    assert_eq!(code, 1);
-    assert!(out.ends_with("UNMET: 2 (met: 1)\n  GATES:N, GATES:O\n"), "{out}");
-    assert!(!out.contains("ALL MET"), "{out}");
+    status(&sandbox).code(1).stdout_is(
+        "  UNMET GATES:N (unchecked): b\n  UNMET GATES:O (unchecked): c\nGATES.md: 3 gates\nUNMET: 2 (met: 1)\n  GATES:N, GATES:O\n",
+    );
 
     sandbox.write("GATES.md", "- [x] M: a\n  EVIDENCE: seen\n- [ ] N: b\nABANDON: N the vendor API was withdrawn\n");
-    let (code, out, _) = status(&sandbox);
-    assert_eq!(code, 1);
-    assert!(out.ends_with("HANDOFF REQUIRED: 1 abandoned (met: 1)\n  GATES:N\n"), "{out}");
-    assert!(!out.contains("ALL MET") && !out.contains("the vendor API"), "{out}");
+    status(&sandbox).code(1).stdout_is("GATES.md: 2 gates\nHANDOFF REQUIRED: 1 abandoned (met: 1)\n  GATES:N\n");
 
     sandbox.write("GATES.md", "- [ ] M: a\n- [ ] N: b\nABANDON: N the vendor API was withdrawn\n");
-    let (code, out, _) = status(&sandbox);
-    assert_eq!(code, 1);
-    assert!(
-        out.contains(
-            "HANDOFF REQUIRED: 1 abandoned (met: 0, unmet: 1)\n  GATES:N\nUNMET: 1 (met: 0, abandoned: 1)\n  GATES:M\n"
-        ),
-        "{out}"
+    status(&sandbox).code(1).stdout_contains(
+        "HANDOFF REQUIRED: 1 abandoned (met: 0, unmet: 1)\n  GATES:N\nUNMET: 1 (met: 0, abandoned: 1)\n  GATES:M\n",
     );
 
     // An abandoned runnable gate is never run.
@@ -275,9 +261,11 @@ fn summary_markers() {
         "GATES.md",
         &format!("{}ABANDON: A out of scope for this leaf\n", gate("A", "touch ran.txt && echo ok", "ok")),
     );
-    let (code, out, _) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("HANDOFF REQUIRED: 1 abandoned (met: 0)") && !out.contains("RUN"), "{out}");
+    sandbox
+        .run_with(cmd(&sandbox).arg("--approve"))
+        .code(1)
+        .stdout_contains("HANDOFF REQUIRED: 1 abandoned (met: 0)")
+        .stdout_lacks("RUN");
     assert!(!sandbox.path("ran.txt").exists());
 }
 
@@ -287,12 +275,12 @@ fn ids_are_qualified_by_file_stem() {
     sandbox.write("GATES.md", "- [ ] G1: parent\n");
     sandbox.write("gates/leaf-1.2.1.md", "- [x] G2: done\n  EVIDENCE: seen\n- [ ] G3: open\n");
     sandbox.write("gates/Node-A.MD", "- [ ] G4: upper-case suffix is not discovered\n");
-    let (code, out, _) = status(&sandbox);
-    assert_eq!(code, 1);
-    assert!(out.contains("UNMET GATES:G1 (unchecked): parent"), "{out}");
-    assert!(out.contains("UNMET leaf-1.2.1:G3 (unchecked): open"), "{out}");
-    assert!(out.contains("UNMET: 2 (met: 1)\n  GATES:G1, leaf-1.2.1:G3\n"), "{out}");
-    assert!(!out.contains("G4"), "{out}");
+    status(&sandbox)
+        .code(1)
+        .stdout_contains("UNMET GATES:G1 (unchecked): parent")
+        .stdout_contains("UNMET leaf-1.2.1:G3 (unchecked): open")
+        .stdout_contains("UNMET: 2 (met: 1)\n  GATES:G1, leaf-1.2.1:G3\n")
+        .stdout_lacks("G4");
 }
 
 /// The EVIDENCE value the run wrote for the only gate of GATES.md.
@@ -310,8 +298,11 @@ fn a_cut_inside_a_surrogate_pair_is_written_as_the_node_tool_writes_it() {
     // A first run shows how many UTF-16 units precede the CWD value.
     fs::create_dir(sandbox.path("d")).unwrap();
     sandbox.write("GATES.md", &ledger("d"));
-    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox
+        .run_with(cmd(&sandbox).arg("--approve"))
+        .code(0)
+        .stdout_contains("\n  PASS GATES:A: ")
+        .stdout_contains("\nALL MET (");
     let first = written_evidence(&sandbox);
     let units = |text: &str| text.encode_utf16().count();
     let before_cwd = units(&first[..first.find("; cwd=").unwrap() + "; cwd=".len()]);
@@ -330,12 +321,14 @@ fn a_cut_inside_a_surrogate_pair_is_written_as_the_node_tool_writes_it() {
     relative.push('x');
     fs::create_dir_all(sandbox.path(&relative)).unwrap();
     sandbox.write("GATES.md", &ledger(&relative));
-    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox
+        .run_with(cmd(&sandbox).arg("--approve"))
+        .code(0)
+        .stdout_contains("\n  PASS GATES:A: ")
+        .stdout_contains("\nALL MET (");
     let evidence = written_evidence(&sandbox);
     assert_eq!(units(&evidence), 900, "{evidence}");
     assert!(evidence.ends_with("aaaa\u{FFFD}"), "{evidence}");
     // The written line is current: a status run counts the gate as met.
-    let (code, out, _) = status(&sandbox);
-    assert_eq!(code, 0, "{out}");
+    status(&sandbox).code(0).stdout_is("GATES.md: 1 gates\nALL MET (1 met)\n");
 }

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::common::{outcome, Sandbox};
+use crate::common::{outcome, Run, Sandbox};
 
 const STATE: &str = ".unlazy/api/dispatch.json";
 const LOG: &str = ".unlazy/api/status.log";
@@ -507,67 +507,57 @@ fn concurrent_starts_lose_no_update() {
     );
 }
 
-fn checker(sandbox: &Sandbox, args: &[&str]) -> (i32, String, String) {
-    outcome(&sandbox.cmd().args(["--scope", "api"]).args(args).timeout(Duration::from_secs(60)).output().unwrap())
+fn checker(sandbox: &Sandbox, args: &[&str]) -> Run {
+    sandbox.run_with(sandbox.cmd().args(["--scope", "api"]).args(args).timeout(Duration::from_secs(60)))
 }
 
 #[test]
 fn scope_verdict_includes_dispatch_waves() {
     let sandbox = Sandbox::new();
     scope_with_met_gate(&sandbox);
-    let (code, out, _) = checker(&sandbox, &[]);
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("ALL MET (1 met) [scope api]"), "{out}");
+    checker(&sandbox, &[]).code(0).stdout_contains("ALL MET (1 met) [scope api]");
 
     // Incomplete: an open wave blocks an otherwise met scope.
     ok(&sandbox, &verb("open", "ready-1", &["--leaf", "leaf-a", "--leaf", "leaf-b"]));
     ok(&sandbox, &verb("start", "ready-1", &["--leaf", "leaf-a", "--handle", "codex:a"]));
-    let (code, out, _) = checker(&sandbox, &[]);
-    assert_eq!(code, 1, "{out}");
-    assert!(!out.contains("ALL MET"), "{out}");
-    assert!(out.contains("UNMET: 1 (met: 1) [scope api]\n  dispatch:ready-1 open (1/2 started)\n"), "{out}");
-    let (code, out, _) = checker(&sandbox, &["--status"]);
-    assert_eq!(code, 1);
-    assert!(out.contains("GATES.md: 1 gates\n  UNMET dispatch:ready-1 open (1/2 started)\n"), "{out}");
+    checker(&sandbox, &[])
+        .code(1)
+        .stdout_lacks("ALL MET")
+        .stdout_contains("UNMET: 1 (met: 1) [scope api]\n  dispatch:ready-1 open (1/2 started)\n");
+    checker(&sandbox, &["--status"])
+        .code(1)
+        .stdout_contains("GATES.md: 1 gates\n  UNMET dispatch:ready-1 open (1/2 started)\n");
 
     // Sealed but not returned still blocks.
     ok(&sandbox, &verb("start", "ready-1", &["--leaf", "leaf-b", "--handle", "codex:b"]));
     ok(&sandbox, &verb("seal", "ready-1", &[]));
     ok(&sandbox, &verb("return", "ready-1", &["--leaf", "leaf-a"]));
-    let (code, out, _) = checker(&sandbox, &["--status"]);
-    assert_eq!(code, 1);
-    assert!(out.contains("  UNMET dispatch:ready-1 sealed (1/2 returned)\n"), "{out}");
+    checker(&sandbox, &["--status"]).code(1).stdout_contains("  UNMET dispatch:ready-1 sealed (1/2 returned)\n");
 
     // Complete: the scope is met again.
     ok(&sandbox, &verb("return", "ready-1", &["--leaf", "leaf-b"]));
-    let (code, out, _) = checker(&sandbox, &[]);
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("ALL MET (1 met) [scope api]"), "{out}");
+    checker(&sandbox, &[]).code(0).stdout_contains("ALL MET (1 met) [scope api]");
 
     // Complete waves never hide an unmet gate.
     sandbox.write(".unlazy/api/gates/leaf-a.md", "- [ ] G2: pending work\n");
-    let (code, out, _) = checker(&sandbox, &["--status"]);
-    assert_eq!(code, 1);
-    assert!(out.contains("UNMET: 1 (met: 1) [scope api]\n  leaf-a:G2\n"), "{out}");
+    checker(&sandbox, &["--status"]).code(1).stdout_contains("UNMET: 1 (met: 1) [scope api]\n  leaf-a:G2\n");
     fs::remove_file(sandbox.path(".unlazy/api/gates/leaf-a.md")).unwrap();
 
     // Abandoned: a handoff, never ALL MET.
     ok(&sandbox, &verb("open", "ready-2", &["--leaf", "leaf-c"]));
     ok(&sandbox, &verb("abandon", "ready-2", &["--reason", "host lost the agent"]));
-    let (code, out, _) = checker(&sandbox, &[]);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("HANDOFF REQUIRED: 1 abandoned (met: 1) [scope api]\n  dispatch:ready-2\n"), "{out}");
-    assert!(!out.contains("ALL MET") && !out.contains("host lost the agent"), "{out}");
+    checker(&sandbox, &[])
+        .code(1)
+        .stdout_contains("HANDOFF REQUIRED: 1 abandoned (met: 1) [scope api]\n  dispatch:ready-2\n")
+        .stdout_lacks("ALL MET")
+        .stdout_lacks("host lost the agent");
 
     // Both at once: handoff and unmet are reported together.
     ok(&sandbox, &verb("open", "ready-3", &["--leaf", "leaf-d"]));
-    let (code, out, _) = checker(&sandbox, &[]);
-    assert_eq!(code, 1);
-    assert!(out.contains("HANDOFF REQUIRED: 1 abandoned (met: 1, unmet: 1) [scope api]"), "{out}");
-    assert!(
-        out.contains("UNMET: 1 (met: 1, abandoned: 1) [scope api]\n  dispatch:ready-3 open (0/1 started)\n"),
-        "{out}"
-    );
+    checker(&sandbox, &[])
+        .code(1)
+        .stdout_contains("HANDOFF REQUIRED: 1 abandoned (met: 1, unmet: 1) [scope api]")
+        .stdout_contains("UNMET: 1 (met: 1, abandoned: 1) [scope api]\n  dispatch:ready-3 open (0/1 started)\n");
 }
 
 #[test]
@@ -576,8 +566,7 @@ fn waves_only_count_for_the_targeted_scope() {
     scope_with_met_gate(&sandbox);
     sandbox.write(".unlazy/web/GATES.md", "- [x] G1: done\n  EVIDENCE: reviewed\n");
     ok(&sandbox, &["open", "--scope", "web", "--wave", "ready-1", "--leaf", "leaf-a"]);
-    let (code, out, _) = checker(&sandbox, &[]);
-    assert_eq!(code, 0, "{out}");
+    checker(&sandbox, &[]).code(0).stdout_contains("\nALL MET (");
     sandbox
         .run_with(sandbox.cmd().args(["--scope", "web"]))
         .code(1)

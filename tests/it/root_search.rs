@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::common::{gate, outcome, Sandbox};
+use crate::common::{gate, outcome, Run, Sandbox};
 
 /// A repository (`.git`) with one runnable gate at its root and an empty
 /// `src/deep/` to run from.
@@ -18,21 +18,17 @@ fn repository() -> Sandbox {
     sandbox
 }
 
-fn run_in(sandbox: &Sandbox, directory: &Path, args: &[&str]) -> (i32, String, String) {
-    outcome(&sandbox.cmd().current_dir(directory).args(args).output().unwrap())
+fn run_in(sandbox: &Sandbox, directory: &Path, args: &[&str]) -> Run {
+    sandbox.run_with(sandbox.cmd().current_dir(directory).args(args))
 }
 
 #[test]
 fn a_run_from_a_subdirectory_checks_the_repository_ledger_from_the_repository_root() {
     let sandbox = repository();
     let deep = sandbox.path("src/deep");
-    let (code, out, err) = run_in(&sandbox, &deep, &["--status"]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("GATES:G1") && out.contains("UNMET: 1"), "{out}");
+    run_in(&sandbox, &deep, &["--status"]).code(1).stdout_contains("GATES:G1").stdout_contains("UNMET: 1");
 
-    let (code, out, err) = run_in(&sandbox, &deep, &["--approve"]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("ALL MET"), "{out}");
+    run_in(&sandbox, &deep, &["--approve"]).code(0).stdout_contains("ALL MET");
     // The check ran where a run from the root runs it.
     assert!(sandbox.read("GATES.md").contains("- [x] G1"), "{}", sandbox.read("GATES.md"));
     assert!(
@@ -53,22 +49,23 @@ fn a_run_from_a_subdirectory_checks_the_repository_ledger_from_the_repository_ro
 fn the_nearest_ledger_wins_so_a_directory_with_its_own_ledger_behaves_as_before() {
     let sandbox = repository();
     sandbox.write("packages/app/GATES.md", "- [x] APP: the package ledger\n  EVIDENCE: read by hand\n");
-    let (code, out, err) = run_in(&sandbox, &sandbox.path("packages/app"), &["--status"]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("ALL MET (1 met)") && !out.contains("G1"), "{out}");
+    run_in(&sandbox, &sandbox.path("packages/app"), &["--status"])
+        .code(0)
+        .stdout_contains("ALL MET (1 met)")
+        .stdout_lacks("G1");
 }
 
 #[test]
 fn an_explicit_root_is_never_searched_and_the_message_stays_the_node_line() {
     let sandbox = repository();
     let src = sandbox.path("src");
-    let (code, out, err) = run_in(&sandbox, &src, &["--status", "--root", "."]);
-    assert_eq!(code, 2, "{out}{err}");
     let expected = format!(
         "gate-check: error: no gate files found (looked for .unlazy/<scope>/, then GATES.md and gates/*.md under {})\n",
         src.display()
     );
-    assert!(err.starts_with(&expected), "{err}");
+    run_in(&sandbox, &src, &["--status", "--root", "."])
+        .code(2)
+        .stderr_is(&format!("{expected}run gate-check --help for usage\n"));
 }
 
 #[test]
@@ -92,12 +89,11 @@ fn no_gate_files_found_says_where_the_search_went() {
 
     // A repository root without ledgers ends the search and is named.
     fs::create_dir(sandbox.path(".git")).unwrap();
-    let (code, out, err) = run_in(&sandbox, &src, &["--status"]);
-    assert_eq!(code, 2, "{out}{err}");
-    assert!(
-        err.contains(&format!("under {}, found searching upward from {})", sandbox.root.display(), src.display())),
-        "{err}"
-    );
+    run_in(&sandbox, &src, &["--status"]).code(2).stderr_contains(&format!(
+        "under {}, found searching upward from {})",
+        sandbox.root.display(),
+        src.display()
+    ));
 }
 
 #[test]
@@ -106,17 +102,13 @@ fn a_named_scope_is_looked_for_past_a_nearer_plain_ledger() {
     sandbox.write(".unlazy/api/GATES.md", "- [x] API: the api pipeline\n  EVIDENCE: read by hand\n");
     sandbox.write("packages/app/GATES.md", "- [ ] APP: the package ledger\n");
     let app = sandbox.path("packages/app");
-    let (code, out, err) = run_in(&sandbox, &app, &["--status", "--scope", "api"]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("ALL MET (1 met)"), "{out}");
+    run_in(&sandbox, &app, &["--status", "--scope", "api"]).code(0).stdout_contains("ALL MET (1 met)");
     let output = sandbox.cmd().current_dir(&app).env("UNLAZY_SCOPE", "api").arg("--status").output().unwrap();
     let (code, out, err) = outcome(&output);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("ALL MET (1 met)"), "{out}");
     // Without a scope the nearer ledger is the target, as in the Node tool.
-    let (code, out, _) = run_in(&sandbox, &app, &["--status"]);
-    assert_eq!(code, 1);
-    assert!(out.contains("GATES:APP"), "{out}");
+    run_in(&sandbox, &app, &["--status"]).code(1).stdout_contains("GATES:APP");
 }
 
 #[test]
@@ -124,17 +116,15 @@ fn pipeline_actions_and_dispatch_find_the_pipelines_from_a_subdirectory() {
     let sandbox = repository();
     sandbox.write(".unlazy/api/GATES.md", "OWNS: src/**\n\n- [ ] API: the api pipeline\n");
     let deep = sandbox.path("src/deep");
-    let (code, out, err) = run_in(&sandbox, &deep, &["--list-scopes"]);
-    assert_eq!((code, out.as_str()), (0, "api\n"), "{err}");
-    let (code, out, err) = run_in(&sandbox, &deep, &["--log", "from below", "--scope", "api"]);
-    assert_eq!(code, 0, "{out}{err}");
+    run_in(&sandbox, &deep, &["--list-scopes"]).code(0).stdout_is("api\n");
+    run_in(&sandbox, &deep, &["--log", "from below", "--scope", "api"])
+        .code(0)
+        .stdout_contains("/.unlazy/api/status.log\n");
     assert!(sandbox.read(".unlazy/api/status.log").contains("from below"));
-    let (code, out, err) = run_in(&sandbox, &deep, &["--claim", "--scope", "api"]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("CLAIMED 1 path(s) for api/GATES"), "{out}");
-    let (code, out, err) =
-        run_in(&sandbox, &deep, &["dispatch", "open", "--scope", "api", "--wave", "w1", "--leaf", "a"]);
-    assert_eq!(code, 0, "{out}{err}");
+    run_in(&sandbox, &deep, &["--claim", "--scope", "api"]).code(0).stdout_contains("CLAIMED 1 path(s) for api/GATES");
+    run_in(&sandbox, &deep, &["dispatch", "open", "--scope", "api", "--wave", "w1", "--leaf", "a"])
+        .code(0)
+        .stdout_is("OPEN w1 (0/1 started, 0/1 returned)\n");
     assert!(fs::symlink_metadata(sandbox.path(".unlazy/api/dispatch.json")).is_ok());
     assert!(fs::symlink_metadata(deep.join(".unlazy")).is_err(), "state was written below the root");
 }
@@ -155,7 +145,6 @@ fn cwd_from_a_subdirectory_is_taken_from_where_the_user_is() {
     let sandbox = repository();
     sandbox.write("GATES.md", &gate("G1", "pwd", "src/deep"));
     let deep = sandbox.path("src/deep");
-    let (code, out, err) = run_in(&sandbox, &deep, &["--approve", "--cwd", "."]);
-    assert_eq!(code, 0, "{out}{err}");
+    run_in(&sandbox, &deep, &["--approve", "--cwd", "."]).code(0).stdout_contains("\nALL MET (1 met)\n");
     assert!(sandbox.read("GATES.md").contains(&format!("cwd={};", deep.display())), "{}", sandbox.read("GATES.md"));
 }

@@ -174,6 +174,20 @@ impl Run {
         self
     }
 
+    pub fn stdout_ends_with(mut self, end: &str) -> Run {
+        assert!(self.stdout.ends_with(end), "want stdout of {} to end with {end:?}", self.context());
+        self.stdout_checked = true;
+        self
+    }
+
+    /// Stdout as the one JSON document it must be.
+    pub fn stdout_json(mut self) -> serde_json::Value {
+        let document = serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|error| panic!("stdout is not one JSON document ({error}): {}", self.context()));
+        self.stdout_checked = true;
+        document
+    }
+
     pub fn stdout_lacks(self, fragment: &str) -> Run {
         assert!(!self.stdout.contains(fragment), "unwanted {fragment:?} in stdout of {}", self.context());
         self

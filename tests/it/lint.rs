@@ -2,7 +2,7 @@
 //! LINT OK / LINT FINDINGS markers, exit codes, --strict, --json, and that
 //! nothing is ever executed.
 
-use crate::common::{outcome, Sandbox};
+use crate::common::{Run, Sandbox};
 
 const WEAK: &str = "# Gates: weak ledger
 
@@ -58,8 +58,8 @@ const SOUND: &str = "# Gates: sound ledger
   EVIDENCE: pending
 ";
 
-fn lint(sandbox: &Sandbox, args: &[&str]) -> (i32, String, String) {
-    outcome(&sandbox.cmd().arg("lint").args(args).output().unwrap())
+fn lint(sandbox: &Sandbox, args: &[&str]) -> Run {
+    sandbox.run_with(sandbox.cmd().arg("lint").args(args))
 }
 
 #[test]
@@ -67,8 +67,7 @@ fn weak_ledger_reports_every_rule_with_file_and_line() {
     let sandbox = Sandbox::new();
     sandbox.write("weak.md", WEAK);
     // Advisory, as in the Node linter: findings, exit 0.
-    let (code, out, err) = lint(&sandbox, &["weak.md"]);
-    assert_eq!(code, 0, "{out}{err}");
+    let run = lint(&sandbox, &["weak.md"]).code(0);
     let expected = [
         "weak.md:3: WARN G1: CHECK cannot fail: it runs only \"echo\"",
         "[tautological-check]",
@@ -82,15 +81,14 @@ fn weak_ledger_reports_every_rule_with_file_and_line() {
         "weak.md:26: WARN G6: the title's figure 12 is typed into EXPECT",
         "weak.md:34: WARN G7: ABANDON reason \"later\" does not hand the gate off",
     ];
-    for line in expected {
-        assert!(out.contains(line), "missing {line:?} in\n{out}");
-    }
-    assert!(!out.contains("G4: CHECK cannot fail"), "cd x && node is not fixed output:\n{out}");
-    assert!(!out.contains("G7: EXPECT"), "abandoned gates are not judged:\n{out}");
-    assert!(out.trim_end().ends_with("LINT OK (11 warning(s))"), "{out}");
-    let (code, out, _) = lint(&sandbox, &["--strict", "weak.md"]);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.trim_end().ends_with("LINT FINDINGS: 0 error(s), 11 warning(s)"), "{out}");
+    expected
+        .iter()
+        .fold(run, |run, line| run.stdout_contains(line))
+        // `cd x && node` is not fixed output, and abandoned gates are not judged.
+        .stdout_lacks("G4: CHECK cannot fail")
+        .stdout_lacks("G7: EXPECT")
+        .stdout_ends_with("\nLINT OK (11 warning(s))\n");
+    lint(&sandbox, &["--strict", "weak.md"]).code(1).stdout_ends_with("\nLINT FINDINGS: 0 error(s), 11 warning(s)\n");
 }
 
 #[test]
@@ -101,8 +99,7 @@ fn commands_that_can_fail_or_only_search_are_not_flagged() {
         "- [ ] G1: the verifier passes\n  CHECK: echo starting && node scripts/verify.mjs\n  EXPECT: VERIFY-PASSED\n\
          - [ ] G2: the README documents usage\n  CHECK: grep -n '^## Usage' README.md\n  EXPECT: ## Usage\n",
     );
-    let (code, out, err) = lint(&sandbox, &["--strict", "GATES.md"]);
-    assert_eq!((code, out.as_str()), (0, "LINT OK\n"), "{err}");
+    lint(&sandbox, &["--strict", "GATES.md"]).code(0).stdout_is("LINT OK\n");
 }
 
 #[test]
@@ -110,14 +107,10 @@ fn a_large_report_is_capped_like_the_node_linter() {
     let sandbox = Sandbox::new();
     let ledger: String = (0..200).map(|i| format!("- [ ] G{i}: the page reads well\n  EVIDENCE: pending\n")).collect();
     sandbox.write("manual.md", &ledger);
-    let (code, out, _) = lint(&sandbox, &["manual.md"]);
-    assert_eq!(code, 0);
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 66, "{out}");
-    assert_eq!(lines[64], "... [report truncated: 137 finding(s) omitted]");
-    assert_eq!(lines[65], "LINT OK (201 warning(s))");
-    let (_, out, _) = lint(&sandbox, &["--json", "manual.md"]);
-    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let run = lint(&sandbox, &["manual.md"]).code(0);
+    assert_eq!(run.stdout().lines().count(), 66, "{}", run.stdout());
+    run.stdout_ends_with("\n... [report truncated: 137 finding(s) omitted]\nLINT OK (201 warning(s))\n");
+    let report = lint(&sandbox, &["--json", "manual.md"]).code(0).stdout_json();
     assert_eq!(report["findings"].as_array().unwrap().len(), 64);
     assert_eq!((report["truncated"].as_bool(), report["omittedFindings"].as_u64()), (Some(true), Some(137)));
 }
@@ -126,34 +119,29 @@ fn a_large_report_is_capped_like_the_node_linter() {
 fn without_a_file_lint_targets_the_ledgers_the_checker_would() {
     let sandbox = Sandbox::new();
     sandbox.write(".unlazy/api/gates/leaf.md", "- [ ] G1: the page reads well\n  EVIDENCE: pending\n");
-    let (code, out, err) = lint(&sandbox, &[]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("leaf.md:1: WARN G1: no CHECK") && out.ends_with("LINT OK (3 warning(s))\n"), "{out}");
+    lint(&sandbox, &[])
+        .code(0)
+        .stdout_contains("leaf.md:1: WARN G1: no CHECK")
+        .stdout_ends_with("LINT OK (3 warning(s))\n");
     sandbox.write(".unlazy/web/GATES.md", SOUND);
-    let (code, _, err) = lint(&sandbox, &[]);
-    assert_eq!(code, 2);
-    assert!(err.contains("2 pipelines present"), "{err}");
-    let (code, out, _) = lint(&sandbox, &["--scope", "web"]);
-    assert_eq!((code, out.as_str()), (0, "LINT OK\n"));
+    lint(&sandbox, &[]).code(2).stderr_contains("2 pipelines present");
+    lint(&sandbox, &["--scope", "web"]).code(0).stdout_is("LINT OK\n");
 }
 
 #[test]
 fn sound_ledger_is_ok_and_strict_only_fails_on_warnings() {
     let sandbox = Sandbox::new();
     sandbox.write("sound.md", SOUND);
-    let (code, out, _) = lint(&sandbox, &["sound.md"]);
-    assert_eq!((code, out.as_str()), (0, "LINT OK\n"));
-    let (code, out, _) = lint(&sandbox, &["--strict", "sound.md"]);
-    assert_eq!((code, out.as_str()), (0, "LINT OK\n"));
+    lint(&sandbox, &["sound.md"]).code(0).stdout_is("LINT OK\n");
+    lint(&sandbox, &["--strict", "sound.md"]).code(0).stdout_is("LINT OK\n");
 
     sandbox
         .write("manual.md", &format!("{SOUND}\n- [ ] G4: copy reads as written by the brand\n  EVIDENCE: pending\n"));
-    let (code, out, _) = lint(&sandbox, &["manual.md"]);
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("manual.md:18: WARN G4: no CHECK") && out.ends_with("LINT OK (1 warning(s))\n"), "{out}");
-    let (code, out, _) = lint(&sandbox, &["--strict", "manual.md"]);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.ends_with("LINT FINDINGS: 0 error(s), 1 warning(s)\n"), "{out}");
+    lint(&sandbox, &["manual.md"])
+        .code(0)
+        .stdout_contains("manual.md:18: WARN G4: no CHECK")
+        .stdout_ends_with("LINT OK (1 warning(s))\n");
+    lint(&sandbox, &["--strict", "manual.md"]).code(1).stdout_ends_with("LINT FINDINGS: 0 error(s), 1 warning(s)\n");
 }
 
 #[test]
@@ -161,20 +149,20 @@ fn ledger_wide_rules_and_several_files() {
     let sandbox = Sandbox::new();
     sandbox.write("sound.md", SOUND);
     sandbox.write("one.md", "- [ ] G1: the site is pleasant\n  EVIDENCE: pending\n");
-    let (code, out, _) = lint(&sandbox, &["sound.md", "one.md"]);
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("one.md: WARN only one live gate") && out.contains("[small-ledger]"), "{out}");
-    assert!(out.contains("one.md: WARN 0/1 live gates are runnable") && out.contains("[mostly-manual]"), "{out}");
-    assert!(!out.contains("sound.md"), "{out}");
+    lint(&sandbox, &["sound.md", "one.md"])
+        .code(0)
+        .stdout_contains("one.md: WARN only one live gate")
+        .stdout_contains("[small-ledger]")
+        .stdout_contains("one.md: WARN 0/1 live gates are runnable")
+        .stdout_contains("[mostly-manual]")
+        .stdout_lacks("sound.md");
 }
 
 #[test]
 fn json_is_one_document_with_findings() {
     let sandbox = Sandbox::new();
     sandbox.write("weak.md", WEAK);
-    let (code, out, err) = lint(&sandbox, &["--json", "weak.md"]);
-    assert_eq!(code, 0, "{err}");
-    let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
+    let report = lint(&sandbox, &["--json", "weak.md"]).code(0).stdout_json();
     assert_eq!(report["ok"], true);
     assert_eq!((report["errors"].as_u64(), report["warnings"].as_u64()), (Some(0), Some(11)));
     assert_eq!((report["truncated"].as_bool(), report["omittedFindings"].as_u64()), (Some(false), Some(0)));
@@ -186,7 +174,7 @@ fn json_is_one_document_with_findings() {
     assert_eq!(first["rule"], "tautological-check");
     assert!(first["message"].as_str().unwrap().starts_with("CHECK cannot fail"));
     let small = report["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "mostly-manual");
-    assert!(small.is_none(), "5 of 6 live gates are runnable: {out}");
+    assert!(small.is_none(), "5 of 6 live gates are runnable: {report}");
 }
 
 #[test]
@@ -194,25 +182,22 @@ fn parse_and_usage_failures_exit_2() {
     let sandbox = Sandbox::new();
     sandbox.write("sound.md", SOUND);
     sandbox.write("broken.md", "# Gates\n\n- [ ] no explicit id here\n");
-    let (code, out, err) = lint(&sandbox, &["sound.md", "broken.md"]);
-    assert_eq!(code, 2, "{out}");
-    assert!(err.contains("broken.md:3: error: gate needs an explicit ID followed by a colon"), "{err}");
-    assert!(out.contains("LINT NOT RUN: 1 problem(s) reading or parsing the ledgers"), "{out}");
-    assert!(!out.contains("LINT OK") && !out.contains("LINT FINDINGS"), "no verdict on an unreadable ledger: {out}");
-    let (code, out, _) = lint(&sandbox, &["--json", "broken.md"]);
-    assert_eq!(code, 2);
-    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    lint(&sandbox, &["sound.md", "broken.md"])
+        .code(2)
+        .stderr_contains("broken.md:3: error: gate needs an explicit ID followed by a colon")
+        .stdout_contains("LINT NOT RUN: 1 problem(s) reading or parsing the ledgers")
+        .stdout_lacks("LINT OK")
+        .stdout_lacks("LINT FINDINGS");
+    let report = lint(&sandbox, &["--json", "broken.md"]).code(2).stderr_is("").stdout_json();
     assert_eq!(report["findings"][0]["rule"], "parse");
     assert_eq!(report["findings"][0]["line"], 3);
 
-    let (code, _, err) = lint(&sandbox, &["missing.md"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("missing.md"), "{err}");
-    let (code, _, err) = lint(&sandbox, &[]);
-    assert_eq!(code, 2);
-    assert!(err.contains("no gate files found"), "{err}");
-    let (code, _, _) = lint(&sandbox, &["--nope", "sound.md"]);
-    assert_eq!(code, 2);
+    lint(&sandbox, &["missing.md"])
+        .code(2)
+        .stdout_is("LINT NOT RUN: 1 problem(s) reading or parsing the ledgers\n")
+        .stderr_is("gate-check: error: no such gate file: missing.md\n");
+    lint(&sandbox, &[]).code(2).stderr_contains("no gate files found");
+    lint(&sandbox, &["--nope", "sound.md"]).code(2).stderr_contains("error: unexpected argument '--nope' found\n");
 }
 
 #[test]
@@ -223,8 +208,7 @@ fn never_executes_a_check() {
         "GATES.md",
         &format!("- [ ] G1: the tool runs\n  CHECK: touch {}\n  EXPECT: RAN-MARKER\n", marker.display()),
     );
-    let (code, out, _) = lint(&sandbox, &["GATES.md"]);
-    assert_eq!(code, 0, "{out}");
+    lint(&sandbox, &["GATES.md"]).code(0).stdout_ends_with("\nLINT OK (1 warning(s))\n");
     assert!(!crate::common::exists(&marker), "lint executed a CHECK");
     assert_eq!(sandbox.approval_count(), 0);
 }

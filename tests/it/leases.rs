@@ -6,7 +6,7 @@ use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use crate::common::{outcome, Sandbox};
+use crate::common::{Run, Sandbox};
 
 /// A leaf ledger owning `owns`, with one manual gate.
 fn leaf(owns: &str) -> String {
@@ -23,22 +23,22 @@ fn lease_files(sandbox: &Sandbox) -> Vec<PathBuf> {
     files
 }
 
-fn claim(sandbox: &Sandbox, scope: &str, leaf: Option<&str>) -> (i32, String, String) {
+fn claim(sandbox: &Sandbox, scope: &str, leaf: Option<&str>) -> Run {
     let mut cmd = sandbox.cmd();
     cmd.args(["--claim", "--scope", scope]);
     if let Some(leaf) = leaf {
         cmd.args(["--leaf", leaf]);
     }
-    outcome(&cmd.output().unwrap())
+    sandbox.run_with(&mut cmd)
 }
 
 #[test]
 fn a_single_leaf_claims_its_normalized_owns_paths() {
     let sandbox = Sandbox::new();
     sandbox.write(".unlazy/api/gates/leaf-1.2.1.md", &leaf("./src/api/**, tests//api/*.rs"));
-    let (code, out, err) = claim(&sandbox, "api", None);
-    assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out, "CLAIMED 2 path(s) for api/leaf-1.2.1: src/api/**, tests/api/*.rs\n");
+    claim(&sandbox, "api", None)
+        .code(0)
+        .stdout_is("CLAIMED 2 path(s) for api/leaf-1.2.1: src/api/**, tests/api/*.rs\n");
     let files = lease_files(&sandbox);
     assert_eq!(files.len(), 1);
     let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
@@ -55,24 +55,20 @@ fn overlapping_claims_are_refused_with_the_holder_named() {
     sandbox.write(".unlazy/api/gates/leaf-2.md", &leaf("src/shared/util.ts, api/**"));
     sandbox.write(".unlazy/cli/gates/leaf-3.md", &leaf("src/*.rs, web/x"));
     sandbox.write(".unlazy/docs/gates/leaf-4.md", &leaf("src/sharedness/**, docs/**"));
-    assert_eq!(claim(&sandbox, "web", None).0, 0);
+    claim(&sandbox, "web", None).code(0).stdout_contains("CLAIMED ");
 
-    let (code, out, _) = claim(&sandbox, "api", None);
-    assert_eq!(code, 3, "{out}");
-    assert_eq!(
-        out,
-        "CONFLICT src/shared/util.ts overlaps src/shared/** held by web/leaf-1\nCLAIM REFUSED (1 conflict(s))\n"
+    claim(&sandbox, "api", None).code(3).stdout_is(
+        "CONFLICT src/shared/util.ts overlaps src/shared/** held by web/leaf-1\nCLAIM REFUSED (1 conflict(s))\n",
     );
 
-    let (code, out, _) = claim(&sandbox, "cli", None);
-    assert_eq!(code, 3, "{out}");
-    assert!(out.contains("CONFLICT src/*.rs overlaps src/shared/** held by web/leaf-1"), "{out}");
-    assert!(out.contains("CONFLICT web/x overlaps web/** held by web/leaf-1"), "{out}");
-    assert!(out.ends_with("CLAIM REFUSED (2 conflict(s))\n"), "{out}");
+    claim(&sandbox, "cli", None)
+        .code(3)
+        .stdout_contains("CONFLICT src/*.rs overlaps src/shared/** held by web/leaf-1")
+        .stdout_contains("CONFLICT web/x overlaps web/** held by web/leaf-1")
+        .stdout_ends_with("CLAIM REFUSED (2 conflict(s))\n");
 
     // Different literal segments are provably disjoint.
-    let (code, out, _) = claim(&sandbox, "docs", None);
-    assert_eq!(code, 0, "{out}");
+    claim(&sandbox, "docs", None).code(0).stdout_is("CLAIMED 2 path(s) for docs/leaf-4: src/sharedness/**, docs/**\n");
     assert_eq!(lease_files(&sandbox).len(), 2, "refused claims must not write a lease");
 }
 
@@ -80,15 +76,10 @@ fn overlapping_claims_are_refused_with_the_holder_named() {
 fn an_identity_holding_a_lease_is_its_exclusive_owner() {
     let sandbox = Sandbox::new();
     sandbox.write(".unlazy/web/gates/leaf-1.md", &leaf("web/**"));
-    assert_eq!(claim(&sandbox, "web", None).0, 0);
+    claim(&sandbox, "web", None).code(0).stdout_contains("CLAIMED ");
     // Even with new, disjoint paths the identity cannot claim a second time.
     sandbox.write(".unlazy/web/gates/leaf-1.md", &leaf("elsewhere/**"));
-    let (code, out, _) = claim(&sandbox, "web", Some("leaf-1"));
-    assert_eq!(code, 3);
-    assert_eq!(
-        out,
-        "CONFLICT web/leaf-1 already holds a live lease; release it before claiming again\nCLAIM REFUSED (1 conflict(s))\n"
-    );
+    claim(&sandbox, "web", Some("leaf-1")).code(3).stdout_is("CONFLICT web/leaf-1 already holds a live lease; release it before claiming again\nCLAIM REFUSED (1 conflict(s))\n");
 }
 
 #[test]
@@ -106,13 +97,10 @@ fn leaf_selection_and_ledger_problems() {
         (Some("leaf-bad"), "runnable gates require both non-blank CHECK and EXPECT"),
     ];
     for (leaf, message) in cases {
-        let (code, out, err) = claim(&sandbox, "api", leaf);
-        assert_eq!(code, 2, "{leaf:?}: {out}{err}");
-        assert!(err.contains(message), "{leaf:?}: {err}");
+        claim(&sandbox, "api", leaf).code(2).stderr_contains(message);
     }
     assert!(lease_files(&sandbox).is_empty());
-    let (code, out, _) = claim(&sandbox, "api", Some("GATES"));
-    assert_eq!((code, out.as_str()), (0, "CLAIMED 1 path(s) for api/GATES: api/**\n"));
+    claim(&sandbox, "api", Some("GATES")).code(0).stdout_is("CLAIMED 1 path(s) for api/GATES: api/**\n");
 }
 
 #[test]
@@ -121,9 +109,7 @@ fn unsafe_owns_paths_are_rejected() {
     for (index, owns) in ["/etc/**", "src/../../x", "C:/win/**", ".", "//server/share"].iter().enumerate() {
         let scope = format!("s{index}");
         sandbox.write(&format!(".unlazy/{scope}/gates/leaf-1.md"), &leaf(owns));
-        let (code, out, err) = claim(&sandbox, &scope, None);
-        assert_eq!(code, 2, "{owns}: {out}{err}");
-        assert!(err.contains("OWNS path"), "{owns}: {err}");
+        claim(&sandbox, &scope, None).code(2).stderr_contains("OWNS path");
     }
     assert!(lease_files(&sandbox).is_empty());
 }
@@ -135,26 +121,25 @@ fn release_frees_leases_even_after_the_scope_folder_is_gone() {
     sandbox.write(".unlazy/api/gates/leaf-2.md", &leaf("api/two/**"));
     sandbox.write(".unlazy/web/gates/leaf-1.md", &leaf("web/**"));
     for (scope, leaf) in [("api", "leaf-1"), ("api", "leaf-2"), ("web", "leaf-1")] {
-        assert_eq!(claim(&sandbox, scope, Some(leaf)).0, 0);
+        claim(&sandbox, scope, Some(leaf)).code(0).stdout_contains("CLAIMED ");
     }
-    let (code, out, _) =
-        outcome(&sandbox.cmd().args(["--release", "--scope", "api", "--leaf", "leaf-2"]).output().unwrap());
-    assert_eq!((code, out.as_str()), (0, "released 1 lease(s) for api/leaf-2\n"));
+    sandbox
+        .run(&["--release", "--scope", "api", "--leaf", "leaf-2"])
+        .code(0)
+        .stdout_is("released 1 lease(s) for api/leaf-2\n");
     // The freed paths can be claimed again by someone else.
     sandbox.write(".unlazy/web/gates/leaf-3.md", &leaf("api/two/x.rs"));
-    assert_eq!(claim(&sandbox, "web", Some("leaf-3")).0, 0);
+    claim(&sandbox, "web", Some("leaf-3")).code(0).stdout_contains("CLAIMED ");
 
     std::fs::remove_dir_all(sandbox.path(".unlazy/api")).unwrap();
-    let (code, out, err) = outcome(&sandbox.cmd().args(["--release", "--scope", "api"]).output().unwrap());
-    assert_eq!((code, out.as_str()), (0, "released 1 lease(s) for api\n"), "{err}");
-    let (code, out, _) =
-        outcome(&sandbox.cmd().args(["--release", "--scope", "ghost", "--leaf", "leaf-1"]).output().unwrap());
-    assert_eq!((code, out.as_str()), (0, "released 0 lease(s) for ghost/leaf-1\n"));
+    sandbox.run(&["--release", "--scope", "api"]).code(0).stdout_is("released 1 lease(s) for api\n");
+    sandbox
+        .run(&["--release", "--scope", "ghost", "--leaf", "leaf-1"])
+        .code(0)
+        .stdout_is("released 0 lease(s) for ghost/leaf-1\n");
     assert_eq!(lease_files(&sandbox).len(), 2, "web's leases are untouched");
     // A claim still needs a live ledger.
-    let (code, _, err) = claim(&sandbox, "api", None);
-    assert_eq!(code, 2);
-    assert!(err.contains("no such scope \"api\""), "{err}");
+    claim(&sandbox, "api", None).code(2).stderr_contains("no such scope \"api\"");
 }
 
 #[test]
@@ -167,9 +152,7 @@ fn a_record_written_by_the_node_tool_is_honored() {
         &format!(".unlazy/locks/{name}.lease"),
         "{\n  \"scope\": \"web\",\n  \"leaf\": \"leaf-9\",\n  \"globs\": [\n    \"src/main.rs\"\n  ],\n  \"pid\": 4242\n}\n",
     );
-    let (code, out, _) = claim(&sandbox, "api", None);
-    assert_eq!(code, 3, "{out}");
-    assert!(out.contains("CONFLICT src/** overlaps src/main.rs held by web/leaf-9"), "{out}");
+    claim(&sandbox, "api", None).code(3).stdout_contains("CONFLICT src/** overlaps src/main.rs held by web/leaf-9");
 }
 
 #[test]
@@ -177,7 +160,7 @@ fn a_damaged_registry_fails_closed() {
     let sandbox = Sandbox::new();
     sandbox.write(".unlazy/api/gates/leaf-1.md", &leaf("api/**"));
     sandbox.write(".unlazy/web/gates/leaf-1.md", &leaf("web/**"));
-    assert_eq!(claim(&sandbox, "web", None).0, 0);
+    claim(&sandbox, "web", None).code(0).stdout_contains("CLAIMED ");
     let record = lease_files(&sandbox).remove(0);
     let good = std::fs::read_to_string(&record).unwrap();
     let outside = sandbox.root.parent().unwrap().join("outside.lease");
@@ -185,30 +168,35 @@ fn a_damaged_registry_fails_closed() {
 
     type Damage = Box<dyn Fn(&std::path::Path)>;
     let damages: Vec<(&str, Damage)> = vec![
-        ("malformed", Box::new(|p| std::fs::write(p, "{ not json").unwrap())),
-        ("empty", Box::new(|p| std::fs::write(p, "").unwrap())),
-        ("oversized", Box::new(|p| std::fs::write(p, " ".repeat(70 * 1024)).unwrap())),
-        ("symlink", {
+        ("invalid lease record JSON", Box::new(|p| std::fs::write(p, "{ not json").unwrap())),
+        ("invalid lease record JSON", Box::new(|p| std::fs::write(p, "").unwrap())),
+        (
+            "must be one unchanged regular single-link file",
+            Box::new(|p| std::fs::write(p, " ".repeat(70 * 1024)).unwrap()),
+        ),
+        ("must be one unchanged regular single-link file", {
             let outside = outside.clone();
             Box::new(move |p| {
                 std::fs::remove_file(p).unwrap();
                 symlink(&outside, p).unwrap();
             })
         }),
-        ("hard link", {
+        ("must be one unchanged regular single-link file", {
             let outside = outside.clone();
             Box::new(move |p| {
                 std::fs::remove_file(p).unwrap();
                 std::fs::hard_link(&outside, p).unwrap();
             })
         }),
-        ("renamed", Box::new(|p| std::fs::rename(p, p.with_file_name("000000000000000000000000.lease")).unwrap())),
+        (
+            "lease record name does not match its scope and leaf",
+            Box::new(|p| std::fs::rename(p, p.with_file_name("000000000000000000000000.lease")).unwrap()),
+        ),
     ];
-    for (what, damage) in damages {
+    // Each damage, with what the refusal says about it.
+    for (refusal, damage) in damages {
         damage(&record);
-        let (code, out, err) = claim(&sandbox, "api", None);
-        assert_eq!(code, 2, "{what}: {out}{err}");
-        assert!(err.contains("cannot claim leases") && err.contains(".lease"), "{what}: {err}");
+        claim(&sandbox, "api", None).code(2).stderr_contains("cannot claim leases").stderr_contains(refusal);
         sandbox
             .run_with(sandbox.cmd().args(["--release", "--scope", "web"]))
             .code(2)
@@ -229,9 +217,7 @@ fn a_linked_locks_directory_is_refused() {
     let outside = sandbox.root.parent().unwrap().join("locks-elsewhere");
     std::fs::create_dir(&outside).unwrap();
     symlink(&outside, sandbox.path(".unlazy/locks")).unwrap();
-    let (code, _, err) = claim(&sandbox, "api", None);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("must be a real directory inside the repository"), "{err}");
+    claim(&sandbox, "api", None).code(2).stderr_contains("must be a real directory inside the repository");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
 }
 
@@ -263,7 +249,9 @@ fn racing_claims_never_both_win() {
             _ => "b",
         };
         assert_eq!(lease_files(&sandbox).len(), 1, "round {round}");
-        let (code, out, _) = outcome(&sandbox.cmd().args(["--release", "--scope", winner]).output().unwrap());
-        assert_eq!((code, out.as_str()), (0, format!("released 1 lease(s) for {winner}\n").as_str()), "round {round}");
+        sandbox
+            .run(&["--release", "--scope", winner])
+            .code(0)
+            .stdout_is(&format!("released 1 lease(s) for {winner}\n"));
     }
 }

@@ -174,6 +174,18 @@ impl Run {
         self
     }
 
+    pub fn stdout_starts_with(mut self, start: &str) -> Run {
+        assert!(self.stdout.starts_with(start), "want stdout of {} to start with {start:?}", self.context());
+        self.stdout_checked = true;
+        self
+    }
+
+    pub fn stderr_starts_with(mut self, start: &str) -> Run {
+        assert!(self.stderr.starts_with(start), "want stderr of {} to start with {start:?}", self.context());
+        self.stderr_checked = true;
+        self
+    }
+
     pub fn stdout_ends_with(mut self, end: &str) -> Run {
         assert!(self.stdout.ends_with(end), "want stdout of {} to end with {end:?}", self.context());
         self.stdout_checked = true;

@@ -4,7 +4,7 @@
 
 use std::fs;
 
-use crate::common::{exists, outcome, Sandbox};
+use crate::common::{exists, Run, Sandbox};
 use serde_json::{json, Value};
 
 fn binary_path() -> String {
@@ -20,8 +20,8 @@ fn our_command(scope: Option<&str>) -> String {
     command
 }
 
-fn install(sandbox: &Sandbox, args: &[&str]) -> (i32, String, String) {
-    outcome(&sandbox.cmd().arg("install-hooks").args(args).env("HOME", sandbox.path("home")).output().unwrap())
+fn install(sandbox: &Sandbox, args: &[&str]) -> Run {
+    sandbox.run_with(sandbox.cmd().arg("install-hooks").args(args).env("HOME", sandbox.path("home")))
 }
 
 fn settings(sandbox: &Sandbox, relative: &str) -> Value {
@@ -43,9 +43,9 @@ const LOCAL: &str = ".claude/settings.local.json";
 #[test]
 fn installs_into_local_settings_and_is_idempotent() {
     let sandbox = Sandbox::new();
-    let (code, out, err) = install(&sandbox, &[]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with(&format!("Installed unlazy Stop hook into {}", sandbox.path(LOCAL).display())), "{out}");
+    install(&sandbox, &[])
+        .code(0)
+        .stdout_starts_with(&format!("Installed unlazy Stop hook into {}\n", sandbox.path(LOCAL).display()));
     let written = settings(&sandbox, LOCAL);
     assert_eq!(
         written,
@@ -55,9 +55,7 @@ fn installs_into_local_settings_and_is_idempotent() {
     assert!(sandbox.read(LOCAL).ends_with("}\n"));
 
     let before = sandbox.read(LOCAL);
-    let (code, out, _) = install(&sandbox, &[]);
-    assert_eq!(code, 0);
-    assert!(out.contains("Already installed") && out.contains("nothing changed"), "{out}");
+    install(&sandbox, &[]).code(0).stdout_contains("Already installed").stdout_contains("nothing changed");
     assert_eq!(sandbox.read(LOCAL), before);
     assert!(!exists(&sandbox.path(".claude/settings.local.json.unlazy.bak")));
 }
@@ -65,7 +63,7 @@ fn installs_into_local_settings_and_is_idempotent() {
 #[test]
 fn the_installed_command_runs_the_hook() {
     let sandbox = Sandbox::new();
-    install(&sandbox, &["--scope", "api"]);
+    install(&sandbox, &["--scope", "api"]).code(0).stdout_starts_with("Installed unlazy Stop hook into ");
     let command = stop_commands(&settings(&sandbox, LOCAL)).remove(0);
     assert_eq!(command, our_command(Some("api")));
     sandbox.write(".unlazy/api/GATES.md", "- [ ] G1: x\n  EVIDENCE: pending\n");
@@ -102,9 +100,7 @@ fn preserves_unrelated_settings_and_siblings_and_backs_up() {
     });
     let text = serde_json::to_string_pretty(&original).unwrap();
     sandbox.write(LOCAL, &text);
-    let (code, out, err) = install(&sandbox, &["--scope", "api"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("replaced: 1 older unlazy Stop hook entry"), "{out}");
+    install(&sandbox, &["--scope", "api"]).code(0).stdout_contains("replaced: 1 older unlazy Stop hook entry");
     assert_eq!(sandbox.read(".claude/settings.local.json.unlazy.bak"), text, "backup holds the previous bytes");
 
     let written = settings(&sandbox, LOCAL);
@@ -117,17 +113,13 @@ fn preserves_unrelated_settings_and_siblings_and_backs_up() {
     assert_eq!(keys, ["model", "permissions", "hooks"], "key order is kept");
 
     // Re-pinning replaces rather than stacking; uninstall leaves the sibling.
-    install(&sandbox, &[]);
+    install(&sandbox, &[]).code(0).stdout_starts_with("Installed unlazy Stop hook into ");
     assert_eq!(stop_commands(&settings(&sandbox, LOCAL)), ["notify-done".to_string(), our_command(None)]);
-    let (code, out, _) = install(&sandbox, &["--uninstall"]);
-    assert_eq!(code, 0);
-    assert!(out.starts_with("Removed 1 unlazy Stop hook entry from"), "{out}");
+    install(&sandbox, &["--uninstall"]).code(0).stdout_starts_with("Removed 1 unlazy Stop hook entry from");
     let after = settings(&sandbox, LOCAL);
     assert_eq!(stop_commands(&after), ["notify-done"]);
     assert_eq!(after["hooks"]["PreToolUse"], original["hooks"]["PreToolUse"]);
-    let (code, out, _) = install(&sandbox, &["--uninstall"]);
-    assert_eq!(code, 0);
-    assert!(out.starts_with("Nothing to remove"), "{out}");
+    install(&sandbox, &["--uninstall"]).code(0).stdout_starts_with("Nothing to remove");
 }
 
 #[test]
@@ -137,10 +129,9 @@ fn repairs_a_node_install_and_uninstall_cleans_up_empty_objects() {
         LOCAL,
         r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"node \"/home/u/.claude/skills/unlazy/scripts/stop-hook.mjs\" --unlazy","timeout":20}]}]}}"#,
     );
-    let (code, out, _) = install(&sandbox, &[]);
-    assert_eq!(code, 0, "{out}");
+    install(&sandbox, &[]).code(0).stdout_starts_with("Installed unlazy Stop hook into ");
     assert_eq!(stop_commands(&settings(&sandbox, LOCAL)), [our_command(None)]);
-    install(&sandbox, &["--uninstall"]);
+    install(&sandbox, &["--uninstall"]).code(0).stdout_starts_with("Removed ");
     assert_eq!(settings(&sandbox, LOCAL), json!({}));
 }
 
@@ -159,12 +150,9 @@ fn refuses_malformed_settings_and_changes_nothing() {
     for text in cases {
         sandbox.write(LOCAL, text);
         for args in [&[][..], &["--uninstall"][..]] {
-            let (code, out, err) = install(&sandbox, args);
-            assert_eq!(code, 2, "{text}: {out}");
-            assert!(
-                err.starts_with(&format!("gate-check: refusing to touch {}", sandbox.path(LOCAL).display())),
-                "{err}"
-            );
+            install(&sandbox, args)
+                .code(2)
+                .stderr_starts_with(&format!("gate-check: refusing to touch {}", sandbox.path(LOCAL).display()));
             assert_eq!(sandbox.read(LOCAL), text, "file changed");
             assert!(!exists(&sandbox.path(".claude/settings.local.json.unlazy.bak")));
         }
@@ -175,36 +163,36 @@ fn refuses_malformed_settings_and_changes_nothing() {
 
     fs::remove_file(sandbox.path(LOCAL)).unwrap();
     std::os::unix::fs::symlink(sandbox.path("elsewhere.json"), sandbox.path(LOCAL)).unwrap();
-    let (code, _, err) = install(&sandbox, &[]);
-    assert_eq!(code, 2);
-    assert!(err.contains("symbolic link"), "{err}");
+    install(&sandbox, &[]).code(2).stderr_contains("symbolic link");
     assert!(!exists(&sandbox.path("elsewhere.json")));
 }
 
 #[test]
 fn shared_warns_and_global_writes_home() {
     let sandbox = Sandbox::new();
-    let (code, out, err) = install(&sandbox, &["--shared"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains(".claude/settings.json"), "{out}");
-    assert!(err.contains("warning") && err.contains(&binary_path()) && err.contains("absolute path"), "{err}");
+    install(&sandbox, &["--shared"])
+        .code(0)
+        .stdout_contains(".claude/settings.json")
+        .stderr_contains("warning")
+        .stderr_contains(&binary_path())
+        .stderr_contains("absolute path");
     assert_eq!(stop_commands(&settings(&sandbox, ".claude/settings.json")), [our_command(None)]);
     assert!(!exists(&sandbox.path(LOCAL)));
 
-    let (code, out, err) = install(&sandbox, &["--global"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.is_empty(), "{err}");
-    assert!(out.contains(&sandbox.path("home/.claude/settings.json").display().to_string()), "{out}");
+    install(&sandbox, &["--global"])
+        .code(0)
+        .stderr_is("")
+        .stdout_contains(&sandbox.path("home/.claude/settings.json").display().to_string());
     assert_eq!(stop_commands(&settings(&sandbox, "home/.claude/settings.json")), [our_command(None)]);
-    let (code, _, _) = install(&sandbox, &["--global", "--uninstall"]);
-    assert_eq!(code, 0);
+    install(&sandbox, &["--global", "--uninstall"])
+        .code(0)
+        .stdout_starts_with("Removed 1 unlazy Stop hook entry from ");
     assert_eq!(settings(&sandbox, "home/.claude/settings.json"), json!({}));
 
-    let (code, _, _) = install(&sandbox, &["--shared", "--global"]);
-    assert_eq!(code, 2);
-    let (code, _, err) = install(&sandbox, &["--scope", "../up"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--scope must match"), "{err}");
+    install(&sandbox, &["--shared", "--global"])
+        .code(2)
+        .stderr_contains("error: the argument '--shared' cannot be used with '--global'");
+    install(&sandbox, &["--scope", "../up"]).code(2).stderr_contains("--scope must match");
 }
 
 #[test]
@@ -217,16 +205,11 @@ fn only_entries_this_tool_or_the_node_installer_wrote_are_ours() {
         { "type": "command", "command": node, "timeout": 20 },
     ] }] } });
     sandbox.write(LOCAL, &serde_json::to_string_pretty(&start).unwrap());
-    let (code, out, err) = install(&sandbox, &[]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("replaced: 1 older unlazy Stop hook entry"), "{out}");
+    install(&sandbox, &[]).code(0).stdout_contains("replaced: 1 older unlazy Stop hook entry");
     assert_eq!(stop_commands(&settings(&sandbox, LOCAL)), [foreign.to_string(), our_command(None)]);
-    let (code, out, _) = install(&sandbox, &["--uninstall"]);
-    assert_eq!(code, 0);
-    assert!(out.contains("Removed 1 unlazy Stop hook entry"), "{out}");
+    install(&sandbox, &["--uninstall"]).code(0).stdout_contains("Removed 1 unlazy Stop hook entry");
     assert_eq!(stop_commands(&settings(&sandbox, LOCAL)), [foreign.to_string()]);
-    let (_, out, _) = install(&sandbox, &["--uninstall"]);
-    assert!(out.starts_with("Nothing to remove"), "{out}");
+    install(&sandbox, &["--uninstall"]).code(0).stdout_starts_with("Nothing to remove");
     assert_eq!(stop_commands(&settings(&sandbox, LOCAL)), [foreign.to_string()]);
 }
 
@@ -239,9 +222,7 @@ fn a_hard_linked_settings_file_is_refused_and_keeps_its_link() {
     let partner = sandbox.path("elsewhere.json");
     fs::hard_link(&file, &partner).unwrap();
     for args in [&[][..], &["--uninstall"][..]] {
-        let (code, out, err) = install(&sandbox, args);
-        assert_eq!(code, 2, "{out}{err}");
-        assert!(err.contains("more than one hard link") && err.contains("single-link file"), "{err}");
+        install(&sandbox, args).code(2).stderr_contains("more than one hard link").stderr_contains("single-link file");
         assert_eq!(fs::metadata(&file).unwrap().nlink(), 2);
         assert_eq!(sandbox.read(LOCAL), text);
         assert!(!exists(&sandbox.path(".claude/settings.local.json.unlazy.bak")));
@@ -251,14 +232,12 @@ fn a_hard_linked_settings_file_is_refused_and_keeps_its_link() {
 #[test]
 fn reinstalling_restores_a_damaged_entry() {
     let sandbox = Sandbox::new();
-    install(&sandbox, &[]);
+    install(&sandbox, &[]).code(0).stdout_starts_with("Installed unlazy Stop hook into ");
     let healthy = settings(&sandbox, LOCAL);
     let mut damaged = healthy.clone();
     damaged["hooks"]["Stop"][0]["hooks"][0]["type"] = json!("prompt");
     damaged["hooks"]["Stop"][0]["hooks"][0]["timeout"] = json!(1);
     sandbox.write(LOCAL, &serde_json::to_string_pretty(&damaged).unwrap());
-    let (code, out, err) = install(&sandbox, &[]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("Installed unlazy Stop hook") && out.contains("replaced: 1"), "{out}");
+    install(&sandbox, &[]).code(0).stdout_starts_with("Installed unlazy Stop hook").stdout_contains("replaced: 1");
     assert_eq!(settings(&sandbox, LOCAL), healthy);
 }

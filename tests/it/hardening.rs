@@ -6,11 +6,11 @@
 
 use std::fs;
 
-use crate::common::{exists, gate, outcome, Sandbox};
+use crate::common::{exists, gate, outcome, Run, Sandbox};
 
-/// Runs gate-check with `args` and returns (exit code, stdout, stderr).
-fn run(sandbox: &Sandbox, args: &[&str]) -> (i32, String, String) {
-    outcome(&sandbox.cmd().args(args).output().expect("run gate-check"))
+/// Runs gate-check with `args`, checked.
+fn run(sandbox: &Sandbox, args: &[&str]) -> Run {
+    sandbox.run(args)
 }
 
 fn ledger_with_check(check: &str) -> String {
@@ -23,17 +23,19 @@ fn approval_prompt_and_run_line_escape_look_alike_characters() {
     fs::create_dir(sandbox.path("sub\u{a0}dir")).unwrap();
     let text = "- [ ] G1: t\n  CHECK: echo ok\u{a0}#\u{200b}; echo\tdone\n  EXPECT: ok\u{a0}#\n  CWD: sub\u{a0}dir\n";
     sandbox.write("GATES.md", text);
-    let (code, out, err) = run(&sandbox, &["GATES.md"]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("    CHECK: echo ok\\u{A0}#\\u{200B}; echo\\tdone\n"), "{out}");
-    assert!(out.contains("    EXPECT: ok\\u{A0}#\n"), "{out}");
-    assert!(out.contains("/sub\\u{A0}dir\n"), "{out}");
-    assert!(!out.contains('\u{a0}') && !out.contains('\u{200b}') && !out.contains('\t'), "{out}");
+    run(&sandbox, &["GATES.md"])
+        .code(1)
+        .stdout_contains("    CHECK: echo ok\\u{A0}#\\u{200B}; echo\\tdone\n")
+        .stdout_contains("    EXPECT: ok\\u{A0}#\n")
+        .stdout_contains("/sub\\u{A0}dir\n")
+        .stdout_lacks("\u{a0}")
+        .stdout_lacks("\u{200b}")
+        .stdout_lacks("\t");
 
-    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
-    assert_eq!(code, 0, "{out}{err}");
-    let run_line = out.lines().find(|l| l.starts_with("  RUN  ")).expect("RUN line");
+    let approved = run(&sandbox, &["--approve", "GATES.md"]).code(0);
+    let run_line = approved.stdout().lines().find(|l| l.starts_with("  RUN  ")).expect("RUN line").to_string();
     assert!(run_line.contains("/sub\\u{A0}dir PATH="), "{run_line}");
+    approved.stdout_contains("\nALL MET (1 met)\n");
 }
 
 #[test]
@@ -56,11 +58,9 @@ fn control_and_bidi_characters_in_definitions_are_refused() {
         }
         let path = sandbox.write("GATES.md", &text);
         let line = 2 + attributes.iter().position(|(k, _)| *k == key).unwrap();
-        let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
-        assert_eq!(code, 2, "{key} {value:?}: {out}{err}");
         let expected =
             format!("{}:{line}: error: {key} contains the control or bidirectional character {shown}", path.display());
-        assert!(err.contains(&expected), "{key} {value:?}: {err}");
+        run(&sandbox, &["--approve", "GATES.md"]).code(2).stderr_contains(&expected);
         assert!(!exists(&sandbox.path("pwned")), "{key} {value:?}: the hidden command ran");
         assert_eq!(sandbox.read("GATES.md"), text);
         assert_eq!(sandbox.approval_count(), 0);
@@ -71,17 +71,14 @@ fn control_and_bidi_characters_in_definitions_are_refused() {
 fn a_tab_inside_a_check_is_allowed_and_shown() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &ledger_with_check("printf 'ok\\n'\t# tabbed"));
-    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("    CHECK: printf 'ok\\n'\\t# tabbed\n"), "{out}");
+    run(&sandbox, &["--approve", "GATES.md"]).code(0).stdout_contains("    CHECK: printf 'ok\\n'\\t# tabbed\n");
 }
 
 #[test]
 fn lint_quotes_hidden_characters_escaped() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", "- [ ] G1: the report renders\n  CHECK: echo\u{a0}READY\n  EXPECT: READY\n");
-    let (_, out, err) = run(&sandbox, &["lint", "GATES.md"]);
-    assert!(out.contains("echo\\u{A0}READY") && !out.contains('\u{a0}'), "{out}{err}");
+    run(&sandbox, &["lint", "GATES.md"]).code(0).stdout_contains("echo\\u{A0}READY").stdout_lacks("\u{a0}");
 }
 
 #[test]
@@ -101,11 +98,8 @@ fn a_line_terminator_inside_an_attribute_is_an_error_not_a_manual_gate() {
             }
             let path = sandbox.write("GATES.md", &text);
             for args in [&["--reverify", "GATES.md"][..], &["--status", "GATES.md"]] {
-                let (code, out, err) = run(&sandbox, args);
-                assert_eq!(code, 2, "{key} {terminator:?} {args:?}: {out}{err}");
-                assert!(!out.contains("ALL MET"), "{out}");
                 let expected = format!("{}:{line}: error: {key} value contains a line terminator", path.display());
-                assert!(err.contains(&expected), "{key} {terminator:?}: {err}");
+                run(&sandbox, args).code(2).stdout_lacks("ALL MET").stderr_contains(&expected);
             }
             assert_eq!(sandbox.read("GATES.md"), text);
         }
@@ -116,23 +110,20 @@ fn a_line_terminator_inside_an_attribute_is_an_error_not_a_manual_gate() {
 fn a_line_terminator_inside_a_gate_line_is_an_error_not_a_vanished_gate() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", "- [x] G1: met\n  EVIDENCE: seen\n- [ ] G2: unmet\rhidden\n");
-    let (code, out, err) = run(&sandbox, &["--status", "GATES.md"]);
-    assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains("GATES.md:3: error: gate line contains a line terminator"), "{err}");
+    run(&sandbox, &["--status", "GATES.md"])
+        .code(2)
+        .stderr_contains("GATES.md:3: error: gate line contains a line terminator");
 }
 
 #[test]
 fn a_byte_order_mark_does_not_hide_the_first_gate() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", "\u{feff}- [ ] G1: manual\n");
-    let (code, out, err) = run(&sandbox, &["--status", "GATES.md"]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("UNMET G1") || out.contains("GATES:G1"), "{out}");
+    run(&sandbox, &["--status", "GATES.md"]).code(1).stdout_contains("  UNMET GATES:G1 (unchecked): manual\n");
 
     let text = format!("\u{feff}{}", gate("G1", "printf 'ok\\n'", "ok"));
     sandbox.write("GATES.md", &text);
-    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
-    assert_eq!(code, 0, "{out}{err}");
+    run(&sandbox, &["--approve", "GATES.md"]).code(0).stdout_contains("\nALL MET (");
     let after = sandbox.read("GATES.md");
     assert!(after.starts_with("\u{feff}- [x] G1: outcome G1\n"), "{after:?}");
     assert!(after.contains("  EVIDENCE: automatic-evidence=v1; "), "{after}");
@@ -144,19 +135,18 @@ fn a_gate_deleted_while_it_runs_is_discarded_and_not_counted() {
     let remaining = "- [x] G2: manual and met\n  EVIDENCE: seen by hand\n";
     let check = format!("printf -- '{}' > GATES.md; echo ok", remaining.replace('\n', "\\n"));
     sandbox.write("GATES.md", &format!("{}{remaining}", gate("G1", &check, "ok")));
-    let (code, out, err) = run(&sandbox, &["--approve", "--format", "json", "GATES.md"]);
+    let json = run(&sandbox, &["--approve", "--format", "json", "GATES.md"])
+        .code(0)
+        .stderr_contains("\nALL MET (1 met)\n")
+        .stdout_json();
     assert_eq!(sandbox.read("GATES.md"), remaining);
-    assert_eq!(code, 0, "{out}{err}");
-    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON report");
     assert_eq!(json["outcome"], "all-met", "{json}");
     assert_eq!(json["unmet"], serde_json::json!([]), "{json}");
     assert_eq!(json["summary"]["unmet"], 0, "{json}");
     assert_eq!(json["gates"].as_array().map(Vec::len), Some(1), "{json}");
 
     sandbox.write("GATES.md", &format!("{}{remaining}", gate("G1", &check, "ok")));
-    let (code, out, err) = run(&sandbox, &["GATES.md"]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("STALE GATES:G1") && out.contains("ALL MET (1 met)"), "{out}");
+    run(&sandbox, &["GATES.md"]).code(0).stdout_contains("STALE GATES:G1").stdout_contains("ALL MET (1 met)");
 }
 
 #[test]
@@ -166,10 +156,8 @@ fn a_definition_too_large_to_approve_is_refused_before_anything_runs() {
     let text = format!("{}{}", gate("G0", "touch ran-g0; echo ok", "ok"), gate("G1", "touch ran-g1; echo ok", &huge));
     let path = sandbox.write("GATES.md", &text);
     for args in [&["--approve", "GATES.md"][..], &["GATES.md"]] {
-        let (code, out, err) = run(&sandbox, args);
-        assert_eq!(code, 2, "{out}{err}");
         let expected = format!("{}:5: error: gate G1 cannot be approved: its approval record would be", path.display());
-        assert!(err.contains(&expected), "{err}");
+        run(&sandbox, args).code(2).stderr_contains(&expected);
         assert!(!exists(&sandbox.path("ran-g0")) && !exists(&sandbox.path("ran-g1")), "a check ran");
         assert_eq!(sandbox.approval_count(), 0);
         assert_eq!(sandbox.read("GATES.md"), text);
@@ -181,10 +169,8 @@ fn the_largest_approvable_definition_is_honoured_afterwards() {
     let sandbox = Sandbox::new();
     let large = "a".repeat(250_000);
     sandbox.write("GATES.md", &gate("G1", "head -c 250000 /dev/zero | tr '\\0' a", &large));
-    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
-    assert_eq!(code, 0, "{}{err}", &out[..out.len().min(400)]);
-    let (code, _, err) = run(&sandbox, &["--reverify", "GATES.md"]);
-    assert_eq!(code, 0, "{err}");
+    run(&sandbox, &["--approve", "GATES.md"]).code(0).stdout_contains("\nALL MET (");
+    run(&sandbox, &["--reverify", "GATES.md"]).code(0).stdout_contains("\nALL MET (");
 }
 
 #[test]
@@ -201,12 +187,12 @@ fn a_write_back_that_would_pass_the_read_cap_is_refused() {
     text.push('\n');
     assert_eq!(text.len(), target);
     sandbox.write("GATES.md", &text);
-    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
-    assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains("write-back would grow the gate ledger past the 8388608-byte read limit"), "{err}");
+    run(&sandbox, &["--approve", "GATES.md"])
+        .code(2)
+        .stdout_contains("\n  PASS GATES:G1: outcome G1\n")
+        .stderr_contains("write-back would grow the gate ledger past the 8388608-byte read limit");
     assert!(sandbox.read("GATES.md") == text, "the ledger changed");
-    let (code, _, err) = run(&sandbox, &["--status", "GATES.md"]);
-    assert_eq!(code, 1, "the ledger must stay readable: {err}");
+    run(&sandbox, &["--status", "GATES.md"]).code(1).stdout_contains("  UNMET GATES:G1 (unchecked): outcome G1\n");
 }
 
 /// Directory entries of `directory` whose names start with `prefix`.
@@ -239,8 +225,7 @@ fn stale_temp_files_of_a_killed_write_back_are_removed_and_nothing_else() {
     std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).unwrap();
     assert_eq!(fs::metadata(&foreign).unwrap().uid(), 65534);
 
-    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
-    assert_eq!(code, 0, "{out}{err}");
+    run(&sandbox, &["--approve", "GATES.md"]).code(0).stdout_contains("\nALL MET (");
     let mut kept: Vec<String> = decoys.iter().map(ToString::to_string).collect();
     kept.extend(
         [".GATES.md.Dir123.tmp", ".GATES.md.Frn123.tmp", ".GATES.md.Hrd123.tmp", ".GATES.md.Lnk123.tmp"]
@@ -260,9 +245,9 @@ fn a_linked_state_directory_is_refused_before_anything_is_written() {
     std::os::unix::fs::symlink(&outside, sandbox.path(".unlazy")).unwrap();
     let text = gate("G1", "touch ran; echo ok", "ok");
     sandbox.write("GATES.md", &text);
-    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
-    assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains("/.unlazy must be a real directory inside the repository"), "{err}");
+    run(&sandbox, &["--approve", "GATES.md"])
+        .code(2)
+        .stderr_contains("/.unlazy must be a real directory inside the repository");
     assert_eq!(fs::read_dir(&outside).unwrap().count(), 0, "something was created through the link");
     assert!(!exists(&sandbox.path("ran")), "the check ran");
     assert_eq!(sandbox.approval_count(), 0);
@@ -347,9 +332,10 @@ fn write_back_preconditions_are_checked_before_any_check_runs() {
     sandbox.write(".unlazy", "a file where the state directory belongs");
     let text = gate("G1", "touch ran; echo ok", "ok");
     sandbox.write("GATES.md", &text);
-    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
-    assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains("cannot write back to") && err.contains("/.unlazy must be a real directory"), "{err}");
+    run(&sandbox, &["--approve", "GATES.md"])
+        .code(2)
+        .stderr_contains("cannot write back to")
+        .stderr_contains("/.unlazy must be a real directory");
     assert!(!exists(&sandbox.path("ran")), "the check ran before the precondition failed");
     assert_eq!(sandbox.approval_count(), 0, "an approval was recorded");
     assert_eq!(sandbox.read("GATES.md"), text);
@@ -371,8 +357,7 @@ fn a_run_as_root_on_a_users_ledger_keeps_it_and_its_state_the_users() {
         std::os::unix::fs::chown(path, Some(NOBODY), Some(NOBODY)).unwrap();
     }
 
-    let (code, out, err) = run(&sandbox, &["--approve", "GATES.md"]);
-    assert_eq!(code, 0, "{out}{err}");
+    run(&sandbox, &["--approve", "GATES.md"]).code(0).stdout_contains("\nALL MET (");
     assert!(sandbox.read("GATES.md").starts_with("- [x] G1"), "not written back");
     let meta = fs::metadata(&ledger).unwrap();
     assert_eq!((meta.uid(), meta.gid(), meta.mode() & 0o7777), (NOBODY, NOBODY, 0o640));
@@ -403,9 +388,7 @@ fn a_run_as_root_on_a_users_ledger_keeps_it_and_its_state_the_users() {
 fn a_run_that_runs_nothing_creates_no_state() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
-    let (code, out, err) = run(&sandbox, &["GATES.md"]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("APPROVAL REQUIRED"), "{out}");
+    run(&sandbox, &["GATES.md"]).code(1).stdout_contains("APPROVAL REQUIRED");
     assert!(!exists(&sandbox.path(".unlazy")), "an unapproved run created state");
 }
 
@@ -413,8 +396,7 @@ fn a_run_that_runs_nothing_creates_no_state() {
 fn a_named_ledger_inside_the_root_shares_the_lock_of_the_discovered_one() {
     let sandbox = Sandbox::new();
     sandbox.write("gates/leaf.md", &gate("G1", "echo ok", "ok"));
-    let (code, out, err) = run(&sandbox, &["--approve", "gates/leaf.md"]);
-    assert_eq!(code, 0, "{out}{err}");
+    run(&sandbox, &["--approve", "gates/leaf.md"]).code(0).stdout_contains("\nALL MET (");
     assert!(exists(&sandbox.path(".unlazy/locks")), "the lock is not under the root");
     assert!(!exists(&sandbox.path("gates/.unlazy")), "a second lock directory was created beside the ledger");
 }

@@ -6,13 +6,13 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use crate::common::{gate, outcome, Sandbox};
+use crate::common::{gate, outcome, Run, Sandbox};
 use crate::core_support::{process_gone, sha256_hex};
 
 /// Approves and runs GATES.md holding one gate `A`; returns (exit, stdout, stderr).
-fn run_gate(sandbox: &Sandbox, check: &str, expect: &str, args: &[&str]) -> (i32, String, String) {
+fn run_gate(sandbox: &Sandbox, check: &str, expect: &str, args: &[&str]) -> Run {
     sandbox.write("GATES.md", &gate("A", check, expect));
-    outcome(&sandbox.cmd().arg("--approve").args(args).timeout(Duration::from_secs(60)).output().unwrap())
+    sandbox.run_with(sandbox.cmd().arg("--approve").args(args).timeout(Duration::from_secs(60)))
 }
 
 fn evidence(sandbox: &Sandbox) -> String {
@@ -20,8 +20,9 @@ fn evidence(sandbox: &Sandbox) -> String {
     ledger.lines().find_map(|l| l.strip_prefix("  EVIDENCE: ")).unwrap_or_default().to_string()
 }
 
-fn passes(result: &(i32, String, String)) -> bool {
-    result.0 == 0 && result.1.contains("PASS GATES:A")
+/// The gate's check passed and the run is all met.
+fn passes(run: Run) -> Run {
+    run.code(0).stdout_contains("\n  PASS GATES:A: outcome A\n").stdout_contains("\nALL MET (1 met)\n")
 }
 
 #[test]
@@ -31,19 +32,16 @@ fn shell_resolution() {
     let bash_on_path =
         path_var.split(':').map(|d| std::path::Path::new(d).join("bash")).find(|p| p.is_file()).expect("bash on PATH");
 
-    let result = run_gate(&sandbox, "echo \"$0\"", "bash", &["--shell", "bash"]);
-    assert!(passes(&result), "{result:?}");
-    assert!(result.1.contains(&format!("    SHELL: {}\n", bash_on_path.display())), "{}", result.1);
+    passes(run_gate(&sandbox, "echo \"$0\"", "bash", &["--shell", "bash"]))
+        .stdout_contains(&format!("    SHELL: {}\n", bash_on_path.display()));
     assert!(evidence(&sandbox).contains(&format!("; shell={}; ", bash_on_path.display())));
 
-    let result = run_gate(&sandbox, "echo \"shell=$0\"", "shell=/bin/bash", &["--shell", "/bin/bash"]);
-    assert!(passes(&result), "{result:?}");
+    passes(run_gate(&sandbox, "echo \"shell=$0\"", "shell=/bin/bash", &["--shell", "/bin/bash"]));
 
     fs::write(sandbox.path("mysh"), "#!/bin/sh\necho via-wrapper\nexec /bin/sh \"$@\"\n").unwrap();
     fs::set_permissions(sandbox.path("mysh"), fs::Permissions::from_mode(0o755)).unwrap();
-    let result = run_gate(&sandbox, "echo inner", "via-wrapper", &["--shell", "./mysh"]);
-    assert!(passes(&result), "{result:?}");
-    assert!(result.1.contains(&format!("    SHELL: {}\n", sandbox.path("mysh").display())), "{}", result.1);
+    passes(run_gate(&sandbox, "echo inner", "via-wrapper", &["--shell", "./mysh"]))
+        .stdout_contains(&format!("    SHELL: {}\n", sandbox.path("mysh").display()));
 
     sandbox.write("GATES.md", &gate("A", "echo \"shell=$0\"", "shell=/bin/bash"));
     let (code, out, err) = outcome(&sandbox.cmd().env("UNLAZY_SHELL", "/bin/bash").arg("--approve").output().unwrap());
@@ -111,31 +109,30 @@ fn cwd_resolution() {
 #[test]
 fn pass_needs_exit_zero_and_a_match() {
     let sandbox = Sandbox::new();
-    let result = run_gate(&sandbox, "echo ok; exit 1", "ok", &[]);
-    assert_eq!(result.0, 1, "{result:?}");
-    assert!(result.1.contains("FAIL GATES:A") && result.1.contains("exit=1; EXPECT=matched"), "{}", result.1);
+    run_gate(&sandbox, "echo ok; exit 1", "ok", &[])
+        .code(1)
+        .stdout_contains("FAIL GATES:A")
+        .stdout_contains("exit=1; EXPECT=matched");
     assert_eq!(evidence(&sandbox), "pending");
-    let result = run_gate(&sandbox, "echo nope", "ok", &[]);
-    assert!(
-        result.1.contains("FAIL GATES:A") && result.1.contains("exit=0; EXPECT=not matched; output=nope"),
-        "{}",
-        result.1
-    );
-    let result = run_gate(&sandbox, "no_such_command_xyz", "x", &[]);
-    assert!(result.1.contains("FAIL GATES:A") && result.1.contains("exit=127;"), "{}", result.1);
+    run_gate(&sandbox, "echo nope", "ok", &[])
+        .code(1)
+        .stdout_contains("FAIL GATES:A")
+        .stdout_contains("exit=0; EXPECT=not matched; output=nope");
+    run_gate(&sandbox, "no_such_command_xyz", "x", &[])
+        .code(1)
+        .stdout_contains("FAIL GATES:A")
+        .stdout_contains("exit=127;");
     assert!(!sandbox.read("GATES.md").contains("- [x]"));
 }
 
 #[test]
 fn output_is_stdout_newline_stderr() {
     let sandbox = Sandbox::new();
-    let result = run_gate(&sandbox, "printf out; printf err >&2", "/^out\\nerr$/", &[]);
-    assert!(passes(&result), "{result:?}");
+    passes(run_gate(&sandbox, "printf out; printf err >&2", "/^out\\nerr$/", &[]));
     let ev = evidence(&sandbox);
     assert!(ev.contains(&format!("output-sha256={}; output-bytes=7;", sha256_hex("out\nerr"))), "{ev}");
     // One stream alone gets no separator.
-    let result = run_gate(&sandbox, "printf err >&2", "/^err$/", &[]);
-    assert!(passes(&result), "{result:?}");
+    passes(run_gate(&sandbox, "printf err >&2", "/^err$/", &[]));
     assert!(evidence(&sandbox).contains(&format!("output-sha256={}; output-bytes=3;", sha256_hex("err"))));
 }
 
@@ -144,13 +141,10 @@ fn output_over_one_mebibyte_fails_at_once() {
     let sandbox = Sandbox::new();
     for check in ["yes", "head -c 100000000 /dev/zero", "yes >&2", "yes & yes >&2; wait"] {
         let started = Instant::now();
-        let result = run_gate(&sandbox, check, "y", &[]);
-        assert_eq!(result.0, 1, "{check}: {result:?}");
-        assert!(
-            result.1.contains("FAIL GATES:A") && result.1.contains("output exceeded 1048576 bytes;"),
-            "{check}: {}",
-            result.1
-        );
+        run_gate(&sandbox, check, "y", &[])
+            .code(1)
+            .stdout_contains("FAIL GATES:A")
+            .stdout_contains("output exceeded 1048576 bytes;");
         assert!(started.elapsed() < Duration::from_secs(30), "{check} took {:?}", started.elapsed());
         assert_eq!(evidence(&sandbox), "pending");
     }
@@ -159,40 +153,34 @@ fn output_over_one_mebibyte_fails_at_once() {
 #[test]
 fn exactly_one_mebibyte_passes() {
     let sandbox = Sandbox::new();
-    let result = run_gate(&sandbox, "head -c 1048576 /dev/zero | tr '\\0' a", "aaaa", &[]);
-    assert!(passes(&result), "{result:?}");
+    passes(run_gate(&sandbox, "head -c 1048576 /dev/zero | tr '\\0' a", "aaaa", &[]));
     assert!(evidence(&sandbox).contains("; output-bytes=1048576; "));
     // The same raw bytes split over both streams gain a separator: one too many.
-    let result = run_gate(
-        &sandbox,
-        "head -c 524288 /dev/zero | tr '\\0' a; head -c 524288 /dev/zero | tr '\\0' b >&2",
-        "aaaa",
-        &[],
-    );
-    assert_eq!(result.0, 1, "{result:?}");
-    assert!(result.1.contains("output exceeded 1048576 bytes after stdout/stderr UTF-8 combination"), "{}", result.1);
+    run_gate(&sandbox, "head -c 524288 /dev/zero | tr '\\0' a; head -c 524288 /dev/zero | tr '\\0' b >&2", "aaaa", &[])
+        .code(1)
+        .stdout_contains("output exceeded 1048576 bytes after stdout/stderr UTF-8 combination");
 }
 
 #[test]
 fn invalid_utf8_output_is_replaced_before_matching() {
     let sandbox = Sandbox::new();
-    let result = run_gate(&sandbox, "printf 'ok\\377'", "ok\u{FFFD}", &[]);
-    assert!(passes(&result), "{result:?}");
+    passes(run_gate(&sandbox, "printf 'ok\\377'", "ok\u{FFFD}", &[]));
     assert!(evidence(&sandbox).contains(&format!("output-sha256={}; output-bytes=5;", sha256_hex("ok\u{FFFD}"))));
     // 600,000 invalid bytes are under the raw cap but triple when replaced.
-    let result = run_gate(&sandbox, "head -c 600000 /dev/zero | tr '\\0' '\\377'", "\u{FFFD}", &[]);
-    assert_eq!(result.0, 1, "{result:?}");
-    assert!(result.1.contains("output exceeded 1048576 bytes after stdout/stderr UTF-8 combination"), "{}", result.1);
+    run_gate(&sandbox, "head -c 600000 /dev/zero | tr '\\0' '\\377'", "\u{FFFD}", &[])
+        .code(1)
+        .stdout_contains("output exceeded 1048576 bytes after stdout/stderr UTF-8 combination");
 }
 
 #[test]
 fn timeout_kills_the_process_group() {
     let sandbox = Sandbox::new();
     let started = Instant::now();
-    let result = run_gate(&sandbox, "sleep 600 & echo $! > sleep.pid; wait", "never", &["--timeout", "1"]);
+    run_gate(&sandbox, "sleep 600 & echo $! > sleep.pid; wait", "never", &["--timeout", "1"])
+        .code(1)
+        .stdout_contains("FAIL GATES:A")
+        .stdout_contains("timed out after 1s;");
     assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
-    assert_eq!(result.0, 1, "{result:?}");
-    assert!(result.1.contains("FAIL GATES:A") && result.1.contains("timed out after 1s;"), "{}", result.1);
     let pid: u32 = sandbox.read("sleep.pid").trim().parse().unwrap();
     assert!(process_gone(pid, Duration::from_secs(10)), "grandchild sleep {pid} survived the timeout");
 }
@@ -200,8 +188,7 @@ fn timeout_kills_the_process_group() {
 #[test]
 fn late_output_of_descendants_is_seen() {
     let sandbox = Sandbox::new();
-    let result = run_gate(&sandbox, "(sleep 1; echo late) & echo early", "late", &[]);
-    assert!(passes(&result), "{result:?}");
+    passes(run_gate(&sandbox, "(sleep 1; echo late) & echo early", "late", &[]));
     assert!(evidence(&sandbox).contains(&format!("output-sha256={};", sha256_hex("early\nlate\n"))));
 }
 
@@ -210,10 +197,11 @@ fn spawn_failure_is_a_failed_gate() {
     let sandbox = Sandbox::new();
     fs::write(sandbox.path("not-executable"), "#!/bin/sh\n").unwrap();
     fs::set_permissions(sandbox.path("not-executable"), fs::Permissions::from_mode(0o644)).unwrap();
-    let result = run_gate(&sandbox, "echo ok", "ok", &["--shell", "./not-executable"]);
-    assert_eq!(result.0, 1, "{result:?}");
-    assert!(result.1.contains("FAIL GATES:A"), "{}", result.1);
-    assert!(result.1.contains("Permission denied") && result.1.contains("not-executable"), "{}", result.1);
-    assert!(!result.2.contains("panicked"), "{}", result.2);
+    run_gate(&sandbox, "echo ok", "ok", &["--shell", "./not-executable"])
+        .code(1)
+        .stdout_contains("FAIL GATES:A")
+        .stdout_contains("Permission denied")
+        .stdout_contains("not-executable")
+        .stderr_lacks("panicked");
     assert_eq!(evidence(&sandbox), "pending");
 }

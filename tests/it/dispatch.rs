@@ -11,15 +11,8 @@ use crate::common::{outcome, Run, Sandbox};
 const STATE: &str = ".unlazy/api/dispatch.json";
 const LOG: &str = ".unlazy/api/status.log";
 
-fn dispatch(sandbox: &Sandbox, args: &[&str]) -> (i32, String, String) {
-    let output = sandbox
-        .cmd()
-        .arg("dispatch")
-        .args(args)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .expect("run gate-check dispatch");
-    outcome(&output)
+fn dispatch(sandbox: &Sandbox, args: &[&str]) -> Run {
+    sandbox.run_with(sandbox.cmd().arg("dispatch").args(args).timeout(Duration::from_secs(60)))
 }
 
 /// `[verb, --scope api, --wave <wave>, extra...]`
@@ -29,18 +22,20 @@ fn verb<'a>(name: &'a str, wave: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
+/// A recorded transition: exit 0 and one line naming the wave; the line.
 fn ok(sandbox: &Sandbox, args: &[&str]) -> String {
-    let (code, out, err) = dispatch(sandbox, args);
-    assert_eq!(code, 0, "{args:?}\n{out}{err}");
-    out
+    let wave = args.iter().position(|arg| *arg == "--wave").map(|at| args[at + 1]).expect("a --wave");
+    let run = dispatch(sandbox, args).code(0);
+    let line = run.stdout().to_string();
+    assert_eq!(line.lines().count(), 1, "{args:?}: {line}");
+    run.stdout_contains(&format!(" {wave} "));
+    line
 }
 
 fn refused(sandbox: &Sandbox, args: &[&str], message: &str) {
     let before = fs::read(sandbox.path(STATE)).ok();
     let log_before = fs::read(sandbox.path(LOG)).ok();
-    let (code, out, err) = dispatch(sandbox, args);
-    assert_eq!(code, 2, "{args:?} should be refused\n{out}{err}");
-    assert!(err.contains(message), "{args:?}: missing {message:?} in\n{err}");
+    dispatch(sandbox, args).code(2).stderr_contains(message);
     assert_eq!(fs::read(sandbox.path(STATE)).ok(), before, "{args:?} changed the state");
     assert_eq!(fs::read(sandbox.path(LOG)).ok(), log_before, "{args:?} wrote an audit line");
 }
@@ -70,8 +65,7 @@ fn barrier_every_leaf_starts_before_seal_and_returns_after() {
         "return requires a sealed wave; ready-1 is open",
     );
     refused(&sandbox, &verb("seal", "ready-1", &[]), "cannot seal ready-1: missing starts for leaf-b");
-    let (code, out, _) = dispatch(&sandbox, &verb("status", "ready-1", &[]));
-    assert_eq!((code, out.as_str()), (1, "OPEN ready-1 (1/2 started, 0/2 returned)\n"));
+    dispatch(&sandbox, &verb("status", "ready-1", &[])).code(1).stdout_is("OPEN ready-1 (1/2 started, 0/2 returned)\n");
 
     ok(&sandbox, &verb("start", "ready-1", &["--leaf", "leaf-b", "--handle", "codex:b"]));
     assert_eq!(ok(&sandbox, &verb("seal", "ready-1", &[])), "SEALED ready-1 (2/2 started)\n");
@@ -81,8 +75,9 @@ fn barrier_every_leaf_starts_before_seal_and_returns_after() {
         &verb("start", "ready-1", &["--leaf", "leaf-b", "--handle", "codex:late"]),
         "wave ready-1 is sealed; start requires an open wave",
     );
-    let (code, out, _) = dispatch(&sandbox, &verb("status", "ready-1", &[]));
-    assert_eq!((code, out.as_str()), (1, "SEALED ready-1 (2/2 started, 0/2 returned)\n"));
+    dispatch(&sandbox, &verb("status", "ready-1", &[]))
+        .code(1)
+        .stdout_is("SEALED ready-1 (2/2 started, 0/2 returned)\n");
 
     assert_eq!(
         ok(&sandbox, &verb("return", "ready-1", &["--leaf", "leaf-b"])),
@@ -102,8 +97,7 @@ fn barrier_every_leaf_starts_before_seal_and_returns_after() {
         "wave ready-1 is complete; abandon requires an open or sealed wave",
     );
 
-    let (code, out, _) = dispatch(&sandbox, &verb("status", "ready-1", &[]));
-    assert_eq!((code, out.as_str()), (0, "COMPLETE ready-1 (2/2 returned)\n"));
+    dispatch(&sandbox, &verb("status", "ready-1", &[])).code(0).stdout_is("COMPLETE ready-1 (2/2 returned)\n");
 
     let state: serde_json::Value = serde_json::from_str(&sandbox.read(STATE)).unwrap();
     let wave = &state["waves"]["ready-1"];
@@ -139,8 +133,9 @@ fn open_refuses_bad_ids_duplicate_leaves_and_existing_waves() {
     assert!(!sandbox.path(".unlazy").exists(), "a refused transition created directories");
     refused(&sandbox, &verb("open", "bad/wave", &["--leaf", "leaf-a"]), "wave must match");
     refused(&sandbox, &verb("open", "ready-1", &["--leaf", "_x"]), "leaf must match");
-    let (code, _, err) = dispatch(&sandbox, &verb("open", "ready-1", &[]));
-    assert_eq!(code, 2, "{err}");
+    dispatch(&sandbox, &verb("open", "ready-1", &[]))
+        .code(2)
+        .stderr_contains("error: the following required arguments were not provided:");
     assert!(!sandbox.path(STATE).exists());
 
     ok(&sandbox, &verb("open", "ready-1", &["--leaf", "leaf-a"]));
@@ -210,9 +205,7 @@ fn hostile_arguments_never_reach_the_terminal_raw() {
         assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
         assert!(err.contains("unexpected argument") || err.contains("unrecognized subcommand"), "{err}");
     }
-    let (code, out, _) = dispatch(&sandbox, &["open", "--help"]);
-    assert_eq!(code, 0);
-    assert!(out.contains("--leaf <ID>"), "{out}");
+    dispatch(&sandbox, &["open", "--help"]).code(0).stdout_contains("--leaf <ID>");
 }
 
 fn assert_clean_output(text: &str) {
@@ -235,11 +228,9 @@ fn hostile_handles_are_refused_without_reaching_output_or_state() {
     ];
     for handle in hostile {
         let before = sandbox.read(STATE);
-        let (code, out, err) = dispatch(&sandbox, &verb("start", "ready-1", &["--leaf", "leaf-a", "--handle", handle]));
-        assert_eq!(code, 2, "{handle:?} accepted\n{out}{err}");
-        assert!(err.contains("handle must be printable, nonblank, and at most 256 characters"), "{err}");
-        assert!(out.is_empty(), "{out}");
-        assert_clean_output(&err);
+        let refused = dispatch(&sandbox, &verb("start", "ready-1", &["--leaf", "leaf-a", "--handle", handle])).code(2);
+        assert_clean_output(refused.stderr());
+        refused.stdout_is("").stderr_contains("handle must be printable, nonblank, and at most 256 characters");
         assert_eq!(sandbox.read(STATE), before);
     }
     assert_eq!(audit_lines(&sandbox).len(), 1, "only the open is audited");
@@ -263,11 +254,9 @@ fn hostile_text_in_errors_is_escaped_and_bounded() {
             r#"{{"schema":1,"waves":{{"w":{{"leaves":["a"],"state":"open","openedAt":"2024-01-01T00:00:00.000Z","started":{{{leaf}:{{"handle":"h","at":"2024-01-01T00:00:00.000Z"}},{leaf}:{{"handle":"g","at":"2024-01-01T00:00:00.000Z"}}}},"returned":{{}}}}}}}}"#
         ),
     );
-    let (code, out, err) = dispatch(&sandbox, &["status", "--scope", "api"]);
-    assert_eq!(code, 2, "{out}{err}");
-    assert!(err.starts_with("gate-check dispatch: invalid dispatch state: "), "{err}");
-    assert!(err.contains("...[truncated]"), "{err}");
-    assert_clean_output(&err);
+    let refused = dispatch(&sandbox, &["status", "--scope", "api"]).code(2);
+    assert_clean_output(refused.stderr());
+    refused.stderr_starts_with("gate-check dispatch: invalid dispatch state: ").stderr_contains("...[truncated]");
 }
 
 #[test]
@@ -278,17 +267,15 @@ fn abandon_needs_a_reason_is_terminal_and_requires_handoff() {
     refused(&sandbox, &verb("abandon", "ready-1", &["--reason", " \t "]), "abandon requires --reason");
     refused(&sandbox, &verb("abandon", "ready-1", &["--reason", "bad\u{1b}[2Jreason"]), "reason must be printable");
     refused(&sandbox, &verb("abandon", "ready-1", &["--reason", &"r".repeat(501)]), "at most 500 characters");
-    let (code, _, _) = dispatch(&sandbox, &verb("abandon", "ready-1", &[]));
-    assert_eq!(code, 2);
+    dispatch(&sandbox, &verb("abandon", "ready-1", &[]))
+        .code(2)
+        .stderr_contains("error: the following required arguments were not provided:");
 
     let out = ok(&sandbox, &verb("abandon", "ready-1", &["--reason", "  host refused the second launch  "]));
     assert_eq!(out, "ABANDONED ready-1 (1/2 started, 0/2 returned): host refused the second launch\n");
-    let (code, out, _) = dispatch(&sandbox, &verb("status", "ready-1", &[]));
-    assert_eq!(code, 1);
-    assert_eq!(
-        out,
+    dispatch(&sandbox, &verb("status", "ready-1", &[])).code(1).stdout_is(
         "ABANDONED ready-1 (1/2 started, 0/2 returned): host refused the second launch\n\
-         HANDOFF REQUIRED: 1 abandoned wave(s): dispatch:ready-1\n"
+         HANDOFF REQUIRED: 1 abandoned wave(s): dispatch:ready-1\n",
     );
 
     refused(
@@ -323,9 +310,9 @@ fn abandon_needs_a_reason_is_terminal_and_requires_handoff() {
     );
     assert!(lines.iter().any(|l| l.ends_with(" dispatch ready-2 abandoned: worker lost")), "{lines:?}");
 
-    let (code, out, _) = dispatch(&sandbox, &["status", "--scope", "api"]);
-    assert_eq!(code, 1);
-    assert!(out.ends_with("HANDOFF REQUIRED: 2 abandoned wave(s): dispatch:ready-1, dispatch:ready-2\n"), "{out}");
+    dispatch(&sandbox, &["status", "--scope", "api"])
+        .code(1)
+        .stdout_ends_with("HANDOFF REQUIRED: 2 abandoned wave(s): dispatch:ready-1, dispatch:ready-2\n");
 }
 
 fn started_wave_named(sandbox: &Sandbox, wave: &str) {
@@ -336,17 +323,15 @@ fn started_wave_named(sandbox: &Sandbox, wave: &str) {
 #[test]
 fn status_without_a_wave_lists_every_wave_in_collation_order() {
     let sandbox = Sandbox::new();
-    let (code, out, _) = dispatch(&sandbox, &["status", "--scope", "api"]);
-    assert_eq!((code, out.as_str()), (0, "(no dispatch waves in scope api)\n"));
+    dispatch(&sandbox, &["status", "--scope", "api"]).code(0).stdout_is("(no dispatch waves in scope api)\n");
     started_wave_named(&sandbox, "b-wave");
     ok(&sandbox, &verb("seal", "b-wave", &[]));
     ok(&sandbox, &verb("return", "b-wave", &["--leaf", "x"]));
-    let (code, out, _) = dispatch(&sandbox, &["status", "--scope", "api"]);
-    assert_eq!((code, out.as_str()), (0, "COMPLETE b-wave (1/1 returned)\n"));
+    dispatch(&sandbox, &["status", "--scope", "api"]).code(0).stdout_is("COMPLETE b-wave (1/1 returned)\n");
     ok(&sandbox, &verb("open", "A-wave", &["--leaf", "x"]));
-    let (code, out, _) = dispatch(&sandbox, &["status", "--scope", "api"]);
-    assert_eq!(code, 1);
-    assert_eq!(out, "OPEN A-wave (0/1 started, 0/1 returned)\nCOMPLETE b-wave (1/1 returned)\n");
+    dispatch(&sandbox, &["status", "--scope", "api"])
+        .code(1)
+        .stdout_is("OPEN A-wave (0/1 started, 0/1 returned)\nCOMPLETE b-wave (1/1 returned)\n");
 }
 
 /// Every refused state file leaves `path` as it was and never hangs.
@@ -358,9 +343,7 @@ fn assert_state_refused(sandbox: &Sandbox, message: &str, unchanged: &dyn Fn()) 
         verb("open", "ready-9", &["--leaf", "leaf-z"]),
         verb("abandon", "ready-1", &["--reason", "cleanup"]),
     ] {
-        let (code, out, err) = dispatch(sandbox, &args);
-        assert_eq!(code, 2, "{args:?}\n{out}{err}");
-        assert!(err.contains(message), "{args:?}: missing {message:?} in {err}");
+        dispatch(sandbox, &args).code(2).stderr_contains(message);
         unchanged();
     }
     sandbox
@@ -454,9 +437,9 @@ fn linked_scope_directory_is_refused() {
     fs::create_dir_all(sandbox.path("outside")).unwrap();
     fs::create_dir_all(sandbox.path(".unlazy")).unwrap();
     std::os::unix::fs::symlink(sandbox.path("outside"), sandbox.path(".unlazy/api")).unwrap();
-    let (code, _, err) = dispatch(&sandbox, &verb("open", "ready-1", &["--leaf", "leaf-a"]));
-    assert_eq!(code, 2);
-    assert!(err.contains("must be a real directory, not a link or file"), "{err}");
+    dispatch(&sandbox, &verb("open", "ready-1", &["--leaf", "leaf-a"]))
+        .code(2)
+        .stderr_contains("must be a real directory, not a link or file");
     assert_eq!(fs::read_dir(sandbox.path("outside")).unwrap().count(), 0, "state was written through the link");
 }
 

@@ -96,9 +96,11 @@ fn approve_records_privately_and_later_runs_need_no_approval() {
     // Same check, unchecked again: a normal run executes it without asking.
     fs::remove_file(sandbox.path("created.txt")).unwrap();
     sandbox.write("GATES.md", &ledger());
-    let (code, out, _) = outcome(&cmd(&sandbox).env("UNLAZY_APPROVAL_DIR", &store).output().unwrap());
-    assert_eq!(code, 0, "{out}");
-    assert!(!out.contains("APPROVAL REQUIRED") && out.contains("PASS GATES:A"), "{out}");
+    sandbox
+        .run_with(cmd(&sandbox).env("UNLAZY_APPROVAL_DIR", &store))
+        .code(0)
+        .stdout_lacks("APPROVAL REQUIRED")
+        .stdout_contains("PASS GATES:A");
     assert!(sandbox.path("created.txt").exists());
 }
 
@@ -135,9 +137,7 @@ fn a_node_written_record_is_honoured() {
     });
     fs::write(&path, record.to_string()).unwrap();
     chmod(&path, 0o600);
-    let (code, out, _) = outcome(&cmd(&sandbox).output().unwrap());
-    assert_eq!(code, 0, "{out}");
-    assert!(!out.contains("APPROVAL REQUIRED"), "{out}");
+    sandbox.run_with(&mut cmd(&sandbox)).code(0).stdout_lacks("APPROVAL REQUIRED").stdout_contains("\nALL MET (");
 }
 
 #[test]
@@ -145,10 +145,9 @@ fn every_bound_input_requires_approval_again() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &ledger());
     fs::create_dir(sandbox.path("sub")).unwrap();
-    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
-    let (code, out, _) = outcome(&cmd(&sandbox).arg("--reverify").output().unwrap());
-    assert_eq!(code, 0, "unchanged identity must stay approved: {out}");
+    sandbox.run_with(cmd(&sandbox).arg("--approve")).code(0).stdout_contains("\nALL MET (");
+    // Unchanged identity must stay approved.
+    sandbox.run_with(cmd(&sandbox).arg("--reverify")).code(0).stdout_contains("\nALL MET (");
     let (code, out, _) = outcome(&cmd(&sandbox).args(["--reverify", "GATES.md"]).output().unwrap());
     assert_eq!(code, 0, "the same file named explicitly is the same identity: {out}");
     let approved = sandbox.read("GATES.md");
@@ -214,8 +213,7 @@ fn a_large_batch_of_lookups_keeps_each_answer_with_its_own_gate() {
             .collect()
     };
     sandbox.write("GATES.md", &gates(usize::MAX));
-    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox.run_with(cmd(&sandbox).arg("--approve")).code(0).stdout_contains("\nALL MET (");
     assert_eq!(sandbox.approval_count(), 150);
     for jobs in ["1", "4"] {
         sandbox.write("GATES.md", &gates(137));
@@ -278,8 +276,7 @@ fn broken_stores_fail_closed() {
 fn broken_records_fail_closed() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &ledger());
-    let (code, out, err) = outcome(&cmd(&sandbox).arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox.run_with(cmd(&sandbox).arg("--approve")).code(0).stdout_contains("\nALL MET (");
     fs::remove_file(sandbox.path("created.txt")).unwrap();
     sandbox.write("GATES.md", &ledger());
     let (record, _) = expected_record(&sandbox);
@@ -306,8 +303,8 @@ fn broken_records_fail_closed() {
         nix::unistd::chown(&record, Some(nix::unistd::geteuid()), None).unwrap();
     }
     assert_eq!(fs::read(&record).unwrap(), saved);
-    let (code, out, _) = outcome(&cmd(&sandbox).output().unwrap());
-    assert_eq!(code, 0, "the intact record is usable again: {out}");
+    // The intact record is usable again.
+    sandbox.run_with(&mut cmd(&sandbox)).code(0).stdout_contains("\nALL MET (");
 }
 
 #[test]
@@ -327,9 +324,11 @@ fn records_with_wrong_fields_are_not_approvals() {
     for body in bodies {
         fs::write(&record, &body).unwrap();
         chmod(&record, 0o600);
-        let (code, out, err) = outcome(&cmd(&sandbox).output().unwrap());
-        assert_eq!(code, 1, "{body}: {out}{err}");
-        assert!(out.contains("APPROVAL REQUIRED GATES:A") && out.contains("NOT RUN"), "{body}: {out}");
+        sandbox
+            .run_with(&mut cmd(&sandbox))
+            .code(1)
+            .stdout_contains("APPROVAL REQUIRED GATES:A")
+            .stdout_contains("NOT RUN");
         assert!(!sandbox.path("created.txt").exists());
     }
 }
@@ -393,9 +392,11 @@ fn concurrent_approvals_leave_one_valid_record() {
     let record: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(sandbox.approvals.join(&names[0])).unwrap()).unwrap();
     assert_eq!(record["gate"], "A");
-    let (code, out, _) = outcome(&cmd(&sandbox).arg("--reverify").output().unwrap());
-    assert_eq!(code, 0, "{out}");
-    assert!(!out.contains("APPROVAL REQUIRED"), "{out}");
+    sandbox
+        .run_with(cmd(&sandbox).arg("--reverify"))
+        .code(0)
+        .stdout_lacks("APPROVAL REQUIRED")
+        .stdout_contains("\nALL MET (");
 }
 
 #[test]

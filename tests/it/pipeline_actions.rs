@@ -27,16 +27,14 @@ fn names_in(dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn list_scopes_prints_real_pipelines_sorted() {
     let sandbox = Sandbox::new();
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--list-scopes").output().unwrap());
-    assert_eq!((code, out.as_str()), (0, "(no pipelines under .unlazy/)\n"));
+    sandbox.run_with(sandbox.cmd().arg("--list-scopes")).code(0).stdout_is("(no pipelines under .unlazy/)\n");
 
     let sandbox = with_scopes(&["web", "api", "a.b_c-1"]);
     std::fs::create_dir_all(sandbox.path(".unlazy/locks")).unwrap();
     std::fs::create_dir_all(sandbox.path(".unlazy/.hidden")).unwrap();
     sandbox.write(".unlazy/plainfile", "x");
     symlink(sandbox.path(".unlazy/api"), sandbox.path(".unlazy/alias")).unwrap();
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--list-scopes").output().unwrap());
-    assert_eq!((code, out.as_str()), (0, "a.b_c-1\napi\nweb\n"));
+    sandbox.run_with(sandbox.cmd().arg("--list-scopes")).code(0).stdout_is("a.b_c-1\napi\nweb\n");
 }
 
 #[test]

@@ -58,8 +58,7 @@ fn a_run_that_creates_the_state_directory_writes_an_ignore_file_for_its_own_stat
         ]
     );
     // The ignore file is no pipeline, for this tool or the Node tool's listing.
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--list-scopes").output().unwrap());
-    assert_eq!((code, out.as_str()), (0, "api\n"));
+    sandbox.run_with(sandbox.cmd().arg("--list-scopes")).code(0).stdout_is("api\n");
 }
 
 #[test]

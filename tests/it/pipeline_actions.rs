@@ -4,7 +4,7 @@
 use std::os::unix::fs::symlink;
 use std::process::Stdio;
 
-use crate::common::{outcome, Sandbox};
+use crate::common::Sandbox;
 
 const LEDGER: &str = "- [ ] G1: manual outcome\n  EVIDENCE: pending\n";
 
@@ -40,9 +40,10 @@ fn list_scopes_prints_real_pipelines_sorted() {
 #[test]
 fn bind_writes_the_session_file_atomically() {
     let sandbox = with_scopes(&["api", "web"]);
-    let (code, out, err) = outcome(&sandbox.cmd().args(["--bind", "  sess-1  ", "--scope", "api"]).output().unwrap());
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(out, "bound session   sess-1   to scope api\n");
+    sandbox
+        .run(&["--bind", "  sess-1  ", "--scope", "api"])
+        .code(0)
+        .stdout_is("bound session   sess-1   to scope api\n");
     assert_eq!(sandbox.read(".unlazy/api/session"), "sess-1\n");
     sandbox
         .run_with(sandbox.cmd().args(["--bind=sess-2", "--scope=api"]))
@@ -63,9 +64,7 @@ fn bind_refusals() {
         (&["--bind", "a\nb", "--scope", "api"], "single-line session id"),
     ];
     for (args, message) in cases {
-        let (code, _, err) = outcome(&sandbox.cmd().args(args).output().unwrap());
-        assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(err.contains(message), "{args:?}: {err}");
+        sandbox.run(args).code(2).stderr_contains(message);
     }
     let none = Sandbox::new();
     none.run_with(none.cmd().args(["--bind", "s"]))
@@ -73,8 +72,7 @@ fn bind_refusals() {
         .stderr_contains("--bind needs --scope ID or exactly one discoverable pipeline");
     // With one pipeline, it is discovered.
     let solo = with_scopes(&["solo"]);
-    let (code, out, _) = outcome(&solo.cmd().args(["--bind", "s9"]).output().unwrap());
-    assert_eq!((code, out.as_str()), (0, "bound session s9 to scope solo\n"));
+    solo.run(&["--bind", "s9"]).code(0).stdout_is("bound session s9 to scope solo\n");
 
     // A link in place of the session file is refused, and its target kept.
     let victim = sandbox.root.parent().unwrap().join("victim");
@@ -90,11 +88,11 @@ fn bind_refusals() {
 #[test]
 fn log_appends_one_timestamped_line_per_call() {
     let sandbox = with_scopes(&["api"]);
-    let (code, out, err) =
-        outcome(&sandbox.cmd().args(["--log", "leaf-1 verified, 7/7", "--scope", "api"]).output().unwrap());
-    assert_eq!(code, 0, "{err}");
     let log = sandbox.path(".unlazy/api/status.log");
-    assert_eq!(out, format!("appended to {}\n", log.display()));
+    sandbox
+        .run(&["--log", "leaf-1 verified, 7/7", "--scope", "api"])
+        .code(0)
+        .stdout_is(&format!("appended to {}\n", log.display()));
     // Discovered scope, text with line breaks and an escape sequence.
     sandbox
         .run_with(sandbox.cmd().args(["--log", "two\r\nlines\n\u{1b}[2Jend"]))
@@ -125,9 +123,10 @@ fn log_refusals() {
     let victim = sandbox.root.parent().unwrap().join("victim.log");
     std::fs::write(&victim, "keep\n").unwrap();
     symlink(&victim, sandbox.path(".unlazy/api/status.log")).unwrap();
-    let (code, _, err) = outcome(&sandbox.cmd().args(["--log", "x", "--scope", "api"]).output().unwrap());
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("cannot append status: refusing non-file or linked status log"), "{err}");
+    sandbox
+        .run(&["--log", "x", "--scope", "api"])
+        .code(2)
+        .stderr_contains("cannot append status: refusing non-file or linked status log");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
 
     std::fs::hard_link(sandbox.path(".unlazy/web/GATES.md"), sandbox.path(".unlazy/web/status.log")).unwrap();
@@ -186,9 +185,7 @@ fn actions_combine_with_nothing() {
         (&["--log", "x", "--jobs", "2"], "--log cannot be combined with --jobs: it runs no checks"),
     ];
     for (args, message) in cases {
-        let (code, out, err) = outcome(&sandbox.cmd().args(args).output().unwrap());
-        assert_eq!(code, 2, "{args:?}: {out}{err}");
-        assert!(err.contains(message), "{args:?}: {err}");
+        sandbox.run(args).code(2).stderr_contains(message);
     }
     sandbox
         .run_with(sandbox.cmd().args(["--log", "a", "--log", "b", "--scope", "api"]))

@@ -5,7 +5,7 @@
 use std::fs;
 use std::process::Command;
 
-use crate::common::{exists, gate, outcome, Sandbox};
+use crate::common::{exists, gate, Sandbox};
 
 /// `git check-ignore` run in the sandbox: which of `paths` git would ignore.
 fn ignored_by_git(sandbox: &Sandbox, paths: &[&str]) -> Vec<String> {

@@ -5,7 +5,7 @@
 
 use std::os::unix::fs::symlink;
 
-use crate::common::{gate, outcome, Sandbox};
+use crate::common::{gate, Sandbox};
 
 fn manual(id: &str) -> String {
     format!("- [ ] {id}: manual outcome {id}\n  EVIDENCE: pending\n")
@@ -45,22 +45,21 @@ fn environment_scope_selects_the_pipeline() {
         .stdout_contains("[scope web]")
         .stdout_lacks("leaf-1");
     // The flag wins over the environment.
-    let (_, out, _) =
-        outcome(&sandbox.cmd().args(["--status", "--scope", "api"]).env("UNLAZY_SCOPE", "web").output().unwrap());
-    assert!(out.contains("[scope api]"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--status", "--scope", "api"]).env("UNLAZY_SCOPE", "web"))
+        .code(1)
+        .stdout_contains("[scope api]");
 }
 
 #[test]
 fn several_pipelines_without_a_scope_are_refused() {
     let sandbox = two_pipelines();
     let before = sandbox.read(".unlazy/api/gates/leaf-1.md");
-    let (code, out, err) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
-    assert_eq!(code, 2, "{out}{err}");
-    assert!(
-        err.contains("2 pipelines present (api, web); pass --scope <id> or set UNLAZY_SCOPE. Refusing to guess."),
-        "{err}"
-    );
-    assert!(out.is_empty(), "{out}");
+    // Nothing on stdout: the Run requires it empty unless checked.
+    sandbox
+        .run(&["--status"])
+        .code(2)
+        .stderr_contains("2 pipelines present (api, web); pass --scope <id> or set UNLAZY_SCOPE. Refusing to guess.");
     sandbox.run_with(&mut sandbox.cmd()).code(2).stderr_is(
         "gate-check: error: 2 pipelines present (api, web); pass --scope <id> or set UNLAZY_SCOPE. Refusing to guess.\n\
          run gate-check --help for usage\n",
@@ -90,10 +89,13 @@ fn legacy_layout_covers_gates_md_and_gates_directory() {
     sandbox.write("GATES.md", &manual("A"));
     sandbox.write("gates/leaf-x.md", &manual("B"));
     sandbox.write("gates/notes.txt", "not a ledger");
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
-    assert_eq!(code, 1);
-    assert!(out.contains("UNMET GATES:A") && out.contains("UNMET leaf-x:B"), "{out}");
-    assert!(out.contains("UNMET: 2 (met: 0)\n"), "legacy runs carry no scope suffix: {out}");
+    // Legacy runs carry no scope suffix.
+    sandbox
+        .run(&["--status"])
+        .code(1)
+        .stdout_contains("UNMET GATES:A")
+        .stdout_contains("UNMET leaf-x:B")
+        .stdout_contains("UNMET: 2 (met: 0)\n");
     // The locks directory a run creates is not a pipeline.
     std::fs::create_dir_all(sandbox.path(".unlazy/locks")).unwrap();
     sandbox.run_with(sandbox.cmd().arg("--status")).code(1).stdout_contains("UNMET GATES:A");
@@ -108,9 +110,10 @@ fn scope_ids_are_validated() {
             .run_with(sandbox.cmd().arg("--status").arg(format!("--scope={bad}")))
             .code(2)
             .stderr_contains("scope must match /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/");
-        let (code, _, err) = outcome(&sandbox.cmd().arg("--status").env("UNLAZY_SCOPE", bad).output().unwrap());
-        assert_eq!(code, 2, "env {bad}");
-        assert!(err.contains("scope must match"), "{err}");
+        sandbox
+            .run_with(sandbox.cmd().arg("--status").env("UNLAZY_SCOPE", bad))
+            .code(2)
+            .stderr_contains("scope must match");
     }
     sandbox
         .run_with(sandbox.cmd().args(["--status", "--scope", "nope"]))
@@ -136,8 +139,7 @@ fn linked_scope_folders_are_refused_and_never_discovered() {
     // legacy layout and never touches the linked ledger.
     sandbox.write("GATES.md", &manual("A"));
     sandbox.run_with(sandbox.cmd().arg("--status")).code(1).stdout_contains("UNMET GATES:A").stdout_lacks("leaf-1");
-    let (_, out, _) = outcome(&sandbox.cmd().arg("--list-scopes").output().unwrap());
-    assert_eq!(out, "(no pipelines under .unlazy/)\n");
+    sandbox.run(&["--list-scopes"]).code(0).stdout_is("(no pipelines under .unlazy/)\n");
 }
 
 #[test]
@@ -156,10 +158,9 @@ fn a_state_folder_outside_the_root_is_refused() {
 #[test]
 fn explicit_files_exclude_scope() {
     let sandbox = two_pipelines();
-    let (code, _, err) =
-        outcome(&sandbox.cmd().args(["--status", "--scope", "api", ".unlazy/api/GATES.md"]).output().unwrap());
-    assert_eq!(code, 2);
-    assert!(err.contains("explicit files and --scope are mutually exclusive"), "{err}");
+    sandbox.run(&["--status", "--scope", "api", ".unlazy/api/GATES.md"]).code(2).stderr_is(
+        "gate-check: error: explicit files and --scope are mutually exclusive\nrun gate-check --help for usage\n",
+    );
     // Explicit files are honored even with several pipelines present.
     sandbox
         .run_with(sandbox.cmd().args(["--status", ".unlazy/web/gates/leaf-2.md"]))

@@ -5,16 +5,13 @@
 use std::os::unix::fs::symlink;
 use std::time::Duration;
 
-use crate::common::{gate, outcome, Sandbox};
+use crate::common::{gate, Sandbox};
 
 const MET_MANUAL: &str = "- [x] M: manual\n  EVIDENCE: inspected by hand\n";
 
 fn usage_error(sandbox: &Sandbox, args: &[&str], fragment: &str) {
     let before = std::fs::read(sandbox.path("GATES.md")).ok();
-    let (code, out, err) = outcome(&sandbox.cmd().args(args).output().unwrap());
-    assert_eq!(code, 2, "{args:?}\nstdout: {out}\nstderr: {err}");
-    assert!(err.contains(fragment), "{args:?}: want {fragment:?} in stderr:\n{err}");
-    assert!(!out.contains("ALL MET"), "{out}");
+    sandbox.run(args).code(2).stderr_contains(fragment).stdout_lacks("ALL MET");
     assert_eq!(std::fs::read(sandbox.path("GATES.md")).ok(), before, "{args:?} changed the ledger");
     assert_eq!(sandbox.approval_count(), 0);
 }
@@ -22,23 +19,17 @@ fn usage_error(sandbox: &Sandbox, args: &[&str], fragment: &str) {
 #[test]
 fn help_and_version() {
     let sandbox = Sandbox::new();
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--help").output().unwrap());
-    assert_eq!(code, 0);
-    for word in ["--status", "--reverify", "--approve", "--timeout", "--shell", "--cwd", "--root", "exit codes"] {
-        assert!(out.contains(word), "help lacks {word}:\n{out}");
-    }
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--version").output().unwrap());
-    assert_eq!(code, 0);
-    assert_eq!(out.trim(), format!("gate-check {}", env!("CARGO_PKG_VERSION")));
+    ["--status", "--reverify", "--approve", "--timeout", "--shell", "--cwd", "--root", "exit codes"]
+        .iter()
+        .fold(sandbox.run(&["--help"]).code(0), |help, word| help.stdout_contains(word));
+    sandbox.run(&["--version"]).code(0).stdout_is(&format!("gate-check {}\n", env!("CARGO_PKG_VERSION")));
 }
 
 #[test]
 fn both_option_spellings_mean_the_same() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("A", "echo ok", "ok"));
-    let (code, out, err) =
-        outcome(&sandbox.cmd().args(["--approve", "--timeout=7", "--shell=/bin/sh"]).output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    sandbox.run(&["--approve", "--timeout=7", "--shell=/bin/sh"]).code(0).stdout_contains("\nALL MET (1 met)\n");
     // The same identity spelled the other way needs no new approval.
     sandbox
         .run_with(sandbox.cmd().args(["--reverify", "--timeout", "7", "--shell", "/bin/sh"]))
@@ -133,8 +124,7 @@ fn discovery_finds_gates_md_and_gates_dir_under_root() {
     sandbox.write("proj/gates/.md", "- [ ] DOT: a file named .md is a ledger, as in the Node tool\n");
     sandbox.write("proj/gates/deeper/leaf-3.md", "- [ ] NOPE: nested is not discovered\n");
     sandbox.write("GATES.md", "- [ ] OUTSIDE: not under --root\n");
-    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "--root", "proj"]).output().unwrap());
-    assert_eq!(code, 1, "{out}{err}");
+    let out = sandbox.run(&["--status", "--root", "proj"]).code(1).into_stdout();
     let counts: Vec<&str> = out.lines().filter(|l| l.ends_with(" gates")).collect();
     assert_eq!(counts, ["GATES.md: 1 gates", ".md: 1 gates", "leaf-1.md: 1 gates", "leaf-2.md: 1 gates"], "{out}");
     assert!(out.contains("UNMET: 3 (met: 1)\n  :DOT, leaf-1:L1, leaf-2:L2"), "{out}");
@@ -176,10 +166,11 @@ fn fifo_ledger_is_refused_without_hanging() {
     let fifo = sandbox.path("GATES.md");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     for args in [&["--status"][..], &[], &["--status", "GATES.md"]] {
-        let output = sandbox.cmd().args(args).timeout(Duration::from_secs(20)).output().unwrap();
-        let (code, _, err) = outcome(&output);
-        assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(err.contains("regular single-link file") && err.contains("GATES.md"), "{err}");
+        sandbox
+            .run_with(sandbox.cmd().args(args).timeout(Duration::from_secs(20)))
+            .code(2)
+            .stderr_contains("regular single-link file")
+            .stderr_contains("GATES.md");
     }
 }
 
@@ -189,14 +180,14 @@ fn completions_and_man_page_come_from_the_clap_definition() {
     for (shell, marker) in
         [("bash", "_gate__check()"), ("zsh", "#compdef gate-check"), ("fish", "complete -c gate-check")]
     {
-        let (code, out, err) = outcome(&sandbox.cmd().args(["completions", shell]).output().unwrap());
-        assert_eq!(code, 0, "{err}");
-        assert!(out.contains(marker), "{shell}: {}", &out[..out.len().min(300)]);
-        assert!(out.contains("reverify") && out.contains("install-hooks"), "{shell} completion lacks options");
+        sandbox
+            .run(&["completions", shell])
+            .code(0)
+            .stdout_contains(marker)
+            .stdout_contains("reverify")
+            .stdout_contains("install-hooks");
     }
-    let (code, out, _) = outcome(&sandbox.cmd().arg("man").output().unwrap());
-    assert_eq!(code, 0);
-    assert!(out.contains(".TH gate-check 1") && out.contains("\\-\\-reverify"), "{}", &out[..out.len().min(300)]);
+    sandbox.run(&["man"]).code(0).stdout_contains(".TH gate-check 1").stdout_contains("\\-\\-reverify");
     sandbox.run_with(sandbox.cmd().args(["completions", "tcsh"])).code(2).stderr_contains(
         "error: invalid value 'tcsh' for '<SHELL>'\n  [possible values: bash, elvish, fish, powershell, zsh]\n",
     );

@@ -192,6 +192,15 @@ impl Run {
         self
     }
 
+    /// Stdout for a test that takes it apart itself (a manual page's
+    /// sections, a count of lines). The exit code must be checked first;
+    /// stderr must still be checked or empty.
+    pub fn into_stdout(mut self) -> String {
+        assert!(self.code_checked, "check the exit code before taking stdout: {}", self.context());
+        self.stdout_checked = true;
+        std::mem::take(&mut self.stdout)
+    }
+
     /// Stdout as the one JSON document it must be.
     pub fn stdout_json(mut self) -> serde_json::Value {
         let document = serde_json::from_str(&self.stdout)

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::fs;
 
-use crate::common::{outcome, Sandbox};
+use crate::common::Sandbox;
 
 fn pages_in(dir: &std::path::Path) -> BTreeSet<String> {
     fs::read_dir(dir).unwrap().map(|entry| entry.unwrap().file_name().into_string().unwrap()).collect()
@@ -21,8 +21,7 @@ fn references(page: &str) -> BTreeSet<String> {
 fn man_dir_writes_a_page_for_every_subcommand_and_every_reference_resolves() {
     let sandbox = Sandbox::new();
     let dir = sandbox.root.join("man/man1");
-    let (code, out, err) = outcome(&sandbox.cmd().args(["man", "--dir"]).arg(&dir).output().unwrap());
-    assert_eq!(code, 0, "{err}");
+    let out = sandbox.run_with(sandbox.cmd().args(["man", "--dir"]).arg(&dir)).code(0).into_stdout();
     let written = pages_in(&dir);
     for expected in [
         "gate-check.1",
@@ -56,8 +55,7 @@ fn man_dir_writes_a_page_for_every_subcommand_and_every_reference_resolves() {
 #[test]
 fn main_page_documents_exit_status_environment_and_files() {
     let sandbox = Sandbox::new();
-    let (code, page, err) = outcome(&sandbox.cmd().arg("man").output().unwrap());
-    assert_eq!(code, 0, "{err}");
+    let page = sandbox.run(&["man"]).code(0).into_stdout();
     let exit_status = page.split(".SH \"EXIT STATUS\"").nth(1).expect("EXIT STATUS section");
     for code in ["\\fB0\\fR", "\\fB1\\fR", "\\fB2\\fR", "\\fB3\\fR"] {
         assert!(exit_status.contains(code), "exit status {code} missing");
@@ -81,25 +79,23 @@ fn main_page_documents_exit_status_environment_and_files() {
 fn man_prints_one_subcommand_page_and_refuses_an_unknown_one() {
     let sandbox = Sandbox::new();
     let dir = sandbox.root.join("pages");
-    assert!(sandbox.cmd().args(["man", "--dir"]).arg(&dir).output().unwrap().status.success());
+    sandbox.run_with(sandbox.cmd().args(["man", "--dir"]).arg(&dir)).code(0).stdout_contains("gate-check.1\n");
     for (args, file) in [
         (&["man", "hook", "stop"][..], "gate-check-hook-stop.1"),
         (&["man", "lint"][..], "gate-check-lint.1"),
         (&["man", "install-hooks"][..], "gate-check-install-hooks.1"),
     ] {
-        let (code, out, err) = outcome(&sandbox.cmd().args(args).output().unwrap());
-        assert_eq!(code, 0, "{args:?}: {err}");
-        assert_eq!(out, fs::read_to_string(dir.join(file)).unwrap(), "{args:?}");
+        sandbox.run(args).code(0).stdout_is(&fs::read_to_string(dir.join(file)).unwrap());
     }
-    let (_, lint, _) = outcome(&sandbox.cmd().args(["man", "lint"]).output().unwrap());
-    assert!(lint.contains("LINT FINDINGS") && lint.contains("\\fBgate\\-check\\fR(1)"), "{lint}");
-    let (_, hook, _) = outcome(&sandbox.cmd().args(["man", "hook", "stop"]).output().unwrap());
-    assert!(hook.contains("hook\\-state.json") && hook.contains("UNLAZY_SCOPE"), "{hook}");
+    sandbox.run(&["man", "lint"]).code(0).stdout_contains("LINT FINDINGS").stdout_contains("\\fBgate\\-check\\fR(1)");
+    sandbox.run(&["man", "hook", "stop"]).code(0).stdout_contains("hook\\-state.json").stdout_contains("UNLAZY_SCOPE");
 
-    let (code, out, err) = outcome(&sandbox.cmd().args(["man", "nope"]).output().unwrap());
-    assert_eq!(code, 2);
-    assert!(out.is_empty(), "{out}");
-    assert!(err.contains("no manual page for \"nope\"") && err.contains("hook-stop"), "{err}");
+    sandbox
+        .run(&["man", "nope"])
+        .code(2)
+        .stdout_is("")
+        .stderr_contains("no manual page for \"nope\"")
+        .stderr_contains("hook-stop");
     sandbox
         .run_with(sandbox.cmd().args(["man", "lint", "--dir"]).arg(&dir))
         .code(2)

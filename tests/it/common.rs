@@ -219,6 +219,12 @@ impl Run {
         self
     }
 
+    /// The exit code, for a helper whose caller asserts it (check it with
+    /// `code` all the same).
+    pub fn exit_code(&self) -> i32 {
+        self.code
+    }
+
     pub fn stdout(&self) -> &str {
         &self.stdout
     }

@@ -2,7 +2,7 @@
 //! what parses, what is diagnosed (exit 2, file and line named, ledger bytes
 //! untouched), fence handling, and byte-exact write-back.
 
-use crate::common::{outcome, Sandbox};
+use crate::common::Sandbox;
 use crate::core_support::lines_with_endings;
 
 /// Writes `bytes` as GATES.md and asserts that both a status and a normal
@@ -16,11 +16,7 @@ fn assert_rejected(bytes: &[u8], fragment: &str, line: Option<usize>) {
         None => format!("{}: error: {fragment}", path.display()),
     };
     for args in [&["--status"][..], &[][..], &["--approve"][..]] {
-        let (code, out, err) = outcome(&sandbox.cmd().args(args).output().unwrap());
-        assert_eq!(code, 2, "{args:?} on {:?}\nstdout: {out}\nstderr: {err}", String::from_utf8_lossy(bytes));
-        assert!(err.contains(&wanted), "{args:?}: want {wanted:?} in stderr:\n{err}");
-        assert!(!err.contains("panicked"), "{err}");
-        assert!(!out.contains("ALL MET"), "{out}");
+        sandbox.run(args).code(2).stderr_contains(&wanted).stderr_lacks("panicked").stdout_lacks("ALL MET");
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "a refused ledger was changed");
     }
     assert_eq!(sandbox.approval_count(), 0);
@@ -30,9 +26,11 @@ fn assert_rejected(bytes: &[u8], fragment: &str, line: Option<usize>) {
 fn status_of(text: &str) -> (i32, String) {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", text);
-    let (code, out, err) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
-    assert_ne!(code, 2, "unexpected parse failure for {text:?}: {err}");
-    (code, out)
+    let run = sandbox.run(&["--status"]);
+    let code = run.exit_code();
+    assert_ne!(code, 2, "unexpected parse failure for {text:?}: {}", run.stderr());
+    // The caller asserts the code.
+    (code, run.code(code).into_stdout())
 }
 
 fn gate_count(text: &str) -> usize {
@@ -127,11 +125,10 @@ fn owns_header() {
 fn abandon_rules() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", "- [ ] A: x\n- [x] B: y\n  EVIDENCE: done\nABANDON: A: needs hardware we do not have\n");
-    let (code, out, _) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
-    assert_eq!(code, 1);
-    assert!(out.contains("HANDOFF REQUIRED: 1 abandoned (met: 1)"), "{out}");
-    assert!(out.contains("  GATES:A"), "{out}");
-    assert!(!out.contains("UNMET"), "{out}");
+    sandbox
+        .run(&["--status"])
+        .code(1)
+        .stdout_is("GATES.md: 2 gates\nHANDOFF REQUIRED: 1 abandoned (met: 1)\n  GATES:A\n");
 
     assert_rejected(b"- [ ] A: x\nABANDON: A\n", "ABANDON A needs a non-blank reason", Some(2));
     assert_rejected(b"- [ ] A: x\nABANDON: A:   \n", "ABANDON A needs a non-blank reason", Some(2));
@@ -185,9 +182,10 @@ fn approve_run(bytes: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let sandbox = Sandbox::new();
     let path = sandbox.path("GATES.md");
     std::fs::write(&path, bytes).unwrap();
-    let (code, out, err) = outcome(&sandbox.cmd().arg("--approve").output().unwrap());
-    assert!(out.contains("PASS GATES:A"), "{out}{err}");
-    assert!(code == 0 || code == 1, "{out}{err}");
+    let run = sandbox.run(&["--approve"]);
+    let code = run.exit_code();
+    assert!(code == 0 || code == 1, "{}{}", run.stdout(), run.stderr());
+    run.code(code).stdout_contains("PASS GATES:A");
     (bytes.to_vec(), std::fs::read(&path).unwrap())
 }
 
@@ -276,11 +274,7 @@ fn nul_bytes_are_kept_and_never_printed_raw() {
     let sandbox = Sandbox::new();
     let path = sandbox.path("GATES.md");
     std::fs::write(&path, text).unwrap();
-    let output = sandbox.cmd().arg("--approve").output().unwrap();
-    let (code, out, err) = outcome(&output);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(!output.stdout.contains(&0), "a NUL reached the terminal");
-    assert!(out.contains("PASS GATES:A: title x"), "{out}");
+    sandbox.run(&["--approve"]).code(0).stdout_lacks("\0").stdout_contains("PASS GATES:A: title x");
     let after = std::fs::read(&path).unwrap();
     assert_only_gate_changed(text, &after, 1, 4);
 }

@@ -18,9 +18,9 @@ fn ledger(sandbox: &Sandbox) {
 fn json_document_describes_every_gate() {
     let sandbox = Sandbox::new();
     ledger(&sandbox);
-    let (code, out, err) = outcome(&sandbox.cmd().args(["--approve", "--format", "json"]).output().unwrap());
-    assert_eq!(code, 1, "{err}");
-    let doc: Value = serde_json::from_str(&out).expect("stdout is exactly one JSON document");
+    // Human lines move to stderr; stdout is exactly one JSON document.
+    let doc =
+        sandbox.run(&["--approve", "--format", "json"]).code(1).stderr_contains("  PASS GATES:PASSES").stdout_json();
     assert_eq!(doc["schema"], 1);
     assert_eq!(doc["mode"], "approve");
     assert_eq!(doc["outcome"], "handoff-required");
@@ -45,29 +45,23 @@ fn json_document_describes_every_gate() {
     assert_eq!(fails["check"]["reason"], "non-zero exit");
     assert_eq!(by_id("MANUAL")["check"], Value::Null);
     assert_eq!(by_id("DROPPED")["state"], "abandoned");
-    // Human lines moved to stderr.
-    assert!(err.contains("  PASS GATES:PASSES"), "{err}");
-    assert!(!out.contains("PASS GATES"));
 }
 
 #[test]
 fn json_reports_errors_as_a_document_too() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", "- [ ] G1: a\n  CHECK: x\n");
-    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "--format=json"]).output().unwrap());
-    assert_eq!(code, 2);
-    let doc: Value = serde_json::from_str(&out).unwrap();
+    let doc: Value = sandbox.run(&["--status", "--format=json"]).code(2).stderr_contains("require both").stdout_json();
     assert_eq!(doc["outcome"], "error");
-    assert!(doc["errors"][0].as_str().unwrap().contains("require both"), "{out}");
-    assert!(err.contains("require both"));
+    assert!(doc["errors"][0].as_str().unwrap().contains("require both"), "{doc}");
 }
 
 #[test]
 fn junit_marks_failures_and_skips() {
     let sandbox = Sandbox::new();
     ledger(&sandbox);
-    let (code, out, _) = outcome(&sandbox.cmd().args(["--approve", "--format", "junit"]).output().unwrap());
-    assert_eq!(code, 1);
+    let out =
+        sandbox.run(&["--approve", "--format", "junit"]).code(1).stderr_contains("  FAIL GATES:FAILS").into_stdout();
     assert!(
         out.starts_with(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gate-check\" tests=\"4\" failures=\"1\""
@@ -86,19 +80,13 @@ fn junit_marks_failures_and_skips() {
 fn github_actions_annotations_point_at_gate_lines() {
     let sandbox = Sandbox::new();
     ledger(&sandbox);
-    let (_, out, _) = outcome(
-        &sandbox
-            .cmd()
-            .arg("--approve")
-            .env("GITHUB_ACTIONS", "true")
-            .env("GITHUB_WORKSPACE", &sandbox.root)
-            .output()
-            .unwrap(),
-    );
-    assert!(out.contains("::error file=GATES.md,line=6,title=gate GATES%3AFAILS::outcome FAILS: unmet (unchecked); fail: non-zero exit"), "{out}");
-    assert!(out.contains("::warning file=GATES.md,line=12,title=gate GATES%3ADROPPED::"), "{out}");
-    let (_, quiet, _) = outcome(&sandbox.cmd().arg("--status").output().unwrap());
-    assert!(!quiet.contains("::error"), "annotations only under GitHub Actions");
+    sandbox
+        .run_with(sandbox.cmd().arg("--approve").env("GITHUB_ACTIONS", "true").env("GITHUB_WORKSPACE", &sandbox.root))
+        .code(1)
+        .stdout_contains("::error file=GATES.md,line=6,title=gate GATES%3AFAILS::outcome FAILS: unmet (unchecked); fail: non-zero exit")
+        .stdout_contains("::warning file=GATES.md,line=12,title=gate GATES%3ADROPPED::");
+    // Annotations only under GitHub Actions.
+    sandbox.run(&["--status"]).code(1).stdout_contains("UNMET: 1").stdout_lacks("::error");
 }
 
 #[test]
@@ -155,22 +143,21 @@ fn a_terminal_gets_colour_and_a_live_progress_line() {
 fn incomplete_waves_fail_in_junit_and_annotations() {
     let sandbox = Sandbox::new();
     sandbox.write(".unlazy/api/GATES.md", "- [x] G1: reviewed\n  EVIDENCE: read on Monday\n");
-    let (code, _, err) = outcome(
-        &sandbox
-            .cmd()
-            .args(["dispatch", "open", "--scope", "api", "--wave", "w3", "--leaf", "leaf-1"])
-            .output()
-            .unwrap(),
-    );
-    assert_eq!(code, 0, "{err}");
-    let (code, xml, _) =
-        outcome(&sandbox.cmd().args(["--status", "--scope", "api", "--format", "junit"]).output().unwrap());
-    assert_eq!(code, 1);
-    assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
-    assert!(xml.contains("<testsuite name=\"dispatch waves\"") && xml.contains("type=\"wave-incomplete\""), "{xml}");
-    let (_, out, _) =
-        outcome(&sandbox.cmd().args(["--status", "--scope", "api"]).env("GITHUB_ACTIONS", "true").output().unwrap());
-    assert!(out.contains("::error title=dispatch wave::dispatch:w3 open (0/1 started) is incomplete"), "{out}");
+    sandbox
+        .run(&["dispatch", "open", "--scope", "api", "--wave", "w3", "--leaf", "leaf-1"])
+        .code(0)
+        .stdout_is("OPEN w3 (0/1 started, 0/1 returned)\n");
+    sandbox
+        .run(&["--status", "--scope", "api", "--format", "junit"])
+        .code(1)
+        .stdout_contains("tests=\"2\" failures=\"1\"")
+        .stdout_contains("<testsuite name=\"dispatch waves\"")
+        .stdout_contains("type=\"wave-incomplete\"")
+        .stderr_contains("UNMET dispatch:w3");
+    sandbox
+        .run_with(sandbox.cmd().args(["--status", "--scope", "api"]).env("GITHUB_ACTIONS", "true"))
+        .code(1)
+        .stdout_contains("::error title=dispatch wave::dispatch:w3 open (0/1 started) is incomplete");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! default. Concurrency is proven by what the checks observe (markers and
 //! timestamps they write), never by how long a run took.
 
-use crate::common::{gate, outcome, Sandbox};
+use crate::common::{gate, Sandbox};
 use gate_check::digest::sha256_hex;
 
 #[test]
@@ -19,8 +19,7 @@ fn results_are_reported_in_ledger_order_when_later_gates_finish_first() {
     ]
     .join("\n");
     sandbox.write("GATES.md", &ledger);
-    let (code, out, err) = outcome(&sandbox.cmd().args(["--approve", "--jobs", "3"]).output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
+    let out = sandbox.run(&["--approve", "--jobs", "3"]).code(0).into_stdout();
     let order: Vec<&str> = out.lines().filter(|l| l.starts_with("  PASS ") || l.starts_with("  FAIL ")).collect();
     assert_eq!(
         order,
@@ -54,11 +53,11 @@ fn every_gate_gets_its_own_evidence_with_eight_jobs_over_several_ledgers() {
         sandbox.write(path, &text);
         originals.push(text);
     }
-    let (code, out, err) =
-        outcome(&sandbox.cmd().args(["--approve", "--jobs", "8", "--scope", "multi"]).output().unwrap());
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("UNMET: 3 (met: 15) [scope multi]"), "{out}");
-    assert!(out.contains("  GATES:M1, leaf-a:M1, leaf-b:M1"), "{out}");
+    sandbox
+        .run(&["--approve", "--jobs", "8", "--scope", "multi"])
+        .code(1)
+        .stdout_contains("UNMET: 3 (met: 15) [scope multi]")
+        .stdout_contains("  GATES:M1, leaf-a:M1, leaf-b:M1");
 
     for ((path, name, count), original) in ledgers.iter().zip(&originals) {
         let text = sandbox.read(path);

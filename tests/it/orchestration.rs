@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::common::{gate, outcome, Sandbox};
+use crate::common::{gate, Sandbox};
 
 const SCOPE: &str = "pipe";
 
@@ -54,20 +54,23 @@ fn a_branch_reverifies_its_children() {
         .stdout_contains("FAIL node-1.1:N1");
     let leaf = sandbox.read(&format!(".unlazy/{SCOPE}/gates/leaf-1.1.1.md"));
     assert!(leaf.starts_with("- [ ] G1:") && leaf.contains("  EVIDENCE: pending"), "{leaf}");
-    let (_, out, _) = outcome(&sandbox.cmd().args(["--status", "--scope", SCOPE]).output().unwrap());
-    assert!(out.contains("UNMET: 2 (met: 1) [scope pipe]") && out.contains("leaf-1.1.1:G1, node-1.1:N1"), "{out}");
+    sandbox
+        .run(&["--status", "--scope", SCOPE])
+        .code(1)
+        .stdout_contains("UNMET: 2 (met: 1) [scope pipe]")
+        .stdout_contains("leaf-1.1.1:G1, node-1.1:N1");
 }
 
 #[test]
 fn templates_are_valid_ledgers_or_prose() {
     let sandbox = Sandbox::new();
     sandbox.write(".unlazy/t/gates/node-1.md", &template("gates-node.md"));
-    let (code, out, err) = outcome(&sandbox.cmd().args(["--status", "--scope", "t"]).output().unwrap());
-    assert_eq!(code, 1, "the node template must parse: {out}{err}");
-    assert!(
-        out.contains("node-1.md: 4 gates") && out.contains("  node-1:N1, node-1:N2, node-1:N3, node-1:N4"),
-        "{out}"
-    );
+    // The node template must parse.
+    sandbox
+        .run(&["--status", "--scope", "t"])
+        .code(1)
+        .stdout_contains("node-1.md: 4 gates")
+        .stdout_contains("  node-1:N1, node-1:N2, node-1:N3, node-1:N4");
     // PLAN.md is prose: it must not be mistaken for a ledger with gates.
     sandbox.write("plan/GATES.md", &template("PLAN.md"));
     sandbox

@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::common::{gate, outcome, Run, Sandbox};
+use crate::common::{gate, Run, Sandbox};
 
 /// A repository (`.git`) with one runnable gate at its root and an empty
 /// `src/deep/` to run from.
@@ -78,14 +78,11 @@ fn no_gate_files_found_says_where_the_search_went() {
     fs::create_dir_all(base.join(".unlazy/approved")).unwrap();
     fs::write(base.join("GATES.md"), "- [x] HOME: not this one\n  EVIDENCE: x\n").unwrap();
     let src = sandbox.path("src");
-    let output = sandbox.cmd().current_dir(&src).env("HOME", &base).arg("--status").output().unwrap();
-    let (code, out, err) = outcome(&output);
-    assert_eq!(code, 2, "{out}{err}");
-    assert!(
-        err.contains(&format!("under {} and each parent up to {})", src.display(), sandbox.root.display())),
-        "{err}"
-    );
-    assert!(!out.contains("HOME"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().current_dir(&src).env("HOME", &base).arg("--status"))
+        .code(2)
+        .stderr_contains(&format!("under {} and each parent up to {})", src.display(), sandbox.root.display()))
+        .stdout_lacks("HOME");
 
     // A repository root without ledgers ends the search and is named.
     fs::create_dir(sandbox.path(".git")).unwrap();
@@ -103,10 +100,10 @@ fn a_named_scope_is_looked_for_past_a_nearer_plain_ledger() {
     sandbox.write("packages/app/GATES.md", "- [ ] APP: the package ledger\n");
     let app = sandbox.path("packages/app");
     run_in(&sandbox, &app, &["--status", "--scope", "api"]).code(0).stdout_contains("ALL MET (1 met)");
-    let output = sandbox.cmd().current_dir(&app).env("UNLAZY_SCOPE", "api").arg("--status").output().unwrap();
-    let (code, out, err) = outcome(&output);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("ALL MET (1 met)"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().current_dir(&app).env("UNLAZY_SCOPE", "api").arg("--status"))
+        .code(0)
+        .stdout_contains("ALL MET (1 met)");
     // Without a scope the nearer ledger is the target, as in the Node tool.
     run_in(&sandbox, &app, &["--status"]).code(1).stdout_contains("GATES:APP");
 }
@@ -133,11 +130,9 @@ fn pipeline_actions_and_dispatch_find_the_pipelines_from_a_subdirectory() {
 fn the_stop_hook_holds_an_agent_that_moved_into_a_subdirectory() {
     let sandbox = repository();
     let payload = serde_json::json!({ "session_id": "s1", "cwd": sandbox.path("src/deep") }).to_string();
-    let (code, out, err) = outcome(&sandbox.cmd().args(["hook", "stop"]).write_stdin(payload).output().unwrap());
-    assert_eq!(code, 0, "{err}");
-    let decision: serde_json::Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
-    assert_eq!(decision["decision"], "block", "{out}");
-    assert!(decision["reason"].as_str().unwrap().contains("GATES:G1"), "{out}");
+    let decision = sandbox.run_with(sandbox.cmd().args(["hook", "stop"]).write_stdin(payload)).code(0).stdout_json();
+    assert_eq!(decision["decision"], "block", "{decision}");
+    assert!(decision["reason"].as_str().unwrap().contains("GATES:G1"), "{decision}");
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use crate::common::{gate, outcome, Run, Sandbox};
+use crate::common::{gate, Run, Sandbox};
 use crate::core_support::{process_gone, sha256_hex};
 
 /// Approves and runs GATES.md holding one gate `A`; returns (exit, stdout, stderr).
@@ -44,10 +44,13 @@ fn shell_resolution() {
         .stdout_contains(&format!("    SHELL: {}\n", sandbox.path("mysh").display()));
 
     sandbox.write("GATES.md", &gate("A", "echo \"shell=$0\"", "shell=/bin/bash"));
-    let (code, out, err) = outcome(&sandbox.cmd().env("UNLAZY_SHELL", "/bin/bash").arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
     // Approved above through --shell: the same resolved shell is the same identity.
-    assert!(!out.contains("APPROVAL REQUIRED") && out.contains("  RUN  GATES:A shell=/bin/bash "), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().env("UNLAZY_SHELL", "/bin/bash").arg("--approve"))
+        .code(0)
+        .stdout_lacks("APPROVAL REQUIRED")
+        .stdout_contains("  RUN  GATES:A shell=/bin/bash ")
+        .stdout_contains("\nALL MET (1 met)\n");
 
     for (flag, env) in
         [(Some("no-such-shell-xyz"), None), (None, Some("/nonexistent/sh")), (Some("./missing-sh"), None)]
@@ -60,10 +63,7 @@ fn shell_resolution() {
         if let Some(env) = env {
             cmd.env("UNLAZY_SHELL", env);
         }
-        let (code, out, err) = outcome(&cmd.output().unwrap());
-        assert_eq!(code, 2, "{flag:?} {env:?}: {out}{err}");
-        assert!(err.contains("cannot resolve command shell"), "{err}");
-        assert!(!out.contains("RUN"), "{out}");
+        sandbox.run_with(&mut cmd).code(2).stderr_contains("cannot resolve command shell").stdout_lacks("RUN");
     }
 }
 
@@ -96,9 +96,7 @@ fn cwd_resolution() {
     }
 
     sandbox.write("GATES.md", &check("echo ok", Some("absent")));
-    let (code, out, err) = outcome(&sandbox.cmd().arg("--approve").output().unwrap());
-    assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains(&format!("gate GATES:A CWD does not exist: {root}/absent")), "{err}");
+    sandbox.run(&["--approve"]).code(2).stderr_contains(&format!("gate GATES:A CWD does not exist: {root}/absent"));
     assert_eq!(sandbox.approval_count(), 6);
     sandbox
         .run_with(sandbox.cmd().args(["--cwd", "absent"]))

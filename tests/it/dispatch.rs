@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::common::{outcome, Run, Sandbox};
+use crate::common::{Run, Sandbox};
 
 const STATE: &str = ".unlazy/api/dispatch.json";
 const LOG: &str = ".unlazy/api/status.log";
@@ -192,18 +192,12 @@ fn hostile_arguments_never_reach_the_terminal_raw() {
     ] {
         // Forced colour makes clap write as it would to a terminal, where
         // its own stripping of escape sequences does not apply.
-        let output = sandbox
-            .cmd()
-            .env_remove("NO_COLOR")
-            .env("CLICOLOR_FORCE", "1")
-            .arg("dispatch")
-            .args(&args)
-            .output()
-            .unwrap();
-        let (code, out, err) = outcome(&output);
-        assert_eq!(code, 2, "{args:?}\n{out}{err}");
-        assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+        let refused = sandbox
+            .run_with(sandbox.cmd().env_remove("NO_COLOR").env("CLICOLOR_FORCE", "1").arg("dispatch").args(&args))
+            .code(2);
+        let err = refused.stderr().to_string();
         assert!(err.contains("unexpected argument") || err.contains("unrecognized subcommand"), "{err}");
+        refused.stderr_lacks("\u{1b}").stderr_lacks("\u{7}").stderr_contains("error: ");
     }
     dispatch(&sandbox, &["open", "--help"]).code(0).stdout_contains("--leaf <ID>");
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::common::{outcome, Sandbox};
+use crate::common::Sandbox;
 
 const HANG_GUARD: Duration = Duration::from_secs(120);
 
@@ -63,11 +63,11 @@ fn duplicate_ids_among_many_gates_are_found() {
 fn nul_bytes_are_content_and_never_reach_the_terminal() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", "- [ ] G1: title with \0 nul\n");
-    let output = sandbox.cmd().arg("--status").timeout(HANG_GUARD).output().unwrap();
-    let (code, out, _) = outcome(&output);
-    assert_eq!(code, 1);
-    assert!(out.contains("UNMET GATES:G1 (unchecked): title with   nul"), "{out:?}");
-    assert!(!output.stdout.contains(&0), "a NUL byte reached stdout");
+    sandbox
+        .run_with(sandbox.cmd().arg("--status").timeout(HANG_GUARD))
+        .code(1)
+        .stdout_contains("UNMET GATES:G1 (unchecked): title with   nul")
+        .stdout_lacks("\0");
 }
 
 #[test]
@@ -89,10 +89,10 @@ fn control_characters_in_ids_are_rejected_and_sanitized() {
     let sandbox = Sandbox::new();
     let before = "- [ ] G\u{1b}[31m1: red\n";
     sandbox.write("GATES.md", before);
-    let output = sandbox.cmd().arg("--status").timeout(HANG_GUARD).output().unwrap();
-    let (code, _, err) = outcome(&output);
-    assert_eq!(code, 2);
-    assert!(err.contains(":1: error: invalid gate id G [31m1"), "{err:?}");
-    assert!(!output.stderr.contains(&0x1b), "an escape byte reached stderr");
+    sandbox
+        .run_with(sandbox.cmd().arg("--status").timeout(HANG_GUARD))
+        .code(2)
+        .stderr_contains(":1: error: invalid gate id G [31m1")
+        .stderr_lacks("\u{1b}");
     assert_eq!(sandbox.read("GATES.md"), before);
 }

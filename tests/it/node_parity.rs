@@ -25,10 +25,11 @@ struct Status {
 fn status(text: &str) -> Status {
     let sandbox = Sandbox::new();
     sandbox.write("L.md", text);
-    let output = sandbox.cmd().args(["--status", "--format", "json", "L.md"]).output().unwrap();
-    let code = output.status.code().unwrap_or(-1);
-    let json: Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("no JSON ({e}) for {text:?}: {}", String::from_utf8_lossy(&output.stdout)));
+    let run = sandbox.run(&["--status", "--format", "json", "L.md"]);
+    let code = run.exit_code();
+    // The document's exitCode is the check of the process's code, below.
+    // Human lines go to stderr, each naming the ledger (its count or its errors).
+    let json: Value = run.code(code).stderr_contains("L.md").stdout_json();
     assert_eq!(json["exitCode"].as_i64(), Some(code as i64), "exitCode field vs process code");
     let strings = |key: &str| -> Vec<String> {
         json[key].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect()

@@ -2,7 +2,7 @@
 //! annotations, and the guarantee that pipes and CI logs get no colour or
 //! progress escapes.
 
-use crate::common::{gate, outcome, Sandbox};
+use crate::common::{gate, Sandbox};
 use serde_json::Value;
 
 fn ledger(sandbox: &Sandbox) {
@@ -93,11 +93,12 @@ fn github_actions_annotations_point_at_gate_lines() {
 fn pipes_get_no_colour_or_progress_escapes() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("SLOW", "sleep 1.5; printf 'slow done\\n'", "slow done"));
-    let output = sandbox.cmd().arg("--approve").env_remove("NO_COLOR").output().unwrap();
-    let (code, out, _) = outcome(&output);
-    assert_eq!(code, 0, "{out}");
-    assert!(!output.stdout.contains(&0x1b), "escape bytes in piped output: {out:?}");
-    assert!(!out.contains("running for"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().arg("--approve").env_remove("NO_COLOR"))
+        .code(0)
+        .stdout_contains("\nALL MET (1 met)\n")
+        .stdout_lacks("\u{1b}")
+        .stdout_lacks("running for");
 }
 
 /// Runs gate-check inside a pseudo-terminal with `script(1)`. A machine

@@ -146,11 +146,10 @@ fn a_timeout_also_kills_descendants_that_left_the_group() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("A", "setsid sleep 300 >/dev/null 2>&1 & echo $! > bg.pid; sleep 300", "never"));
     let started = Instant::now();
-    let (code, out, err) = outcome(
-        &sandbox.cmd().args(["--approve", "--timeout", "1"]).timeout(Duration::from_secs(60)).output().unwrap(),
-    );
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("timed out after 1s;"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--approve", "--timeout", "1"]).timeout(Duration::from_secs(60)))
+        .code(1)
+        .stdout_contains("timed out after 1s;");
     assert!(started.elapsed() < Duration::from_secs(15), "took {:?}", started.elapsed());
     let pid = wait_for_pid(&sandbox.path("bg.pid"), Duration::from_secs(1));
     assert!(process_gone(pid, Duration::from_secs(5)), "setsid escapee {pid} outlived the timed-out check");
@@ -199,16 +198,13 @@ fn a_background_process_holding_the_output_fails_the_check_quickly() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("A", "sleep 300 & echo $! > bg.pid; echo early", "early"));
     let started = Instant::now();
-    let (code, out, err) = outcome(
-        &sandbox.cmd().args(["--approve", "--timeout", "60"]).timeout(Duration::from_secs(90)).output().unwrap(),
-    );
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(
-        out.contains("FAIL GATES:A")
-            && out.contains("the check exited 0 but a background process kept its output open;"),
-        "{out}"
-    );
-    assert!(out.contains("exit=0; EXPECT=not matched; output=early"), "the output so far is kept: {out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--approve", "--timeout", "60"]).timeout(Duration::from_secs(90)))
+        .code(1)
+        .stdout_contains("FAIL GATES:A")
+        .stdout_contains("the check exited 0 but a background process kept its output open;")
+        // The output so far is kept.
+        .stdout_contains("exit=0; EXPECT=not matched; output=early");
     assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
     assert_eq!(evidence(&sandbox), "pending");
     let pid = wait_for_pid(&sandbox.path("bg.pid"), Duration::from_secs(1));
@@ -239,11 +235,11 @@ fn a_check_that_closes_its_output_early_is_judged_when_it_exits() {
 fn a_timed_out_check_keeps_the_output_it_printed() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("A", "echo before-the-hang; setsid sleep 300", "never"));
-    let (code, out, err) = outcome(
-        &sandbox.cmd().args(["--approve", "--timeout", "1"]).timeout(Duration::from_secs(60)).output().unwrap(),
-    );
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("timed out after 1s;") && out.contains("output=before-the-hang"), "{out}");
+    sandbox
+        .run_with(sandbox.cmd().args(["--approve", "--timeout", "1"]).timeout(Duration::from_secs(60)))
+        .code(1)
+        .stdout_contains("timed out after 1s;")
+        .stdout_contains("output=before-the-hang");
 }
 
 /// Runs `script` as root of fresh user and PID namespaces, where the test

@@ -1,7 +1,7 @@
 //! The shipped template works end to end: status, a refused normal run,
 //! approval with evidence written, and a reverify that keeps it green.
 
-use crate::common::{outcome, Sandbox};
+use crate::common::Sandbox;
 
 #[test]
 fn template_runs_green_after_approval() {
@@ -19,9 +19,7 @@ fn template_runs_green_after_approval() {
     assert_eq!(sandbox.read("GATES.md"), template, "a refused run changed the ledger");
     assert_eq!(sandbox.approval_count(), 0);
 
-    let (code, out, err) = outcome(&sandbox.cmd().arg("--approve").output().unwrap());
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("ALL MET (3 met)"), "{out}");
+    sandbox.run(&["--approve"]).code(0).stdout_contains("ALL MET (3 met)");
     assert_eq!(sandbox.approval_count(), 2);
     let ledger = sandbox.read("GATES.md");
     assert_eq!(ledger.matches("EVIDENCE: automatic-evidence=v1; definition-sha256=").count(), 2, "{ledger}");

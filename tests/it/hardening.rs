@@ -6,7 +6,7 @@
 
 use std::fs;
 
-use crate::common::{exists, gate, outcome, Run, Sandbox};
+use crate::common::{exists, gate, Run, Sandbox};
 
 /// Runs gate-check with `args`, checked.
 fn run(sandbox: &Sandbox, args: &[&str]) -> Run {
@@ -273,10 +273,10 @@ impl Elsewhere {
         Elsewhere { sandbox, home, repo }
     }
 
-    fn run_from(&self, cwd: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    fn run_from(&self, cwd: &std::path::Path, args: &[&str]) -> Run {
         let mut cmd = self.sandbox.cmd();
         cmd.current_dir(cwd).env("HOME", &self.home).env_remove("UNLAZY_APPROVAL_DIR");
-        outcome(&cmd.args(args).output().unwrap())
+        self.sandbox.run_with(cmd.args(args))
     }
 
     fn ledger(&self) -> String {
@@ -287,8 +287,7 @@ impl Elsewhere {
 #[test]
 fn an_explicit_ledger_outside_the_working_directory_belongs_to_its_own_repository() {
     let e = Elsewhere::new();
-    let (code, out, err) = e.run_from(&e.home, &["--approve", &e.ledger()]);
-    assert_eq!(code, 0, "{out}{err}");
+    e.run_from(&e.home, &["--approve", &e.ledger()]).code(0).stdout_contains("\nALL MET (1 met)\n");
     assert!(exists(&e.repo.join("ran")));
     assert!(exists(&e.repo.join(".unlazy/locks")), "locks live in the ledger's repository");
     assert!(!exists(&e.home.join(".unlazy/locks")), "locks were created in the working directory");
@@ -298,8 +297,7 @@ fn an_explicit_ledger_outside_the_working_directory_belongs_to_its_own_repositor
     let elsewhere = e.sandbox.root.parent().unwrap().join("blocked");
     fs::create_dir(&elsewhere).unwrap();
     fs::write(elsewhere.join(".unlazy"), "not a directory").unwrap();
-    let (code, out, err) = e.run_from(&elsewhere, &["--reverify", &e.ledger()]);
-    assert_eq!(code, 0, "{out}{err}");
+    e.run_from(&elsewhere, &["--reverify", &e.ledger()]).code(0).stdout_contains("\nALL MET (1 met");
 }
 
 #[test]
@@ -308,10 +306,8 @@ fn a_store_inside_an_explicit_ledgers_repository_is_refused() {
     let inside = e.repo.join("store");
     let mut cmd = e.sandbox.cmd();
     cmd.current_dir(&e.home).env("HOME", &e.home).env("UNLAZY_APPROVAL_DIR", &inside);
-    let (code, out, err) = outcome(&cmd.args(["--approve", &e.ledger()]).output().unwrap());
-    assert_eq!(code, 2, "{out}{err}");
     let expected = format!("UNLAZY_APPROVAL_DIR must be outside the repository root {}", e.repo.display());
-    assert!(err.contains(&expected), "{err}");
+    e.sandbox.run_with(cmd.args(["--approve", &e.ledger()])).code(2).stderr_contains(&expected);
     assert!(!exists(&e.repo.join("ran")) && !exists(&inside));
 }
 
@@ -319,10 +315,11 @@ fn a_store_inside_an_explicit_ledgers_repository_is_refused() {
 fn the_default_store_inside_the_repository_is_named_as_such() {
     let e = Elsewhere::new();
     fs::write(e.home.join("GATES.md"), gate("G1", "touch ran; echo ok", "ok")).unwrap();
-    let (code, out, err) = e.run_from(&e.home, &["--approve", "GATES.md"]);
-    assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains("the default approval store") && err.contains("set UNLAZY_APPROVAL_DIR"), "{err}");
-    assert!(!err.contains("UNLAZY_APPROVAL_DIR must be outside"), "{err}");
+    e.run_from(&e.home, &["--approve", "GATES.md"])
+        .code(2)
+        .stderr_contains("the default approval store")
+        .stderr_contains("set UNLAZY_APPROVAL_DIR")
+        .stderr_lacks("UNLAZY_APPROVAL_DIR must be outside");
     assert!(!exists(&e.home.join("ran")));
 }
 
@@ -379,9 +376,8 @@ fn a_run_as_root_on_a_users_ledger_keeps_it_and_its_state_the_users() {
     std::os::unix::fs::chown(&store, Some(NOBODY), Some(NOBODY)).unwrap();
     let mut owner = sandbox.std_cmd();
     owner.env("UNLAZY_APPROVAL_DIR", &store).env("HOME", &base).uid(NOBODY).gid(NOBODY);
-    let (code, out, err) = outcome(&owner.args(["--approve", "--reverify", "GATES.md"]).output().unwrap());
-    assert_eq!(code, 0, "the owner's run failed: {out}{err}");
-    assert!(out.contains("PASS GATES:G1"), "{out}");
+    owner.args(["--approve", "--reverify", "GATES.md"]);
+    sandbox.run_with(&mut assert_cmd::Command::from_std(owner)).code(0).stdout_contains("PASS GATES:G1");
 }
 
 #[test]

@@ -129,25 +129,43 @@ pub struct Store {
     canonical_roots: Vec<PathBuf>,
 }
 
+/// Where the approval store is, as the environment names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    /// `UNLAZY_APPROVAL_DIR`, resolved against the working directory.
+    Named(PathBuf),
+    /// `~/.unlazy/approved`; `None` without a home directory (an error
+    /// only once a run needs the store).
+    Default(Option<PathBuf>),
+}
+
+impl StoreLocation {
+    pub fn of(env: &Environment) -> StoreLocation {
+        match env.approval_dir.as_deref() {
+            Some(dir) => StoreLocation::Named(paths::resolve(&env.cwd, dir)),
+            None => StoreLocation::Default(env.home.as_deref().map(StateDir::default_approval_store)),
+        }
+    }
+}
+
 impl Store {
-    /// The store named by `UNLAZY_APPROVAL_DIR` (against the working
-    /// directory), else `~/.unlazy/approved`.
-    /// `roots` are the repository roots of the run's ledgers as given; the
-    /// store must lie outside each both lexically (checked here) and
-    /// canonically (checked on use).
-    pub fn locate(roots: &[PathBuf], env: &Environment) -> Result<Store, StoreError> {
-        let named = env.approval_dir.as_deref();
-        let dir = match named {
-            Some(dir) => paths::resolve(&env.cwd, dir),
-            None => StateDir::default_approval_store(env.home.as_deref().ok_or(StoreError::NoHome)?),
+    /// The store at `location`. `roots` are the repository roots of the
+    /// run's ledgers as given; the store must lie outside each both
+    /// lexically (checked here) and canonically (checked on use).
+    pub fn locate(roots: &[PathBuf], location: &StoreLocation) -> Result<Store, StoreError> {
+        let dir = match location {
+            StoreLocation::Named(dir) => dir.clone(),
+            StoreLocation::Default(dir) => dir.clone().ok_or(StoreError::NoHome)?,
         };
         let mut canonical_roots = Vec::with_capacity(roots.len());
         for root in roots {
             if paths::is_inside(root, &dir) {
                 let root = root.display().to_string();
-                return Err(match named {
-                    Some(_) => StoreError::InsideRoot(root),
-                    None => StoreError::DefaultInsideRoot { store: dir.display().to_string(), root },
+                return Err(match location {
+                    StoreLocation::Named(_) => StoreError::InsideRoot(root),
+                    StoreLocation::Default(_) => {
+                        StoreError::DefaultInsideRoot { store: dir.display().to_string(), root }
+                    }
                 });
             }
             canonical_roots.push(fs::canonicalize(root).map_err(io_error(root))?);

@@ -17,6 +17,7 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::approval::store::StoreLocation;
 use crate::config::Environment;
 use crate::diagnostic::error_line;
 use crate::error::{Error, WriteBackFailure};
@@ -90,6 +91,9 @@ pub struct CheckConfig {
     pub cwd_given: bool,
     /// `--scope`, else `UNLAZY_SCOPE`.
     pub scope: Option<String>,
+    /// The approval store (checked against the ledgers' roots when checks
+    /// run).
+    pub store: StoreLocation,
     pub files: Vec<PathBuf>,
     pub format: OutputFormat,
     /// `--gate`: the ids (plain or qualified) of the only gates to judge.

@@ -214,7 +214,7 @@ pub fn build_runtime(options: &CheckConfig, env: &Environment, roots: &[PathBuf]
     }
     let path_var = env.path_var.clone();
     let shell = shell::resolve(&options.shell, &env.cwd, &path_var)?;
-    let store = Store::locate(roots, env)?;
+    let store = Store::locate(roots, &options.store)?;
     // The cap counts UTF-16 code units, as the Node tool's string length does.
     // Kept raw: every display escapes it alike (a newline shows as `\x0A`).
     let mut path_transcript = utf16_prefix(&path_var, PATH_TRANSCRIPT_CHARS).to_string();

@@ -78,9 +78,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::approval::store::Store;
+    use crate::approval::store::{Store, StoreLocation};
     use crate::check::evaluate::CheckResult;
-    use crate::config::Environment;
     use crate::evidence::Fingerprint;
     use crate::runner::ChildEnvironment;
 
@@ -91,7 +90,6 @@ mod tests {
         ABANDON: A it moved\n";
 
     fn runtime(shell: &str) -> Runtime {
-        let env = Environment { approval_dir: Some(PathBuf::from("/nonexistent/store")), ..Environment::default() };
         Runtime {
             shell: PathBuf::from(shell),
             child_environment: ChildEnvironment::new(&[]),
@@ -99,7 +97,7 @@ mod tests {
             path_var: "/bin".into(),
             path_summary: "/bin".into(),
             path_transcript: "/bin".into(),
-            store: Store::locate(&[], &env).unwrap(),
+            store: Store::locate(&[], &StoreLocation::Named(PathBuf::from("/nonexistent/store"))).unwrap(),
             timeout_secs: 120,
         }
     }

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use super::{reporters, Cli, HookEvent, Looks, Subcommands};
 use crate::actions::{self, ActionOptions};
+use crate::approval::store::StoreLocation;
 use crate::check::events::{Event, Reporter};
 use crate::check::{self, CheckConfig, RunMode};
 use crate::config::{Environment, EnvironmentError};
@@ -139,6 +140,7 @@ fn check_config(cli: Cli, env: &Environment) -> CheckConfig {
         default_cwd,
         cwd_given: cli.cwd.is_some(),
         scope,
+        store: StoreLocation::of(env),
         files: cli.files,
         format: cli.format.unwrap_or(OutputFormat::Human),
         gates: cli.gates,
@@ -251,6 +253,20 @@ mod tests {
         assert_eq!(
             (defaults.jobs.get(), defaults.timeout, defaults.shell.as_str()),
             (1, check::DEFAULT_TIMEOUT, "/bin/sh")
+        );
+    }
+
+    #[test]
+    fn the_approval_store_is_located_once_from_the_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let named = Environment { approval_dir: Some(PathBuf::from("store")), ..environment(dir.path()) };
+        assert_eq!(checker(&[], named).store, StoreLocation::Named(dir.path().join("store")));
+        let home = Environment { home: Some(PathBuf::from("/home/u")), ..environment(dir.path()) };
+        assert_eq!(checker(&[], home).store, StoreLocation::Default(Some(PathBuf::from("/home/u/.unlazy/approved"))));
+        assert_eq!(
+            checker(&[], environment(dir.path())).store,
+            StoreLocation::Default(None),
+            "no home: an error only when needed"
         );
     }
 

@@ -26,7 +26,7 @@ use crate::target::{Looking, Root};
 use crate::{hook, install, lint_files, paths, shell};
 
 /// One invocation, resolved.
-pub enum Command {
+pub(crate) enum Command {
     Completions(clap_complete::Shell),
     Man(ManArgs),
     /// The Stop hook; it runs (and lets the stop through) even without an

@@ -4,7 +4,7 @@
 
 mod command;
 
-pub use command::Command;
+use command::Command;
 
 use std::ffi::OsString;
 use std::num::NonZeroUsize;
@@ -41,7 +41,7 @@ exit codes: 0 all met/action succeeded; 1 unmet; 2 usage/parse/infrastructure;
     after_help = AFTER_HELP,
     args_conflicts_with_subcommands = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Option<Subcommands>,
     /// Report only; never execute, approve, resolve a shell, or write
@@ -116,7 +116,7 @@ pub struct Cli {
 /// Tools that ship in the same binary. A ledger file that happens to be
 /// named like one of these is passed as `./NAME` or after `--`.
 #[derive(Debug, Subcommand)]
-pub enum Subcommands {
+pub(crate) enum Subcommands {
     /// Print a shell completion script for this command line
     Completions {
         /// bash, elvish, fish, powershell or zsh
@@ -164,7 +164,7 @@ pub enum Subcommands {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum HookEvent {
+pub(crate) enum HookEvent {
     /// Claude Code Stop hook: reads the hook JSON on stdin and blocks while gates are unmet
     Stop {
         /// Guard only the pipeline .unlazy/ID
@@ -310,7 +310,7 @@ fn reporters(options: &CheckConfig, looks: Looks, env: &Environment) -> Reporter
 
 /// How the human report looks: `--color` and `-q`/`-v`.
 #[derive(Debug, Clone, Copy)]
-pub struct Looks {
+pub(crate) struct Looks {
     color: ColorWhen,
     verbosity: Verbosity,
 }

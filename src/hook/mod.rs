@@ -67,6 +67,16 @@ fn allow_with(message: &str) {
 struct Payload {
     session: Option<String>,
     cwd: Option<String>,
+    /// `hook_event_name`, when the host names the event.
+    event: Option<String>,
+}
+
+/// The events at which an agent stops, the only ones a reply can block:
+/// Claude Code's and Codex's `Stop` and `SubagentStop`, Gemini CLI's
+/// `AfterAgent` and Cursor's `stop`. A payload that names no event is a
+/// stop, as the Node hook reads every payload.
+fn is_stop_event(event: Option<&str>) -> bool {
+    event.is_none_or(|event| matches!(event, "Stop" | "SubagentStop" | "AfterAgent" | "stop"))
 }
 
 /// All of stdin (at most `MAX_PAYLOAD_BYTES + 1` bytes), or an error when
@@ -111,7 +121,7 @@ fn read_payload() -> Result<Payload, InputError> {
     }
     let text = String::from_utf8(bytes).map_err(|_| InputError::NotUtf8)?;
     if text.trim().is_empty() {
-        return Ok(Payload { session: None, cwd: None });
+        return Ok(Payload { session: None, cwd: None, event: None });
     }
     let value: serde_json::Value = serde_json::from_str(&text).map_err(InputError::NotJson)?;
     let object = value.as_object().ok_or(InputError::NotObject)?;
@@ -126,7 +136,7 @@ fn read_payload() -> Result<Payload, InputError> {
         Some(session) => Some(session),
         None => text_field("sessionId")?,
     };
-    Ok(Payload { session, cwd: text_field("cwd")? })
+    Ok(Payload { session, cwd: text_field("cwd")?, event: text_field("hook_event_name")? })
 }
 
 /// The session id recorded by `--bind` for `scope`, if readable.
@@ -271,9 +281,6 @@ pub fn stop(env: Option<&Environment>, pinned: Option<&str>) -> Exit {
 }
 
 fn decide(env: Option<&Environment>, pinned: Option<&str>) {
-    if pinned.is_some_and(|scope| target::validate_scope_id(scope, "scope").is_err()) {
-        return allow_with("unlazy: installed hook has an invalid --scope value; not blocking.");
-    }
     let payload = match read_payload() {
         Ok(payload) => payload,
         Err(message) => {
@@ -281,6 +288,14 @@ fn decide(env: Option<&Environment>, pinned: Option<&str>) {
             return;
         }
     };
+    // Installed on another event (by hand, or a copied entry), the hook has
+    // nothing to decide: an empty reply lets the host go on.
+    if !is_stop_event(payload.event.as_deref()) {
+        return;
+    }
+    if pinned.is_some_and(|scope| target::validate_scope_id(scope, "scope").is_err()) {
+        return allow_with("unlazy: installed hook has an invalid --scope value; not blocking.");
+    }
     let Some(env) = env else {
         warn("gate-check hook stop: cannot read the working directory; not blocking");
         return;

@@ -403,3 +403,38 @@ fn the_progress_state_is_the_one_the_node_hook_records() {
     assert_eq!(state["sessions"][key]["hash"], *hash, "{state}");
     assert_eq!(state["sessions"][key]["blocks"], 1);
 }
+
+/// A Claude Code hook payload for `event`, with the fields its hooks
+/// documentation lists for every event.
+fn event_payload(sandbox: &Sandbox, event: &str) -> String {
+    serde_json::json!({
+        "session_id": "s1",
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": sandbox.root,
+        "permission_mode": "default",
+        "hook_event_name": event,
+    })
+    .to_string()
+}
+
+#[test]
+fn only_stop_events_can_block_and_every_other_event_gets_an_empty_reply() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", UNMET);
+    // The positive case first: a stop with unmet gates blocks.
+    assert!(block_reason(stop_with(&sandbox, &event_payload(&sandbox, "Stop"), &[])).contains("GATES:G1"));
+    let state = sandbox.read(".unlazy-hook-state.json");
+    for event in ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "PreCompact"] {
+        silent(stop_with(&sandbox, &event_payload(&sandbox, event), &[]));
+        // Nothing was counted either: the loop guard sees stops only.
+        assert_eq!(sandbox.read(".unlazy-hook-state.json"), state, "{event} touched the loop guard's state");
+    }
+    // Even an installed hook with a bad --scope says nothing outside a stop.
+    silent(stop_with(&sandbox, &event_payload(&sandbox, "SessionStart"), &["--scope", "../x"]));
+    // The stop events of the other hosts are stops too, and a payload that
+    // names no event is one, as the Node hook reads every payload.
+    for event in ["AfterAgent", "stop"] {
+        assert!(block_reason(stop_with(&sandbox, &event_payload(&sandbox, event), &[])).contains("GATES:G1"));
+    }
+    assert!(block_reason(stop(&sandbox, "s1")).contains("GATES:G1"));
+}

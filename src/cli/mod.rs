@@ -388,7 +388,7 @@ pub fn main() -> Exit {
         // A Stop hook that exits 2 blocks the agent with its stderr as the
         // reason, so a broken hook command line must never do that.
         Err(error) if error.use_stderr() && arguments.get(1).is_some_and(|first| first == "hook") => {
-            terminal::warn(&format!("gate-check hook: {}; not blocking", first_error_line(&error)));
+            crate::hook::misconfigured(&first_error_line(&error));
             return Exit::Met;
         }
         Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => {

@@ -62,6 +62,23 @@ fn allow_with(message: &str) {
     print_json(&Note { system_message: message });
 }
 
+/// A hook that cannot do its job never blocks, but says why: on stderr,
+/// and as a `systemMessage`, which Claude Code and Codex show the person
+/// (it is part of Codex's Stop output schema).
+fn not_blocking(problem: &str, what: &str) {
+    warn(&format!("{problem}; not blocking"));
+    allow_with(&format!("unlazy: {what}: {problem}; not blocking."));
+}
+
+/// The installed hook's command line does not parse (`problem` says how):
+/// the stop goes through, and the person learns the entry needs fixing.
+pub(crate) fn misconfigured(problem: &str) {
+    not_blocking(
+        &format!("gate-check hook: {problem}"),
+        "the installed hook command is broken (reinstall it with gate-check install-hooks)",
+    );
+}
+
 /// The fields of the hook input the hook uses.
 #[derive(Debug)]
 struct Payload {
@@ -283,10 +300,7 @@ pub fn stop(env: Option<&Environment>, pinned: Option<&str>) -> Exit {
 fn decide(env: Option<&Environment>, pinned: Option<&str>) {
     let payload = match read_payload() {
         Ok(payload) => payload,
-        Err(message) => {
-            warn(&format!("gate-check hook stop: {message}; not blocking"));
-            return;
-        }
+        Err(message) => return not_blocking(&format!("gate-check hook stop: {message}"), "the hook input is unusable"),
     };
     // Installed on another event (by hand, or a copied entry), the hook has
     // nothing to decide: an empty reply lets the host go on.

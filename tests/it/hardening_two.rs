@@ -152,10 +152,23 @@ fn a_broken_hook_command_line_says_what_is_wrong_and_never_blocks() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
     stop_hook(&sandbox).code(0).stdout_contains(r#""decision":"block""#);
+    // On stderr, and as a systemMessage the host shows the person (issue 20).
+    let note = |problem: &str| {
+        format!(
+            "{{\"systemMessage\":\"unlazy: the installed hook command is broken (reinstall it with gate-check \
+             install-hooks): gate-check hook: {problem}; not blocking.\"}}\n"
+        )
+    };
     let missing = sandbox.run_with(sandbox.cmd().arg("hook").write_stdin(HOOK_PAYLOAD));
-    missing.code(0).stderr_is("gate-check hook: a hook event is required: gate-check hook stop; not blocking\n");
+    missing
+        .code(0)
+        .stdout_is(&note("a hook event is required: gate-check hook stop"))
+        .stderr_is("gate-check hook: a hook event is required: gate-check hook stop; not blocking\n");
     let bogus = sandbox.run_with(sandbox.cmd().args(["hook", "stop", "--bogus"]).write_stdin(HOOK_PAYLOAD));
-    bogus.code(0).stderr_is("gate-check hook: unexpected argument '--bogus' found; not blocking\n");
+    bogus
+        .code(0)
+        .stdout_is(&note("unexpected argument '--bogus' found"))
+        .stderr_is("gate-check hook: unexpected argument '--bogus' found; not blocking\n");
 }
 
 #[test]

@@ -198,11 +198,17 @@ fn malformed_input_never_traps_the_agent() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", UNMET);
     for input in ["not json", "[1,2]", "{\"session_id\": 7}", "{\"cwd\": false}"] {
-        let let_through = stop_with(&sandbox, input, &[]).code(0).stdout_is("");
+        let let_through = stop_with(&sandbox, input, &[]).code(0);
         assert_eq!(let_through.stderr().lines().count(), 1, "{input}: {}", let_through.stderr());
-        let_through.stderr_starts_with("gate-check hook stop: ").stderr_contains("; not blocking\n");
+        // Said on stderr, and to the person as a note: never a block.
+        let note =
+            let_through.stderr_starts_with("gate-check hook stop: ").stderr_contains("; not blocking\n").stdout_json();
+        assert_eq!(note.as_object().map(|fields| fields.len()), Some(1), "{note}");
+        let message = note["systemMessage"].as_str().unwrap();
+        assert!(message.starts_with("unlazy: the hook input is unusable: gate-check hook stop: "), "{message}");
     }
-    stop_with(&sandbox, "{}", &["--bogus"]).code(0).stdout_is("").stderr_contains("not blocking");
+    let note = stop_with(&sandbox, "{}", &["--bogus"]).code(0).stderr_contains("not blocking").stdout_json();
+    assert!(note["systemMessage"].as_str().unwrap().contains("the installed hook command is broken"), "{note}");
     assert!(
         system_message(stop_with(&sandbox, &payload(&sandbox, "s1"), &["--scope", "../x"])).contains("invalid --scope")
     );
@@ -386,7 +392,12 @@ fn stdin_that_is_never_closed_allows_the_stop_after_a_deadline() {
     }
     let (code, out, err) = outcome(&child.wait_with_output().unwrap());
     drop(stdin);
-    assert_eq!((code, out.as_str()), (0, ""));
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "{\"systemMessage\":\"unlazy: the hook input is unusable: gate-check hook stop: the hook input was not closed \
+         within 5 s; not blocking.\"}\n"
+    );
     assert_eq!(err, "gate-check hook stop: the hook input was not closed within 5 s; not blocking\n");
 }
 

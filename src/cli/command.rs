@@ -17,7 +17,7 @@ use crate::config::{Environment, EnvironmentError};
 use crate::dispatch::cli::DispatchArgs;
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::install::Location;
+use crate::install::{Agent, Location};
 use crate::lint_files::LintConfig;
 use crate::manual::ManArgs;
 use crate::report::{OutputFormat, RunReport};
@@ -44,6 +44,7 @@ pub(crate) enum Command {
         env: Environment,
     },
     Install {
+        agent: Agent,
         location: Location,
         scope: Option<String>,
         uninstall: bool,
@@ -74,13 +75,13 @@ impl Command {
             Some(Subcommands::Lint { strict, json, scope, files }) => {
                 return Ok(Command::Lint { config: LintConfig { strict, json, scope, files }, env: env? })
             }
-            Some(Subcommands::InstallHooks { scope, shared, global, uninstall }) => {
+            Some(Subcommands::InstallHooks { agent, scope, shared, global, uninstall }) => {
                 let location = match (shared, global) {
                     (true, _) => Location::Shared,
                     (_, true) => Location::Global,
                     _ => Location::Local,
                 };
-                return Ok(Command::Install { location, scope, uninstall, env: env? });
+                return Ok(Command::Install { agent, location, scope, uninstall, env: env? });
             }
             None => {}
         }
@@ -105,8 +106,8 @@ impl Command {
             Command::Hook { scope, env } => Ok(hook::stop(env.as_ref(), scope.as_deref())),
             Command::Dispatch { args, env } => Ok(crate::dispatch::cli::run(args, &env)?),
             Command::Lint { config, env } => Ok(lint_files::run(&env, &config)?),
-            Command::Install { location, scope, uninstall, env } => {
-                install::run(&env, location, scope.as_deref(), uninstall)?;
+            Command::Install { agent, location, scope, uninstall, env } => {
+                install::run(&env, agent, location, scope.as_deref(), uninstall)?;
                 Ok(Exit::Met)
             }
             Command::Action { options, env } => actions::execute(&options, &env),

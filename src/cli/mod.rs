@@ -146,8 +146,11 @@ pub(crate) enum Subcommands {
         #[command(subcommand)]
         event: HookEvent,
     },
-    /// Register (or remove) the Claude Code Stop hook that runs `gate-check hook stop`
+    /// Register (or remove) the agent host's Stop hook that runs `gate-check hook stop`
     InstallHooks {
+        /// The agent host whose hook file to write
+        #[arg(long, value_enum, default_value_t = crate::install::Agent::Claude)]
+        agent: crate::install::Agent,
         /// Pin the hook to the pipeline .unlazy/ID
         #[arg(long, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
         scope: Option<String>,

@@ -25,6 +25,11 @@ pub enum InstallError {
     Id(#[from] InvalidId),
     #[error("cannot find the home directory")]
     NoHome,
+    #[error(
+        "--shared writes Claude Code's committed settings; Codex reads the project's .codex/hooks.json (the \
+         default) or ~/.codex/hooks.json (--global)"
+    )]
+    NoSharedFile,
     /// The settings file, or its directory, is not one this installer may
     /// touch; `why` says what it is.
     #[error("refusing to touch {}: {why}", .path.display())]
@@ -52,32 +57,58 @@ pub enum InstallError {
 const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
 const BACKUP_SUFFIX: &str = ".unlazy.bak";
 
+/// The agent host whose hook file the installer writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    /// Claude Code: `.claude/settings.local.json`, `.claude/settings.json` or `~/.claude/settings.json`
+    #[default]
+    Claude,
+    /// Codex CLI: `.codex/hooks.json` or `~/.codex/hooks.json`
+    Codex,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Location {
-    /// `<project>/.claude/settings.local.json`: personal, usually untracked.
+    /// The project's file: Claude Code's personal, usually untracked
+    /// `.claude/settings.local.json`, or Codex's `.codex/hooks.json`.
     Local,
-    /// `<project>/.claude/settings.json`: usually committed.
+    /// `<project>/.claude/settings.json`: usually committed (Claude Code only).
     Shared,
-    /// `~/.claude/settings.json`: every project of this user.
+    /// The user's file: `~/.claude/settings.json` or `~/.codex/hooks.json`.
     Global,
 }
 
-impl Location {
-    fn path(self, env: &Environment) -> Result<PathBuf, InstallError> {
-        Ok(match self {
-            Location::Local => env.cwd.join(".claude").join("settings.local.json"),
-            Location::Shared => env.cwd.join(".claude").join("settings.json"),
-            Location::Global => env.home.as_deref().ok_or(InstallError::NoHome)?.join(".claude").join("settings.json"),
-        })
-    }
+/// The hook file `agent` reads at `location`.
+fn settings_path(agent: Agent, location: Location, env: &Environment) -> Result<PathBuf, InstallError> {
+    let home = || env.home.as_deref().ok_or(InstallError::NoHome);
+    Ok(match (agent, location) {
+        (Agent::Claude, Location::Local) => env.cwd.join(".claude").join("settings.local.json"),
+        (Agent::Claude, Location::Shared) => env.cwd.join(".claude").join("settings.json"),
+        (Agent::Claude, Location::Global) => home()?.join(".claude").join("settings.json"),
+        (Agent::Codex, Location::Local) => env.cwd.join(".codex").join("hooks.json"),
+        (Agent::Codex, Location::Shared) => return Err(InstallError::NoSharedFile),
+        (Agent::Codex, Location::Global) => home()?.join(".codex").join("hooks.json"),
+    })
+}
 
-    fn flag(self) -> &'static str {
-        match self {
-            Location::Local => "",
-            Location::Shared => " --shared",
-            Location::Global => " --global",
-        }
-    }
+/// The options that name `agent` and `location` again, for the remove line.
+fn flags(agent: Agent, location: Location) -> String {
+    let agent = match agent {
+        Agent::Claude => "",
+        Agent::Codex => " --agent codex",
+    };
+    let location = match location {
+        Location::Local => "",
+        Location::Shared => " --shared",
+        Location::Global => " --global",
+    };
+    format!("{agent}{location}")
+}
+
+/// Whether the file at `location` is one a team usually commits, where an
+/// absolute path to this binary does not belong.
+fn usually_committed(agent: Agent, location: Location) -> bool {
+    matches!((agent, location), (Agent::Claude, Location::Shared) | (Agent::Codex, Location::Local))
 }
 
 /// The settings file as read: its JSON, its bytes, and the snapshot
@@ -228,11 +259,17 @@ fn program_path() -> Result<String, InstallError> {
 }
 
 /// Installs (or with `uninstall` removes) the Stop hook entry.
-pub fn run(env: &Environment, location: Location, scope: Option<&str>, uninstall: bool) -> Result<(), InstallError> {
+pub fn run(
+    env: &Environment,
+    agent: Agent,
+    location: Location,
+    scope: Option<&str>,
+    uninstall: bool,
+) -> Result<(), InstallError> {
     if let Some(scope) = scope {
         crate::target::validate_scope_id(scope, "--scope")?;
     }
-    let path = location.path(env)?;
+    let path = settings_path(agent, location, env)?;
     let shown = path.display().to_string();
     refuse_linked_directory(&path)?;
     let current = read_settings(&path)?;
@@ -261,10 +298,14 @@ pub fn run(env: &Environment, location: Location, scope: Option<&str>, uninstall
     let command = settings::hook_command(&program, scope);
     match settings::install(document, &command).map_err(refuse)? {
         Outcome::Installed { settings, replaced } => {
-            if location == Location::Shared {
+            if usually_committed(agent, location) {
+                let instead = match agent {
+                    Agent::Claude => "The default install writes settings.local.json instead.",
+                    Agent::Codex => "Install with --global to keep it out of the project.",
+                };
                 warn(&format!(
                     "gate-check: warning: {shown} is usually committed, and this entry embeds the absolute path {program}; \
-                     it will not work on other machines and reveals a local directory name. The default install writes settings.local.json instead."
+                     it will not work on other machines and reveals a local directory name. {instead}"
                 ));
             }
             replace(&path, current.as_ref(), &settings)?;
@@ -287,9 +328,14 @@ pub fn run(env: &Environment, location: Location, scope: Option<&str>, uninstall
             say(&format!(
                 "  remove:  {} install-hooks{} --uninstall",
                 crate::shell_words::quote(&program),
-                location.flag()
+                flags(agent, location)
             ));
             say("  note:    keep .unlazy/ and .unlazy-hook-state.json out of version control");
+            if agent == Agent::Codex {
+                // gate-check never edits Codex's config.toml unasked.
+                say("  enable:  Codex runs hooks only with `codex_hooks = true` under [features] in its config.toml,");
+                say("           and only after you trust this hook (Codex's /hooks); gate-check changes neither");
+            }
             Ok(())
         }
         _ => {

@@ -241,3 +241,97 @@ fn reinstalling_restores_a_damaged_entry() {
     install(&sandbox, &[]).code(0).stdout_starts_with("Installed unlazy Stop hook").stdout_contains("replaced: 1");
     assert_eq!(settings(&sandbox, LOCAL), healthy);
 }
+
+const CODEX: &str = ".codex/hooks.json";
+
+/// The rules Codex applies to a hooks.json file: a root of `hooks` (and
+/// `description`) only, each event an array of matcher groups, each handler
+/// a `command` with `type` and a `timeout` in seconds.
+fn assert_valid_codex_hooks(value: &Value) {
+    let root = value.as_object().expect("an object");
+    assert!(root.keys().all(|key| key == "hooks" || key == "description"), "Codex refuses other root keys: {value}");
+    for (event, groups) in root.get("hooks").and_then(Value::as_object).into_iter().flatten() {
+        for group in groups.as_array().unwrap_or_else(|| panic!("{event} is not an array")) {
+            for handler in group["hooks"].as_array().unwrap_or_else(|| panic!("{event} group lacks hooks")) {
+                assert_eq!(handler["type"], "command", "{handler}");
+                assert!(handler["command"].is_string() && handler["timeout"].is_u64(), "{handler}");
+            }
+        }
+    }
+}
+
+#[test]
+fn codex_gets_its_project_hooks_file_and_is_told_how_to_enable_it() {
+    let sandbox = Sandbox::new();
+    install(&sandbox, &["--agent", "codex"])
+        .code(0)
+        .stdout_starts_with(&format!("Installed unlazy Stop hook into {}\n", sandbox.path(CODEX).display()))
+        .stdout_contains(&format!("  remove:  {} install-hooks --agent codex --uninstall\n", binary_path()))
+        .stdout_contains("`codex_hooks = true` under [features] in its config.toml")
+        .stdout_contains("trust this hook")
+        // The project file is usually committed: the absolute path is worth a warning.
+        .stderr_contains("usually committed");
+    let written = settings(&sandbox, CODEX);
+    assert_eq!(
+        written,
+        json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": our_command(None), "timeout": 20 }] }] } })
+    );
+    assert_valid_codex_hooks(&written);
+    assert!(!exists(&sandbox.path(".codex/config.toml")), "config.toml is never written unasked");
+    assert!(!exists(&sandbox.path(".claude")), "Claude Code's settings are not touched");
+
+    install(&sandbox, &["--agent", "codex"]).code(0).stdout_contains("Already installed").stderr_is("");
+    install(&sandbox, &["--agent", "codex", "--uninstall"])
+        .code(0)
+        .stdout_starts_with("Removed 1 unlazy Stop hook entry from ");
+    assert_eq!(settings(&sandbox, CODEX), json!({}));
+    assert_valid_codex_hooks(&settings(&sandbox, CODEX));
+    install(&sandbox, &["--agent", "codex", "--uninstall"]).code(0).stdout_starts_with("Nothing to remove");
+}
+
+#[test]
+fn codex_keeps_foreign_hooks_and_refuses_hostile_files() {
+    let sandbox = Sandbox::new();
+    let foreign = json!({
+        "description": "team hooks",
+        "hooks": {
+            "SessionStart": [{ "matcher": "startup", "hooks": [{ "type": "command", "command": "./start.sh", "timeout": 5 }] }],
+            "Stop": [{ "hooks": [{ "type": "command", "command": "notify-done", "timeout": 3 }] }]
+        }
+    });
+    sandbox.write(CODEX, &serde_json::to_string_pretty(&foreign).unwrap());
+    install(&sandbox, &["--agent", "codex", "--global"])
+        .code(0)
+        .stdout_starts_with(&format!(
+            "Installed unlazy Stop hook into {}\n",
+            sandbox.path("home/.codex/hooks.json").display()
+        ))
+        .stdout_contains("install-hooks --agent codex --global --uninstall");
+    assert_eq!(settings(&sandbox, CODEX), foreign, "the project file is not the --global one");
+
+    install(&sandbox, &["--agent", "codex"])
+        .code(0)
+        .stdout_contains("  backup:  ")
+        .stderr_contains("usually committed");
+    let written = settings(&sandbox, CODEX);
+    assert_valid_codex_hooks(&written);
+    assert_eq!(written["description"], "team hooks");
+    assert_eq!(written["hooks"]["SessionStart"], foreign["hooks"]["SessionStart"]);
+    assert_eq!(stop_commands(&written), ["notify-done".to_string(), our_command(None)]);
+    install(&sandbox, &["--agent", "codex", "--uninstall"]).code(0).stdout_starts_with("Removed 1 ");
+    assert_eq!(settings(&sandbox, CODEX), foreign, "uninstall leaves exactly the foreign hooks");
+
+    // Malformed and linked files are refused and left as they are.
+    sandbox.write(CODEX, "{ not json");
+    install(&sandbox, &["--agent", "codex"]).code(2).stderr_contains("it exists but is not valid JSON");
+    assert_eq!(sandbox.read(CODEX), "{ not json");
+    fs::remove_file(sandbox.path(CODEX)).unwrap();
+    sandbox.write("elsewhere.json", "{}");
+    std::os::unix::fs::symlink(sandbox.path("elsewhere.json"), sandbox.path(CODEX)).unwrap();
+    install(&sandbox, &["--agent", "codex"]).code(2).stderr_contains("it is a symbolic link");
+    assert_eq!(sandbox.read("elsewhere.json"), "{}");
+    // Codex has one project file: --shared is Claude Code's.
+    install(&sandbox, &["--agent", "codex", "--shared"])
+        .code(2)
+        .stderr_is("gate-check: --shared writes Claude Code's committed settings; Codex reads the project's .codex/hooks.json (the default) or ~/.codex/hooks.json (--global)\n");
+}

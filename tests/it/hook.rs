@@ -449,3 +449,39 @@ fn only_stop_events_can_block_and_every_other_event_gets_an_empty_reply() {
     }
     assert!(block_reason(stop(&sandbox, "s1")).contains("GATES:G1"));
 }
+
+/// Codex's Stop hook output schema (codex-rs/hooks/schema/generated/
+/// stop.command.output.schema.json): an object with no other properties
+/// than these, `decision` only ever "block", the texts strings.
+fn assert_valid_codex_stop_reply(reply: &Value) {
+    let fields = reply.as_object().unwrap_or_else(|| panic!("not an object: {reply}"));
+    for (key, value) in fields {
+        match key.as_str() {
+            "decision" => assert_eq!(value, "block", "{reply}"),
+            "reason" | "stopReason" | "systemMessage" => assert!(value.is_string(), "{reply}"),
+            "continue" | "suppressOutput" => assert!(value.is_boolean(), "{reply}"),
+            other => panic!("Codex rejects the unknown field {other:?}: {reply}"),
+        }
+    }
+}
+
+#[test]
+fn every_reply_fits_codexs_stop_output_schema() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", UNMET);
+    let block = stop(&sandbox, "s1").code(0).stdout_json();
+    assert_eq!(block["decision"], "block");
+    assert_valid_codex_stop_reply(&block);
+    // A note: the invalid installed scope, and a broken command line.
+    assert_valid_codex_stop_reply(
+        &stop_with(&sandbox, &payload(&sandbox, "s1"), &["--scope", "../x"]).code(0).stdout_json(),
+    );
+    let broken = stop_with(&sandbox, &payload(&sandbox, "s1"), &["--bogus"]).code(0).stderr_contains("not blocking");
+    assert_valid_codex_stop_reply(&broken.stdout_json());
+    // The loop guard's release note.
+    for _ in 0..5 {
+        block_reason(stop(&sandbox, "s1"));
+    }
+    let release = system_message(stop(&sandbox, "s1"));
+    assert!(release.starts_with("unlazy: releasing after 6 blocks"), "{release}");
+}

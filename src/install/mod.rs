@@ -26,8 +26,8 @@ pub enum InstallError {
     #[error("cannot find the home directory")]
     NoHome,
     #[error(
-        "--shared writes Claude Code's committed settings; Codex reads the project's .codex/hooks.json (the \
-         default) or ~/.codex/hooks.json (--global)"
+        "--shared writes Claude Code's committed settings; Codex and Gemini CLI have one project file (the \
+         default) and one user file (--global)"
     )]
     NoSharedFile,
     /// The settings file, or its directory, is not one this installer may
@@ -65,6 +65,18 @@ pub enum Agent {
     Claude,
     /// Codex CLI: `.codex/hooks.json` or `~/.codex/hooks.json`
     Codex,
+    /// Gemini CLI: `.gemini/settings.json` or `~/.gemini/settings.json` (an `AfterAgent` hook)
+    Gemini,
+}
+
+impl Agent {
+    /// Where the host runs a stop hook, and its timeout unit.
+    fn slot(self) -> settings::StopSlot {
+        match self {
+            Agent::Claude | Agent::Codex => settings::STOP,
+            Agent::Gemini => settings::AFTER_AGENT,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +100,9 @@ fn settings_path(agent: Agent, location: Location, env: &Environment) -> Result<
         (Agent::Codex, Location::Local) => env.cwd.join(".codex").join("hooks.json"),
         (Agent::Codex, Location::Shared) => return Err(InstallError::NoSharedFile),
         (Agent::Codex, Location::Global) => home()?.join(".codex").join("hooks.json"),
+        (Agent::Gemini, Location::Local) => env.cwd.join(".gemini").join("settings.json"),
+        (Agent::Gemini, Location::Shared) => return Err(InstallError::NoSharedFile),
+        (Agent::Gemini, Location::Global) => home()?.join(".gemini").join("settings.json"),
     })
 }
 
@@ -96,6 +111,7 @@ fn flags(agent: Agent, location: Location) -> String {
     let agent = match agent {
         Agent::Claude => "",
         Agent::Codex => " --agent codex",
+        Agent::Gemini => " --agent gemini",
     };
     let location = match location {
         Location::Local => "",
@@ -108,7 +124,7 @@ fn flags(agent: Agent, location: Location) -> String {
 /// Whether the file at `location` is one a team usually commits, where an
 /// absolute path to this binary does not belong.
 fn usually_committed(agent: Agent, location: Location) -> bool {
-    matches!((agent, location), (Agent::Claude, Location::Shared) | (Agent::Codex, Location::Local))
+    matches!((agent, location), (Agent::Claude, Location::Shared) | (Agent::Codex | Agent::Gemini, Location::Local))
 }
 
 /// The settings file as read: its JSON, its bytes, and the snapshot
@@ -278,7 +294,7 @@ pub fn run(
     let refuse = |source: ShapeError| InstallError::Shape { path: path.clone(), source };
 
     if uninstall {
-        return match settings::uninstall(document).map_err(refuse)? {
+        return match settings::uninstall(document, agent.slot()).map_err(refuse)? {
             Outcome::Removed { settings, removed } => {
                 replace(&path, current.as_ref(), &settings)?;
                 say(&format!(
@@ -296,12 +312,12 @@ pub fn run(
 
     let program = program_path()?;
     let command = settings::hook_command(&program, scope);
-    match settings::install(document, &command).map_err(refuse)? {
+    match settings::install(document, &command, agent.slot()).map_err(refuse)? {
         Outcome::Installed { settings, replaced } => {
             if usually_committed(agent, location) {
                 let instead = match agent {
                     Agent::Claude => "The default install writes settings.local.json instead.",
-                    Agent::Codex => "Install with --global to keep it out of the project.",
+                    Agent::Codex | Agent::Gemini => "Install with --global to keep it out of the project.",
                 };
                 warn(&format!(
                     "gate-check: warning: {shown} is usually committed, and this entry embeds the absolute path {program}; \
@@ -335,6 +351,9 @@ pub fn run(
                 // gate-check never edits Codex's config.toml unasked.
                 say("  enable:  Codex runs hooks only with `codex_hooks = true` under [features] in its config.toml,");
                 say("           and only after you trust this hook (Codex's /hooks); gate-check changes neither");
+            }
+            if agent == Agent::Gemini {
+                say("  event:   AfterAgent, timeout 20000 ms (Gemini CLI counts hook timeouts in milliseconds)");
             }
             Ok(())
         }

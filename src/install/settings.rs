@@ -1,6 +1,9 @@
 //! The settings transform behind `install-hooks`: pure functions from one
-//! Claude Code settings document to the next. Only `hooks.Stop` is touched,
-//! and inside it only hook entries this tool wrote (its own `gate-check
+//! hook settings document to the next (Claude Code's settings, Codex's
+//! `hooks.json` and Gemini CLI's settings share the shape: an event's
+//! array of groups, each with its `hooks` handlers). Only the stop event's
+//! array (`hooks.Stop`, or Gemini's `hooks.AfterAgent`) is touched, and
+//! inside it only hook entries this tool wrote (its own `gate-check
 //! hook stop` command, from any install location, or a handler the Node
 //! installer wrote, recognised by its own 2.1 rules). Every other key,
 //! group and sibling hook is kept as is.
@@ -13,8 +16,19 @@ use thiserror::Error;
 
 use crate::shell_words::{quote, tokenize, Token};
 
-/// Seconds Claude Code gives the hook before it gives up on it.
-pub const HOOK_TIMEOUT_SECS: u64 = 20;
+/// Where a host runs the stop hook, and the handler `timeout` it reads, in
+/// the host's own unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopSlot {
+    pub event: &'static str,
+    pub timeout: u64,
+}
+
+/// Claude Code and Codex: `Stop`, the timeout in seconds (20 s).
+pub const STOP: StopSlot = StopSlot { event: "Stop", timeout: 20 };
+
+/// Gemini CLI: `AfterAgent`, the timeout in milliseconds (the same 20 s).
+pub const AFTER_AGENT: StopSlot = StopSlot { event: "AfterAgent", timeout: 20_000 };
 
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum ShapeError {
@@ -22,12 +36,12 @@ pub enum ShapeError {
     NotAnObject,
     #[error("\"hooks\" is not an object")]
     HooksNotAnObject,
-    #[error("\"hooks.Stop\" is not an array")]
-    StopNotAnArray,
-    #[error("hooks.Stop[{0}] is not an object with a \"hooks\" array")]
-    BadGroup(usize),
-    #[error("hooks.Stop[{0}].hooks[{1}] is not an object, or its \"command\" is not a string")]
-    BadHook(usize, usize),
+    #[error("\"hooks.{0}\" is not an array")]
+    EventNotAnArray(&'static str),
+    #[error("hooks.{0}[{1}] is not an object with a \"hooks\" array")]
+    BadGroup(&'static str, usize),
+    #[error("hooks.{0}[{1}].hooks[{2}] is not an object, or its \"command\" is not a string")]
+    BadHook(&'static str, usize, usize),
 }
 
 /// The hook command this binary installs: `<program> hook stop [--scope ID]`.
@@ -93,8 +107,8 @@ pub fn is_ours(command: &str) -> bool {
 }
 
 /// The whole handler this tool installs for `command`.
-fn handler(command: &str) -> Value {
-    json!({ "type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS })
+fn handler(command: &str, slot: StopSlot) -> Value {
+    json!({ "type": "command", "command": command, "timeout": slot.timeout })
 }
 
 #[derive(Debug, PartialEq)]
@@ -114,22 +128,22 @@ pub enum Outcome {
 }
 
 /// Checks the shape of everything the transform walks through.
-fn validate(settings: &Value) -> Result<(), ShapeError> {
+fn validate(settings: &Value, event: &'static str) -> Result<(), ShapeError> {
     let root = settings.as_object().ok_or(ShapeError::NotAnObject)?;
     let Some(hooks) = root.get("hooks") else {
         return Ok(());
     };
     let hooks = hooks.as_object().ok_or(ShapeError::HooksNotAnObject)?;
-    let Some(stop) = hooks.get("Stop") else {
+    let Some(stop) = hooks.get(event) else {
         return Ok(());
     };
-    let groups = stop.as_array().ok_or(ShapeError::StopNotAnArray)?;
+    let groups = stop.as_array().ok_or(ShapeError::EventNotAnArray(event))?;
     for (g, group) in groups.iter().enumerate() {
-        let entries = group.get("hooks").and_then(Value::as_array).ok_or(ShapeError::BadGroup(g))?;
+        let entries = group.get("hooks").and_then(Value::as_array).ok_or(ShapeError::BadGroup(event, g))?;
         for (h, entry) in entries.iter().enumerate() {
             let well_formed = entry.as_object().is_some_and(|e| e.get("command").is_none_or(Value::is_string));
             if !well_formed {
-                return Err(ShapeError::BadHook(g, h));
+                return Err(ShapeError::BadHook(event, g, h));
             }
         }
     }
@@ -156,21 +170,23 @@ fn remove_ours(groups: &mut Vec<Value>) -> usize {
     removed
 }
 
-fn stop_groups(settings: &mut Value) -> &mut Vec<Value> {
+fn stop_groups<'a>(settings: &'a mut Value, event: &str) -> &'a mut Vec<Value> {
     let root = settings.as_object_mut().expect("validated object");
     let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
-    let stop = hooks.as_object_mut().expect("validated object").entry("Stop").or_insert_with(|| json!([]));
+    let stop = hooks.as_object_mut().expect("validated object").entry(event).or_insert_with(|| json!([]));
     stop.as_array_mut().expect("validated array")
 }
 
-/// Adds the Stop hook running `command`, replacing older entries of ours.
-pub fn install(mut settings: Value, command: &str) -> Result<Outcome, ShapeError> {
-    validate(&settings)?;
-    let wanted = handler(command);
+/// Adds the stop hook running `command` at `slot`, replacing older entries
+/// of ours.
+pub fn install(mut settings: Value, command: &str, slot: StopSlot) -> Result<Outcome, ShapeError> {
+    validate(&settings, slot.event)?;
+    let wanted = handler(command, slot);
     // The whole handler, not just its command: an entry edited to another
     // type or timeout is damaged and is replaced.
     let ours: Vec<&Value> = settings
-        .pointer("/hooks/Stop")
+        .get("hooks")
+        .and_then(|hooks| hooks.get(slot.event))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -181,17 +197,19 @@ pub fn install(mut settings: Value, command: &str) -> Result<Outcome, ShapeError
     if ours == [&wanted] {
         return Ok(Outcome::AlreadyInstalled);
     }
-    let groups = stop_groups(&mut settings);
+    let groups = stop_groups(&mut settings, slot.event);
     let replaced = remove_ours(groups);
     groups.push(json!({ "hooks": [wanted] }));
     Ok(Outcome::Installed { settings, replaced })
 }
 
-/// Removes every entry of ours; empty `Stop` and `hooks` objects left by
-/// that removal are dropped too.
-pub fn uninstall(mut settings: Value) -> Result<Outcome, ShapeError> {
-    validate(&settings)?;
-    let Some(groups) = settings.pointer_mut("/hooks/Stop").and_then(Value::as_array_mut) else {
+/// Removes every entry of ours at `slot`; an empty event array and `hooks`
+/// object left by that removal are dropped too.
+pub fn uninstall(mut settings: Value, slot: StopSlot) -> Result<Outcome, ShapeError> {
+    validate(&settings, slot.event)?;
+    let Some(groups) =
+        settings.get_mut("hooks").and_then(|hooks| hooks.get_mut(slot.event)).and_then(Value::as_array_mut)
+    else {
         return Ok(Outcome::NothingToRemove);
     };
     let removed = remove_ours(groups);
@@ -202,7 +220,7 @@ pub fn uninstall(mut settings: Value) -> Result<Outcome, ShapeError> {
     let root = settings.as_object_mut().expect("validated object");
     if stop_empty {
         let hooks = root.get_mut("hooks").and_then(Value::as_object_mut).expect("validated object");
-        hooks.remove("Stop");
+        hooks.remove(slot.event);
         if hooks.is_empty() {
             root.remove("hooks");
         }
@@ -217,7 +235,7 @@ mod tests {
     const ME: &str = "/opt/tools/gate-check";
 
     fn installed(settings: Value, command: &str) -> Value {
-        match install(settings, command).unwrap() {
+        match install(settings, command, STOP).unwrap() {
             Outcome::Installed { settings, .. } => settings,
             other => panic!("{other:?}"),
         }
@@ -258,7 +276,7 @@ mod tests {
                 ] }, { "hooks": [{ "type": "command", "command": "node /s/unlazy/scripts/stop-hook.mjs --unlazy" }] }],
             },
         });
-        let Outcome::Installed { settings: out, replaced } = install(settings.clone(), &command).unwrap() else {
+        let Outcome::Installed { settings: out, replaced } = install(settings.clone(), &command, STOP).unwrap() else {
             panic!()
         };
         assert_eq!(replaced, 2);
@@ -268,10 +286,12 @@ mod tests {
         assert_eq!(stop.len(), 2, "{stop:?}");
         assert_eq!(stop[0]["hooks"], json!([{ "type": "command", "command": "notify-done" }]));
         assert_eq!(stop[1]["hooks"][0]["command"], command);
-        assert_eq!(install(out.clone(), &command).unwrap(), Outcome::AlreadyInstalled);
+        assert_eq!(install(out.clone(), &command, STOP).unwrap(), Outcome::AlreadyInstalled);
         let mut damaged = out.clone();
         damaged["hooks"]["Stop"][1]["hooks"][0] = json!({ "type": "prompt", "command": command, "timeout": 1 });
-        let Outcome::Installed { settings: repaired, replaced } = install(damaged, &command).unwrap() else { panic!() };
+        let Outcome::Installed { settings: repaired, replaced } = install(damaged, &command, STOP).unwrap() else {
+            panic!()
+        };
         assert_eq!((repaired, replaced), (out.clone(), 1));
         let rescoped = installed(out, &hook_command(ME, Some("api")));
         assert_eq!(rescoped["hooks"]["Stop"].as_array().unwrap().len(), 2);
@@ -285,15 +305,15 @@ mod tests {
             fresh,
             json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": command, "timeout": 20 }] }] } })
         );
-        let Outcome::Removed { settings, removed } = uninstall(fresh).unwrap() else { panic!() };
+        let Outcome::Removed { settings, removed } = uninstall(fresh, STOP).unwrap() else { panic!() };
         assert_eq!((settings, removed), (json!({}), 1));
         let mixed =
             json!({ "hooks": { "Stop": [{ "hooks": [{ "command": "notify-done" }, { "command": command }] }] } });
-        let Outcome::Removed { settings, .. } = uninstall(mixed).unwrap() else { panic!() };
+        let Outcome::Removed { settings, .. } = uninstall(mixed, STOP).unwrap() else { panic!() };
         assert_eq!(settings, json!({ "hooks": { "Stop": [{ "hooks": [{ "command": "notify-done" }] }] } }));
-        assert_eq!(uninstall(json!({ "hooks": {} })).unwrap(), Outcome::NothingToRemove);
+        assert_eq!(uninstall(json!({ "hooks": {} }), STOP).unwrap(), Outcome::NothingToRemove);
         let empty_group = json!({ "hooks": { "Stop": [{ "hooks": [] }] } });
-        assert_eq!(uninstall(empty_group).unwrap(), Outcome::NothingToRemove);
+        assert_eq!(uninstall(empty_group, STOP).unwrap(), Outcome::NothingToRemove);
     }
 
     #[test]
@@ -302,15 +322,18 @@ mod tests {
         let cases = [
             (json!([]), ShapeError::NotAnObject),
             (json!({ "hooks": [] }), ShapeError::HooksNotAnObject),
-            (json!({ "hooks": { "Stop": {} } }), ShapeError::StopNotAnArray),
-            (json!({ "hooks": { "Stop": ["x"] } }), ShapeError::BadGroup(0)),
-            (json!({ "hooks": { "Stop": [{ "matcher": "" }] } }), ShapeError::BadGroup(0)),
-            (json!({ "hooks": { "Stop": [{ "hooks": [{ "command": 1 }] }] } }), ShapeError::BadHook(0, 0)),
-            (json!({ "hooks": { "Stop": [{ "hooks": ["cmd"] }] } }), ShapeError::BadHook(0, 0)),
+            (json!({ "hooks": { "Stop": {} } }), ShapeError::EventNotAnArray("Stop")),
+            (json!({ "hooks": { "Stop": ["x"] } }), ShapeError::BadGroup("Stop", 0)),
+            (json!({ "hooks": { "Stop": [{ "matcher": "" }] } }), ShapeError::BadGroup("Stop", 0)),
+            (json!({ "hooks": { "Stop": [{ "hooks": [{ "command": 1 }] }] } }), ShapeError::BadHook("Stop", 0, 0)),
+            (json!({ "hooks": { "Stop": [{ "hooks": ["cmd"] }] } }), ShapeError::BadHook("Stop", 0, 0)),
         ];
         for (settings, error) in cases {
-            assert_eq!(install(settings.clone(), &command), Err(error.clone()));
-            assert_eq!(uninstall(settings), Err(error));
+            assert_eq!(install(settings.clone(), &command, STOP), Err(error.clone()));
+            assert_eq!(uninstall(settings, STOP), Err(error));
         }
+        // Each host's own stop event is the one judged.
+        let gemini = json!({ "hooks": { "Stop": {}, "AfterAgent": [{ "hooks": ["cmd"] }] } });
+        assert_eq!(install(gemini, &command, AFTER_AGENT), Err(ShapeError::BadHook("AfterAgent", 0, 0)));
     }
 }

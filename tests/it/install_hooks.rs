@@ -333,5 +333,72 @@ fn codex_keeps_foreign_hooks_and_refuses_hostile_files() {
     // Codex has one project file: --shared is Claude Code's.
     install(&sandbox, &["--agent", "codex", "--shared"])
         .code(2)
-        .stderr_is("gate-check: --shared writes Claude Code's committed settings; Codex reads the project's .codex/hooks.json (the default) or ~/.codex/hooks.json (--global)\n");
+        .stderr_is("gate-check: --shared writes Claude Code's committed settings; Codex and Gemini CLI have one project file (the default) and one user file (--global)\n");
+}
+
+const GEMINI: &str = ".gemini/settings.json";
+
+#[test]
+fn gemini_gets_an_after_agent_hook_with_its_timeout_in_milliseconds() {
+    let sandbox = Sandbox::new();
+    // A user's other Gemini settings and hooks stay as they are.
+    let mine = json!({
+        "model": { "name": "gemini-2.5-pro" },
+        "hooks": { "BeforeTool": [{ "matcher": "run_shell_command", "hooks": [{ "type": "command", "command": "./audit.sh" }] }] }
+    });
+    sandbox.write(GEMINI, &serde_json::to_string_pretty(&mine).unwrap());
+    install(&sandbox, &["--agent", "gemini"])
+        .code(0)
+        .stdout_starts_with(&format!("Installed unlazy Stop hook into {}\n", sandbox.path(GEMINI).display()))
+        .stdout_contains("  event:   AfterAgent, timeout 20000 ms")
+        .stdout_contains("install-hooks --agent gemini --uninstall")
+        .stderr_contains("usually committed");
+    let written = settings(&sandbox, GEMINI);
+    assert_eq!(written["model"], mine["model"]);
+    assert_eq!(written["hooks"]["BeforeTool"], mine["hooks"]["BeforeTool"]);
+    // 20 s, as Gemini counts it: a copied `20` would be 20 ms.
+    assert_eq!(
+        written["hooks"]["AfterAgent"],
+        json!([{ "hooks": [{ "type": "command", "command": our_command(None), "timeout": 20000 }] }])
+    );
+    assert!(written["hooks"].get("Stop").is_none(), "Gemini has no Stop event");
+    install(&sandbox, &["--agent", "gemini"]).code(0).stdout_contains("Already installed").stderr_is("");
+    install(&sandbox, &["--agent", "gemini", "--uninstall"]).code(0).stdout_starts_with("Removed 1 ");
+    assert_eq!(settings(&sandbox, GEMINI), mine, "uninstall leaves exactly the user's settings");
+
+    install(&sandbox, &["--agent", "gemini", "--global"]).code(0).stdout_starts_with(&format!(
+        "Installed unlazy Stop hook into {}\n",
+        sandbox.path("home/.gemini/settings.json").display()
+    ));
+    assert_eq!(settings(&sandbox, GEMINI), mine, "the project file is not the --global one");
+    sandbox.write(GEMINI, r#"{"hooks": {"AfterAgent": {"not": "an array"}}}"#);
+    install(&sandbox, &["--agent", "gemini"]).code(2).stderr_contains("\"hooks.AfterAgent\" is not an array");
+    install(&sandbox, &["--agent", "gemini", "--shared"])
+        .code(2)
+        .stderr_contains("--shared writes Claude Code's committed settings");
+}
+
+#[test]
+fn the_installed_gemini_hook_blocks_an_after_agent_stop() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "GATES.md",
+        "- [ ] G1: the report renders\n  CHECK: make report\n  EXPECT: REPORT-OK\n  EVIDENCE: pending\n",
+    );
+    // Gemini CLI's AfterAgent input: the base fields of its hooks reference.
+    let payload = json!({
+        "session_id": "g1",
+        "transcript_path": "/tmp/t.json",
+        "cwd": sandbox.root,
+        "hook_event_name": "AfterAgent",
+        "timestamp": "2026-12-04T05:00:00Z",
+        "prompt": "finish the report",
+        "prompt_response": "done",
+        "stop_hook_active": false
+    });
+    let reply =
+        sandbox.run_with(sandbox.cmd().args(["hook", "stop"]).write_stdin(payload.to_string())).code(0).stdout_json();
+    // Gemini CLI takes `decision: "block"` (as `deny`) with a reason.
+    assert_eq!(reply["decision"], "block", "{reply}");
+    assert!(reply["reason"].as_str().unwrap().contains("GATES:G1"), "{reply}");
 }

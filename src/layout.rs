@@ -13,6 +13,9 @@ pub const IGNORE_FILE: &str = ".gitignore";
 /// A scope's dispatch wave state.
 pub const DISPATCH_FILE: &str = "dispatch.json";
 
+/// A pipeline's (or the repository's) directory of branch and leaf ledgers.
+pub const GATES_DIR: &str = "gates";
+
 const LOCKS_DIR: &str = "locks";
 const STATUS_LOG: &str = "status.log";
 const SESSION_FILE: &str = "session";
@@ -56,6 +59,11 @@ impl StateDir {
     /// outside a pipeline, beside `.unlazy` as the Node tool keeps it.
     pub fn legacy_hook_state(&self) -> PathBuf {
         self.root.join(format!("{STATE_DIR}-{HOOK_STATE_FILE}"))
+    }
+
+    /// `<root>/.unlazy/<scope>/gates/<leaf>.md`: the ledger of one leaf.
+    pub fn leaf_ledger(&self, scope: &str, leaf: &str) -> PathBuf {
+        self.scope(scope).join(GATES_DIR).join(format!("{leaf}.md"))
     }
 
     pub fn dispatch_state(&self, scope: &str) -> PathBuf {

@@ -7,7 +7,8 @@
 //! `diagnostic`, `exit`, `visible` (display escaping), `lint` (gate-quality
 //! rules), `check::verdict`, `check::events` (what a run tells reporters),
 //! `report` records and renderers, `hook::assess` (Stop-hook decisions),
-//! `install::settings` (the Claude Code settings transform), `shell_words`.
+//! `host` (what differs between agent hosts), `install::settings` (the hook
+//! file transform), `shell_words`.
 //!
 //! A run: `cli` parses the command line and resolves it once into a typed
 //! `cli::Command` (with `config::Environment`, the process context read
@@ -27,7 +28,7 @@
 //! ownership leases (`lease` itself is the pure overlap logic), `actions`
 //! runs the pipeline actions of the command line, `dispatch::store` reads
 //! and replaces dispatch wave state, `hook::state` keeps the Stop hook's
-//! progress state, `install` writes Claude Code settings, and `terminal`
+//! progress state, `install` writes the agent hosts' hook files, and `terminal`
 //! owns the process's stdout and stderr. Only what the binary and the
 //! integration tests use is public.
 
@@ -44,6 +45,7 @@ pub(crate) mod error;
 pub(crate) mod evidence;
 pub(crate) mod exit;
 pub(crate) mod hook;
+pub(crate) mod host;
 pub(crate) mod install;
 pub(crate) mod layout;
 pub(crate) mod lease;

@@ -17,7 +17,8 @@ use crate::config::{Environment, EnvironmentError};
 use crate::dispatch::cli::DispatchArgs;
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::install::{Agent, Location};
+use crate::host::Host;
+use crate::install::Location;
 use crate::lint_files::LintConfig;
 use crate::manual::ManArgs;
 use crate::report::{OutputFormat, RunReport};
@@ -32,6 +33,7 @@ pub(crate) enum Command {
     /// The Stop hook; it runs (and lets the stop through) even without an
     /// environment.
     Hook {
+        agent: Option<Host>,
         scope: Option<String>,
         env: Option<Environment>,
     },
@@ -44,7 +46,7 @@ pub(crate) enum Command {
         env: Environment,
     },
     Install {
-        agent: Agent,
+        agent: Host,
         location: Location,
         scope: Option<String>,
         uninstall: bool,
@@ -68,8 +70,8 @@ impl Command {
         match cli.command.take() {
             Some(Subcommands::Completions { shell }) => return Ok(Command::Completions(shell)),
             Some(Subcommands::Man(args)) => return Ok(Command::Man(args)),
-            Some(Subcommands::Hook { event: HookEvent::Stop { scope } }) => {
-                return Ok(Command::Hook { scope, env: env.ok() })
+            Some(Subcommands::Hook { event: HookEvent::Stop { agent, scope } }) => {
+                return Ok(Command::Hook { agent, scope, env: env.ok() })
             }
             Some(Subcommands::Dispatch(args)) => return Ok(Command::Dispatch { args, env: env? }),
             Some(Subcommands::Lint { strict, json, scope, files }) => {
@@ -103,7 +105,7 @@ impl Command {
                 crate::manual::run(&args, <Cli as clap::CommandFactory>::command())?;
                 Ok(Exit::Met)
             }
-            Command::Hook { scope, env } => Ok(hook::stop(env.as_ref(), scope.as_deref())),
+            Command::Hook { agent, scope, env } => Ok(hook::stop(env.as_ref(), agent, scope.as_deref())),
             Command::Dispatch { args, env } => Ok(crate::dispatch::cli::run(args, &env)?),
             Command::Lint { config, env } => Ok(lint_files::run(&env, &config)?),
             Command::Install { agent, location, scope, uninstall, env } => {

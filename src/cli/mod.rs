@@ -141,7 +141,7 @@ pub(crate) enum Subcommands {
         #[arg(value_name = "FILE")]
         files: Vec<PathBuf>,
     },
-    /// Agent hooks (Claude Code); they never execute a check
+    /// Agent hooks (Claude Code, Codex, Gemini CLI, Cursor); they never execute a check
     Hook {
         #[command(subcommand)]
         event: HookEvent,
@@ -149,15 +149,15 @@ pub(crate) enum Subcommands {
     /// Register (or remove) the agent host's Stop hook that runs `gate-check hook stop`
     InstallHooks {
         /// The agent host whose hook file to write
-        #[arg(long, value_enum, default_value_t = crate::install::Agent::Claude)]
-        agent: crate::install::Agent,
+        #[arg(long, value_enum, default_value_t = crate::host::Host::Claude)]
+        agent: crate::host::Host,
         /// Pin the hook to the pipeline .unlazy/ID
         #[arg(long, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
         scope: Option<String>,
         /// Write the project's shared .claude/settings.json (embeds an absolute path)
         #[arg(long, conflicts_with = "global")]
         shared: bool,
-        /// Write the current user's ~/.claude/settings.json
+        /// Write the current user's file (~/.claude/settings.json, ~/.codex/hooks.json, ...)
         #[arg(long)]
         global: bool,
         /// Remove this tool's Stop hook entries from the chosen settings file
@@ -168,8 +168,11 @@ pub(crate) enum Subcommands {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum HookEvent {
-    /// Claude Code Stop hook: reads the hook JSON on stdin and blocks while gates are unmet
+    /// Stop hook: reads the host's hook JSON on stdin and blocks while gates are unmet
     Stop {
+        /// The agent host, for its reply's schema (default: told by the payload, else Claude Code's)
+        #[arg(long, value_enum)]
+        agent: Option<crate::host::Host>,
         /// Guard only the pipeline .unlazy/ID
         #[arg(long, value_name = "ID")]
         scope: Option<String>,
@@ -391,7 +394,7 @@ pub fn main() -> Exit {
         // A Stop hook that exits 2 blocks the agent with its stderr as the
         // reason, so a broken hook command line must never do that.
         Err(error) if error.use_stderr() && arguments.get(1).is_some_and(|first| first == "hook") => {
-            crate::hook::misconfigured(&first_error_line(&error));
+            crate::hook::misconfigured(&first_error_line(&error), &arguments[2..]);
             return Exit::Met;
         }
         Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => {

@@ -39,3 +39,11 @@ pub fn aggregate(root: &Path, scope: Option<&str>) -> Result<DispatchSummary, Wa
         .map(|state| state.summary())
         .map_err(|source| WavesError { scope: scope.to_string(), source })
 }
+
+/// The leaf of `scope` whose agent the host launched as `handle`, when a
+/// live wave recorded one (see `model::State::leaf_launched_as`).
+pub fn leaf_launched_as(root: &Path, scope: &str, handle: &str) -> Result<Option<String>, WavesError> {
+    store::read(root, scope)
+        .map(|state| state.leaf_launched_as(handle).map(str::to_string))
+        .map_err(|source| WavesError { scope: scope.to_string(), source })
+}

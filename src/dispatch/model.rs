@@ -364,6 +364,18 @@ impl State {
         }
     }
 
+    /// The leaf whose agent the host launched as `handle`, in the latest
+    /// opened wave that recorded that handle (a handle is unique within a
+    /// wave, not across waves). `None` when no wave recorded it, or when
+    /// that wave was abandoned: the driver gave up on it and hands it off.
+    pub fn leaf_launched_as(&self, handle: &str) -> Option<&str> {
+        let handle = js_trim(handle);
+        let (wave, leaf) = self.waves.iter().rev().find_map(|(_, wave)| {
+            wave.started.iter().find(|(_, start)| start.handle == handle).map(|(leaf, _)| (wave, leaf))
+        })?;
+        (wave.state != WaveState::Abandoned).then_some(leaf.as_str())
+    }
+
     /// The checker's reduction: every wave that is not complete either
     /// blocks (open or sealed) or demands a handoff (abandoned).
     pub fn summary(&self) -> DispatchSummary {
@@ -742,6 +754,26 @@ mod tests {
         assert_eq!(state.apply("w1", &open(&[]), &at(0)).unwrap_err().to_string(), "open requires at least one --leaf");
         state.apply("w1", &open(&["a"]), &at(0)).unwrap();
         assert_eq!(state.apply("w1", &open(&["b"]), &at(0)).unwrap_err().to_string(), "wave w1 already exists");
+    }
+
+    #[test]
+    fn a_handle_names_its_leaf_in_the_latest_wave_that_recorded_it() {
+        let now = Stamp::now();
+        let mut state = State::default();
+        state.apply("w1", &Action::Open { leaves: vec!["a".into(), "b".into()] }, &now).unwrap();
+        state.apply("w1", &start("a", "agent-1"), &now).unwrap();
+        state.apply("w1", &start("b", "agent-2"), &now).unwrap();
+        assert_eq!(state.leaf_launched_as("agent-1"), Some("a"));
+        assert_eq!(state.leaf_launched_as(" agent-2\n"), Some("b"));
+        assert_eq!(state.leaf_launched_as("agent-3"), None);
+        // The same handle in a later wave names that wave's leaf.
+        state.apply("w2", &Action::Open { leaves: vec!["c".into()] }, &now).unwrap();
+        state.apply("w2", &start("c", "agent-1"), &now).unwrap();
+        assert_eq!(state.leaf_launched_as("agent-1"), Some("c"));
+        // An abandoned wave holds nobody.
+        state.apply("w2", &Action::Abandon { reason: "host refused".into() }, &now).unwrap();
+        assert_eq!(state.leaf_launched_as("agent-1"), None);
+        assert_eq!(state.leaf_launched_as("agent-2"), Some("b"));
     }
 
     #[test]

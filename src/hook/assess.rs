@@ -82,6 +82,14 @@ impl Assessment {
         });
     }
 
+    /// A leaf ledger that should exist and does not: nothing proves the
+    /// leaf's work, so it blocks like an unreadable ledger.
+    pub fn add_missing(&mut self, file: &Path) {
+        let name = item(file, "PARSE");
+        self.resolved.push(format!("{name}=missing"));
+        self.invalid.push(format!("{name} (no ledger)"));
+    }
+
     pub fn add_unreadable(&mut self, file: &Path) {
         let name = item(file, "PARSE");
         self.resolved.push(format!("{name}=unreadable"));
@@ -147,8 +155,31 @@ impl Assessment {
     }
 }
 
-fn where_label(scope: Option<&str>) -> String {
-    scope.map(|s| format!(" [scope {s}]")).unwrap_or_default()
+/// Whose work a stop is judged on: the session's ledger set, or (for a
+/// subagent) one leaf of its scope. Both ids are validated scope ids, safe
+/// to show.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Subject<'a> {
+    pub scope: Option<&'a str>,
+    pub leaf: Option<&'a str>,
+}
+
+impl Subject<'_> {
+    fn label(&self) -> String {
+        match (self.scope, self.leaf) {
+            (Some(scope), Some(leaf)) => format!(" [scope {scope}, leaf {leaf}]"),
+            (Some(scope), None) => format!(" [scope {scope}]"),
+            _ => String::new(),
+        }
+    }
+
+    /// The read-only command that shows the same items.
+    fn status_command(&self) -> String {
+        match (self.scope, self.leaf) {
+            (Some(scope), Some(leaf)) => format!("gate-check --status .unlazy/{scope}/gates/{leaf}.md"),
+            _ => "gate-check --status".to_string(),
+        }
+    }
 }
 
 fn listed(items: &[&str], limit: usize) -> String {
@@ -169,7 +200,7 @@ fn handoff_note(assessment: &Assessment) -> String {
 
 /// The reason of a block. `blocks` counts consecutive blocks without
 /// progress, this one included.
-pub fn block_reason(scope: Option<&str>, assessment: &Assessment, blocks: u64, max_blocks: u64) -> String {
+pub fn block_reason(subject: Subject, assessment: &Assessment, blocks: u64, max_blocks: u64) -> String {
     let outstanding = assessment.outstanding();
     let closing = if blocks >= max_blocks {
         " This is the last enforced continuation for this ledger state; the next stop is allowed even if items remain."
@@ -177,23 +208,24 @@ pub fn block_reason(scope: Option<&str>, assessment: &Assessment, blocks: u64, m
         ""
     };
     format!(
-        "unlazy{}: {} gate/ledger item(s) need work: {}. Run gate-check --status to inspect without execution. \
+        "unlazy{}: {} gate/ledger item(s) need work: {}. Run {} to inspect without execution. \
          To run inherited CHECK lines, inspect them and use gate-check --approve. \
          Use ABANDON: <id> <non-blank reason> only when a gate is genuinely impossible. \
          (Block {blocks} of {max_blocks} without gate progress.){closing}{}",
-        where_label(scope),
+        subject.label(),
         outstanding.len(),
         listed(&outstanding, LISTED_ITEMS),
+        subject.status_command(),
         handoff_note(assessment),
     )
 }
 
 /// The note shown when the loop guard lets the session stop anyway.
-pub fn release_message(scope: Option<&str>, assessment: &Assessment, max_blocks: u64) -> String {
+pub fn release_message(subject: Subject, assessment: &Assessment, max_blocks: u64) -> String {
     let outstanding = assessment.outstanding();
     format!(
         "unlazy: releasing after {max_blocks} blocks without gate progress{}; {} item(s) remain ({}).{}",
-        where_label(scope),
+        subject.label(),
         outstanding.len(),
         listed(&outstanding, RELEASE_LISTED_ITEMS),
         handoff_note(assessment),
@@ -201,8 +233,8 @@ pub fn release_message(scope: Option<&str>, assessment: &Assessment, max_blocks:
 }
 
 /// The note shown when every live gate is met but some were abandoned.
-pub fn handoff_message(scope: Option<&str>, assessment: &Assessment) -> String {
-    format!("unlazy{}:{}", where_label(scope), handoff_note(assessment))
+pub fn handoff_message(subject: Subject, assessment: &Assessment) -> String {
+    format!("unlazy{}:{}", subject.label(), handoff_note(assessment))
 }
 
 #[cfg(test)]
@@ -224,13 +256,23 @@ mod tests {
     fn items_are_qualified_and_reasons_never_echoed() {
         let a = assessed(LEDGER);
         assert_eq!(a.outstanding(), ["leaf-1:G1"]);
-        let reason = block_reason(None, &a, 1, 6);
+        let reason = block_reason(Subject::default(), &a, 1, 6);
         assert!(reason.contains("1 gate/ledger item(s) need work: leaf-1:G1."), "{reason}");
         assert!(reason.contains("HANDOFF REQUIRED: 1 abandoned item(s): leaf-1:G3."), "{reason}");
         assert!(!reason.contains("ignore") && !reason.contains("first"), "{reason}");
+        let api = Subject { scope: Some("api"), leaf: None };
         assert!(
-            block_reason(Some("api"), &a, 6, 6).contains("[scope api]")
-                && block_reason(None, &a, 6, 6).contains("last enforced")
+            block_reason(api, &a, 6, 6).contains("[scope api]")
+                && block_reason(Subject::default(), &a, 6, 6).contains("last enforced")
+        );
+        let leaf = Subject { scope: Some("api"), leaf: Some("leaf-1") };
+        let reason = block_reason(leaf, &a, 1, 6);
+        assert!(
+            reason.starts_with(
+                "unlazy [scope api, leaf leaf-1]: 1 gate/ledger item(s) need work: leaf-1:G1. \
+                 Run gate-check --status .unlazy/api/gates/leaf-1.md to inspect"
+            ),
+            "{reason}"
         );
     }
 

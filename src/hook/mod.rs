@@ -1,11 +1,17 @@
-//! `gate-check hook stop`: the Claude Code Stop hook.
+//! `gate-check hook stop`: the stop hook of every agent host the skill runs
+//! in (Claude Code, Codex CLI, Gemini CLI, Cursor).
 //!
 //! It reads the hook's JSON on stdin, finds the session's ledgers, and
-//! prints `{"decision":"block","reason":...}` while any gate is unmet or
-//! stale or any ledger is unparseable. It never executes a check, resolves
-//! a shell or reads approvals: gate states come from `evidence::gate_state`
-//! alone. It always exits 0; a stop it lets through prints nothing, or a
-//! `{"systemMessage":...}` note when there is something to say.
+//! replies in the host's own schema (see `host::Host`) while any gate is
+//! unmet or stale or any ledger is unparseable. It never executes a check,
+//! resolves a shell or reads approvals: gate states come from
+//! `evidence::gate_state` alone. It always exits 0; a stop it lets through
+//! prints nothing, or a `{"systemMessage":...}` note where the host shows
+//! one (on stderr where it does not).
+//!
+//! A subagent's stop (`SubagentStop` with its `agent_id`) is judged on its
+//! own leaf: the leaf the scope's dispatch waves recorded as launched with
+//! that handle. A subagent no wave names is never held.
 //!
 //! The semantic state it blocked on is remembered per session (see
 //! `state`); after `state::MAX_BLOCKS` consecutive blocks without progress
@@ -23,15 +29,16 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde_json::Value;
 
 use crate::config::Environment;
 use crate::exit::Exit;
+use crate::host::Host;
 use crate::layout::STATE_DIR;
 use crate::ledger::{self, file::LedgerFileError};
 use crate::target;
 use crate::terminal::{say, warn};
-use assess::Assessment;
+use assess::{Assessment, Subject};
 
 /// Hook input larger than this is not a Claude Code payload.
 const MAX_PAYLOAD_BYTES: u64 = 1024 * 1024;
@@ -41,51 +48,81 @@ const MAX_SESSION_FILE_BYTES: u64 = 4096;
 /// hang the turn.
 const INPUT_DEADLINE: Duration = Duration::from_secs(5);
 
-#[derive(Serialize)]
-struct Block<'a> {
-    decision: &'static str,
-    reason: &'a str,
-}
-
-#[derive(Serialize)]
-struct Note<'a> {
-    #[serde(rename = "systemMessage")]
-    system_message: &'a str,
-}
-
-fn print_json(value: &impl Serialize) {
+fn print_json(value: &Value) {
     say(&serde_json::to_string(value).unwrap_or_default());
 }
 
-/// Lets the stop through with a note for the user.
-fn allow_with(message: &str) {
-    print_json(&Note { system_message: message });
+/// Keeps the agent working, with `reason` as what it is told to do next.
+fn block(host: Host, reason: &str) {
+    print_json(&host.block(reason));
+}
+
+/// Lets the stop through with a note for the person: a `systemMessage`
+/// where the host shows one, stderr where it does not.
+fn allow_with(host: Host, message: &str) {
+    match host.note(message) {
+        Some(note) => print_json(&note),
+        None => warn(message),
+    }
 }
 
 /// A hook that cannot do its job never blocks, but says why: on stderr,
-/// and as a `systemMessage`, which Claude Code and Codex show the person
-/// (it is part of Codex's Stop output schema).
-fn not_blocking(problem: &str, what: &str) {
-    warn(&format!("{problem}; not blocking"));
-    allow_with(&format!("unlazy: {what}: {problem}; not blocking."));
+/// and as a `systemMessage` where the host shows one (it is part of
+/// Codex's Stop output schema, and Claude Code and Gemini CLI show it).
+fn not_blocking(host: Host, problem: &str, what: &str) {
+    let note = format!("unlazy: {what}: {problem}; not blocking.");
+    match host.note(&note) {
+        Some(note) => {
+            warn(&format!("{problem}; not blocking"));
+            print_json(&note);
+        }
+        None => warn(&note),
+    }
 }
 
 /// The installed hook's command line does not parse (`problem` says how):
 /// the stop goes through, and the person learns the entry needs fixing.
-pub(crate) fn misconfigured(problem: &str) {
+/// `arguments` are the hook's own (after `hook`), read only for the host
+/// the installer named there.
+pub(crate) fn misconfigured(problem: &str, arguments: &[std::ffi::OsString]) {
     not_blocking(
+        named_host(arguments).unwrap_or_default(),
         &format!("gate-check hook: {problem}"),
         "the installed hook command is broken (reinstall it with gate-check install-hooks)",
     );
 }
 
+/// The value of `--agent` on a command line that clap could not parse.
+fn named_host(arguments: &[std::ffi::OsString]) -> Option<Host> {
+    use clap::ValueEnum;
+    let words: Vec<&str> = arguments.iter().filter_map(|argument| argument.to_str()).collect();
+    words.iter().enumerate().find_map(|(at, word)| {
+        let value = match word.strip_prefix("--agent") {
+            Some("") => *words.get(at + 1)?,
+            Some(rest) => rest.strip_prefix('=')?,
+            None => return None,
+        };
+        Host::from_str(value, false).ok()
+    })
+}
+
 /// The fields of the hook input the hook uses.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Payload {
+    /// Claude Code's, Codex's and Gemini CLI's `session_id`, or Cursor's
+    /// `conversation_id`.
     session: Option<String>,
     cwd: Option<String>,
+    /// Cursor's `workspace_roots`, where it sends no `cwd`.
+    workspace_roots: Vec<String>,
     /// `hook_event_name`, when the host names the event.
     event: Option<String>,
+    /// The subagent's handle on `SubagentStop`.
+    agent_id: Option<String>,
+    /// Cursor's `status`: `completed`, `aborted` or `error`.
+    status: Option<String>,
+    /// The host the payload's shape names, if it names one.
+    host: Option<Host>,
 }
 
 /// The events at which an agent stops, the only ones a reply can block:
@@ -96,9 +133,6 @@ fn is_stop_event(event: Option<&str>) -> bool {
     event.is_none_or(|event| matches!(event, "Stop" | "SubagentStop" | "AfterAgent" | "stop"))
 }
 
-/// All of stdin (at most `MAX_PAYLOAD_BYTES + 1` bytes), or an error when
-/// it is not closed within `deadline`. The reading thread is left blocked
-/// then; the process exits without waiting for it.
 /// Why the hook input could not be used.
 #[derive(Debug, thiserror::Error)]
 enum InputError {
@@ -116,8 +150,13 @@ enum InputError {
     NotObject,
     #[error("hook input field {0} is not a string")]
     NotText(&'static str),
+    #[error("hook input field {0} is not a list of strings")]
+    NotTextList(&'static str),
 }
 
+/// All of stdin (at most `MAX_PAYLOAD_BYTES + 1` bytes), or an error when
+/// it is not closed within `deadline`. The reading thread is left blocked
+/// then; the process exits without waiting for it.
 fn read_input(deadline: Duration) -> Result<Vec<u8>, InputError> {
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
@@ -138,22 +177,38 @@ fn read_payload() -> Result<Payload, InputError> {
     }
     let text = String::from_utf8(bytes).map_err(|_| InputError::NotUtf8)?;
     if text.trim().is_empty() {
-        return Ok(Payload { session: None, cwd: None, event: None });
+        return Ok(Payload::default());
     }
     let value: serde_json::Value = serde_json::from_str(&text).map_err(InputError::NotJson)?;
     let object = value.as_object().ok_or(InputError::NotObject)?;
     let text_field = |name: &'static str| -> Result<Option<String>, InputError> {
         match object.get(name) {
-            None | Some(serde_json::Value::Null) => Ok(None),
-            Some(serde_json::Value::String(text)) => Ok(Some(text.clone()).filter(|t| !t.is_empty())),
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text.clone()).filter(|t| !t.is_empty())),
             Some(_) => Err(InputError::NotText(name)),
         }
     };
-    let session = match text_field("session_id")? {
-        Some(session) => Some(session),
-        None => text_field("sessionId")?,
+    let mut session = None;
+    for name in ["session_id", "sessionId", "conversation_id"] {
+        session = session.or(text_field(name)?);
+    }
+    let workspace_roots = match object.get("workspace_roots") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(roots)) => roots
+            .iter()
+            .map(|root| root.as_str().map(str::to_string).ok_or(InputError::NotTextList("workspace_roots")))
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(InputError::NotTextList("workspace_roots")),
     };
-    Ok(Payload { session, cwd: text_field("cwd")?, event: text_field("hook_event_name")? })
+    Ok(Payload {
+        session,
+        cwd: text_field("cwd")?,
+        workspace_roots,
+        event: text_field("hook_event_name")?,
+        agent_id: text_field("agent_id")?,
+        status: text_field("status")?,
+        host: Host::from_payload(object),
+    })
 }
 
 /// The session id recorded by `--bind` for `scope`, if readable.
@@ -289,32 +344,62 @@ fn has_dispatch_state(root: &Path, scope: Option<&str>) -> bool {
     })
 }
 
-/// Runs the Stop hook. It always exits 0: the decision is in the output.
+/// Runs the stop hook. It always exits 0: the decision is in the output.
 /// Without an environment (the working directory is unreadable) it lets
-/// the stop through, after reading the input as always.
-pub fn stop(env: Option<&Environment>, pinned: Option<&str>) -> Exit {
-    decide(env, pinned);
+/// the stop through, after reading the input as always. `agent` is the
+/// host the installed command names; a payload whose shape names another
+/// host is answered in that host's schema (Cursor runs Claude Code's
+/// hooks too).
+pub fn stop(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>) -> Exit {
+    decide(env, agent, pinned);
     Exit::Met
 }
 
-fn decide(env: Option<&Environment>, pinned: Option<&str>) {
+/// The directory the session works in: the payload's `cwd`, else the
+/// first of Cursor's workspace roots that holds ledgers or a pipeline,
+/// else its first workspace root, else the hook's own directory.
+fn start_directory(env: &Environment, payload: &Payload) -> PathBuf {
+    if let Some(cwd) = &payload.cwd {
+        return crate::paths::resolve(&env.cwd, Path::new(cwd));
+    }
+    let roots: Vec<PathBuf> =
+        payload.workspace_roots.iter().map(|root| crate::paths::resolve(&env.cwd, Path::new(root))).collect();
+    let holds_work = |root: &&PathBuf| {
+        ["GATES.md", crate::layout::GATES_DIR, STATE_DIR].iter().any(|name| root.join(name).symlink_metadata().is_ok())
+    };
+    roots.iter().find(holds_work).or(roots.first()).cloned().unwrap_or_else(|| env.cwd.clone())
+}
+
+fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>) {
     let payload = match read_payload() {
         Ok(payload) => payload,
-        Err(message) => return not_blocking(&format!("gate-check hook stop: {message}"), "the hook input is unusable"),
+        Err(message) => {
+            return not_blocking(
+                agent.unwrap_or_default(),
+                &format!("gate-check hook stop: {message}"),
+                "the hook input is unusable",
+            )
+        }
     };
+    let host = payload.host.or(agent).unwrap_or_default();
     // Installed on another event (by hand, or a copied entry), the hook has
     // nothing to decide: an empty reply lets the host go on.
     if !is_stop_event(payload.event.as_deref()) {
         return;
     }
+    // A turn the person aborted, or that ended in an error, is not sent
+    // back to work (Cursor says which in `status`).
+    if payload.status.as_deref().is_some_and(|status| status != "completed") {
+        return;
+    }
     if pinned.is_some_and(|scope| target::validate_scope_id(scope, "scope").is_err()) {
-        return allow_with("unlazy: installed hook has an invalid --scope value; not blocking.");
+        return allow_with(host, "unlazy: installed hook has an invalid --scope value; not blocking.");
     }
     let Some(env) = env else {
         warn("gate-check hook stop: cannot read the working directory; not blocking");
         return;
     };
-    let start = crate::paths::resolve(&env.cwd, Path::new(payload.cwd.as_deref().unwrap_or(".")));
+    let start = start_directory(env, &payload);
     if !start.is_dir() {
         warn(&format!("gate-check hook stop: {} is not a directory; not blocking", start.display()));
         return;
@@ -326,8 +411,11 @@ fn decide(env: Option<&Environment>, pinned: Option<&str>) {
     let session = payload.session.as_deref().unwrap_or("anonymous");
 
     let choice = choose(&root, pinned, env.scope.as_deref(), payload.session.as_deref());
+    if payload.event.as_deref() == Some("SubagentStop") {
+        return decide_subagent(host, &root, &choice, session, payload.agent_id.as_deref());
+    }
     let scope = match &choice {
-        Choice::Skip(Some(message)) => return allow_with(message),
+        Choice::Skip(Some(message)) => return allow_with(host, message),
         Choice::Skip(None) => return,
         Choice::Scope(scope) => Some(scope.as_str()),
         Choice::Legacy | Choice::Untrusted => None,
@@ -354,35 +442,85 @@ fn decide(env: Option<&Environment>, pinned: Option<&str>) {
             (assessment, state::state_path(&root, None))
         }
     };
+    let judged = Judged { root: &root, state_path: &state_path, key: &key, subject: Subject { scope, leaf: None } };
+    judged.reply(host, &assessment);
+}
 
-    if assessment.is_complete() {
-        state::clear_session(&root, &state_path, &key);
-        if assessment.has_handoffs() {
-            return allow_with(&assess::handoff_message(scope, &assessment));
-        }
+/// A subagent's stop: held only to the leaf the scope's dispatch waves
+/// recorded as launched with its `agent_id`. With no scope, no handle, no
+/// such leaf, or wave state that cannot be read, nothing holds it (the
+/// driver's own stop still judges the whole scope).
+fn decide_subagent(host: Host, root: &Path, choice: &Choice, session: &str, agent_id: Option<&str>) {
+    let (Choice::Scope(scope), Some(agent_id)) = (choice, agent_id) else {
         return;
-    }
-    let blocks = match state::record_block(&root, &state_path, &key, &assessment.progress_hash()) {
-        Ok(blocks) => blocks,
-        // Unsafe scope input is repaired before the turn ends, even when no
-        // loop-guard state can be kept for it.
-        Err(_) if assessment.has_discovery_error() => {
-            let reason = assess::block_reason(scope, &assessment, 1, state::MAX_BLOCKS);
-            print_json(&Block { decision: "block", reason: &reason });
-            return;
+    };
+    let Ok(Some(leaf)) = crate::dispatch::leaf_launched_as(root, scope, agent_id) else {
+        return;
+    };
+    let ledger = crate::layout::StateDir::new(root).leaf_ledger(scope, &leaf);
+    let assessment = match discover(root, choice) {
+        Some(files) if files.contains(&ledger) => assess(&[ledger]),
+        Some(_) => {
+            let mut assessment = Assessment::default();
+            assessment.add_missing(&ledger);
+            assessment
         }
-        Err(error) => {
-            return allow_with(&format!(
-                "unlazy: could not update the serialized hook state ({}); not blocking to avoid a trap.",
-                crate::terminal::safe(&error.to_string())
-            ))
+        None => {
+            let mut assessment = Assessment::default();
+            assessment.add_discovery_error();
+            assessment
         }
     };
-    if blocks > state::MAX_BLOCKS {
-        return allow_with(&assess::release_message(scope, &assessment, state::MAX_BLOCKS));
+    // Its own counter: a subagent's blocks never spend the driver's.
+    let key = state::session_key(&format!("{session}\0subagent\0{}", agent_id.trim()), Some(scope));
+    let state_path = state::state_path(root, Some(scope));
+    let subject = Subject { scope: Some(scope), leaf: Some(&leaf) };
+    Judged { root, state_path: &state_path, key: &key, subject }.reply(host, &assessment);
+}
+
+/// One stop's assessment and where its loop-guard count is kept.
+struct Judged<'a> {
+    root: &'a Path,
+    state_path: &'a Path,
+    key: &'a str,
+    subject: Subject<'a>,
+}
+
+impl Judged<'_> {
+    /// Lets a complete assessment through (with a handoff note when items
+    /// were abandoned); blocks an incomplete one until the loop guard
+    /// releases it.
+    fn reply(&self, host: Host, assessment: &Assessment) {
+        let Judged { root, state_path, key, subject } = *self;
+        if assessment.is_complete() {
+            state::clear_session(root, state_path, key);
+            if assessment.has_handoffs() {
+                return allow_with(host, &assess::handoff_message(subject, assessment));
+            }
+            return;
+        }
+        let blocks = match state::record_block(root, state_path, key, &assessment.progress_hash()) {
+            Ok(blocks) => blocks,
+            // Unsafe scope input is repaired before the turn ends, even when no
+            // loop-guard state can be kept for it.
+            Err(_) if assessment.has_discovery_error() => {
+                return block(host, &assess::block_reason(subject, assessment, 1, state::MAX_BLOCKS));
+            }
+            Err(error) => {
+                return allow_with(
+                    host,
+                    &format!(
+                        "unlazy: could not update the serialized hook state ({}); not blocking to avoid a trap.",
+                        crate::terminal::safe(&error.to_string())
+                    ),
+                )
+            }
+        };
+        if blocks > state::MAX_BLOCKS {
+            return allow_with(host, &assess::release_message(subject, assessment, state::MAX_BLOCKS));
+        }
+        block(host, &assess::block_reason(subject, assessment, blocks, state::MAX_BLOCKS));
     }
-    let reason = assess::block_reason(scope, &assessment, blocks, state::MAX_BLOCKS);
-    print_json(&Block { decision: "block", reason: &reason });
 }
 
 #[cfg(test)]
@@ -391,7 +529,18 @@ mod tests {
 
     #[test]
     fn block_json_escapes_everything() {
-        let text = serde_json::to_string(&Block { decision: "block", reason: "a\"}\n" }).unwrap();
+        let text = serde_json::to_string(&Host::Claude.block("a\"}\n")).unwrap();
         assert_eq!(text, r#"{"decision":"block","reason":"a\"}\n"}"#);
+    }
+
+    #[test]
+    fn the_host_named_on_a_broken_command_line_is_found() {
+        let words = |line: &str| line.split(' ').map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert_eq!(named_host(&words("stop --agent cursor --bogus")), Some(Host::Cursor));
+        assert_eq!(named_host(&words("stop --agent=gemini --bogus")), Some(Host::Gemini));
+        assert_eq!(named_host(&words("stop --bogus")), None);
+        assert_eq!(named_host(&words("stop --agent")), None);
+        assert_eq!(named_host(&words("stop --agent nobody")), None);
+        assert_eq!(named_host(&words("stop --agents cursor")), None);
     }
 }

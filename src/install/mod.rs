@@ -14,9 +14,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::config::Environment;
+use crate::host::Host;
 use crate::target::InvalidId;
 use crate::terminal::{say, warn};
-use settings::{Outcome, ShapeError};
+use settings::{HookFile, Outcome, ShapeError};
 
 /// Why the installer changed nothing.
 #[derive(Debug, thiserror::Error)]
@@ -26,8 +27,8 @@ pub enum InstallError {
     #[error("cannot find the home directory")]
     NoHome,
     #[error(
-        "--shared writes Claude Code's committed settings; Codex and Gemini CLI have one project file (the \
-         default) and one user file (--global)"
+        "--shared writes Claude Code's committed settings; Codex, Gemini CLI and Cursor have one project file \
+         (the default) and one user file (--global)"
     )]
     NoSharedFile,
     /// The settings file, or its directory, is not one this installer may
@@ -57,28 +58,6 @@ pub enum InstallError {
 const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
 const BACKUP_SUFFIX: &str = ".unlazy.bak";
 
-/// The agent host whose hook file the installer writes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Agent {
-    /// Claude Code: `.claude/settings.local.json`, `.claude/settings.json` or `~/.claude/settings.json`
-    #[default]
-    Claude,
-    /// Codex CLI: `.codex/hooks.json` or `~/.codex/hooks.json`
-    Codex,
-    /// Gemini CLI: `.gemini/settings.json` or `~/.gemini/settings.json` (an `AfterAgent` hook)
-    Gemini,
-}
-
-impl Agent {
-    /// Where the host runs a stop hook, and its timeout unit.
-    fn slot(self) -> settings::StopSlot {
-        match self {
-            Agent::Claude | Agent::Codex => settings::STOP,
-            Agent::Gemini => settings::AFTER_AGENT,
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Location {
     /// The project's file: Claude Code's personal, usually untracked
@@ -90,41 +69,51 @@ pub enum Location {
     Global,
 }
 
-/// The hook file `agent` reads at `location`.
-fn settings_path(agent: Agent, location: Location, env: &Environment) -> Result<PathBuf, InstallError> {
+/// The hook file `host` reads at `location`.
+fn settings_path(host: Host, location: Location, env: &Environment) -> Result<PathBuf, InstallError> {
     let home = || env.home.as_deref().ok_or(InstallError::NoHome);
-    Ok(match (agent, location) {
-        (Agent::Claude, Location::Local) => env.cwd.join(".claude").join("settings.local.json"),
-        (Agent::Claude, Location::Shared) => env.cwd.join(".claude").join("settings.json"),
-        (Agent::Claude, Location::Global) => home()?.join(".claude").join("settings.json"),
-        (Agent::Codex, Location::Local) => env.cwd.join(".codex").join("hooks.json"),
-        (Agent::Codex, Location::Shared) => return Err(InstallError::NoSharedFile),
-        (Agent::Codex, Location::Global) => home()?.join(".codex").join("hooks.json"),
-        (Agent::Gemini, Location::Local) => env.cwd.join(".gemini").join("settings.json"),
-        (Agent::Gemini, Location::Shared) => return Err(InstallError::NoSharedFile),
-        (Agent::Gemini, Location::Global) => home()?.join(".gemini").join("settings.json"),
+    let (directory, file) = match host {
+        Host::Claude => (".claude", if location == Location::Local { "settings.local.json" } else { "settings.json" }),
+        Host::Codex => (".codex", "hooks.json"),
+        Host::Gemini => (".gemini", "settings.json"),
+        Host::Cursor => (".cursor", "hooks.json"),
+    };
+    Ok(match location {
+        Location::Shared if host != Host::Claude => return Err(InstallError::NoSharedFile),
+        Location::Local | Location::Shared => env.cwd.join(directory).join(file),
+        Location::Global => home()?.join(directory).join(file),
     })
 }
 
-/// The options that name `agent` and `location` again, for the remove line.
-fn flags(agent: Agent, location: Location) -> String {
-    let agent = match agent {
-        Agent::Claude => "",
-        Agent::Codex => " --agent codex",
-        Agent::Gemini => " --agent gemini",
+/// The options that name `host` and `location` again, for the remove line.
+fn flags(host: Host, location: Location) -> String {
+    let host = match host {
+        Host::Claude => String::new(),
+        other => format!(" --agent {}", other.name()),
     };
     let location = match location {
         Location::Local => "",
         Location::Shared => " --shared",
         Location::Global => " --global",
     };
-    format!("{agent}{location}")
+    format!("{host}{location}")
 }
 
 /// Whether the file at `location` is one a team usually commits, where an
 /// absolute path to this binary does not belong.
-fn usually_committed(agent: Agent, location: Location) -> bool {
-    matches!((agent, location), (Agent::Claude, Location::Shared) | (Agent::Codex | Agent::Gemini, Location::Local))
+fn usually_committed(host: Host, location: Location) -> bool {
+    match host {
+        Host::Claude => location == Location::Shared,
+        Host::Codex | Host::Gemini | Host::Cursor => location == Location::Local,
+    }
+}
+
+fn entries(count: usize) -> &'static str {
+    if count == 1 {
+        "entry"
+    } else {
+        "entries"
+    }
 }
 
 /// The settings file as read: its JSON, its bytes, and the snapshot
@@ -274,10 +263,10 @@ fn program_path() -> Result<String, InstallError> {
     }
 }
 
-/// Installs (or with `uninstall` removes) the Stop hook entry.
+/// Installs (or with `uninstall` removes) the stop hook entries of `host`.
 pub fn run(
     env: &Environment,
-    agent: Agent,
+    host: Host,
     location: Location,
     scope: Option<&str>,
     uninstall: bool,
@@ -285,22 +274,26 @@ pub fn run(
     if let Some(scope) = scope {
         crate::target::validate_scope_id(scope, "--scope")?;
     }
-    let path = settings_path(agent, location, env)?;
+    let path = settings_path(host, location, env)?;
     let shown = path.display().to_string();
     refuse_linked_directory(&path)?;
     let current = read_settings(&path)?;
     let document =
         current.as_ref().map(|current| current.value.clone()).unwrap_or_else(|| Value::Object(Default::default()));
     let refuse = |source: ShapeError| InstallError::Shape { path: path.clone(), source };
+    let file = HookFile::of(host);
 
     if uninstall {
-        return match settings::uninstall(document, agent.slot()).map_err(refuse)? {
+        return match settings::uninstall(document, file).map_err(refuse)? {
             Outcome::Removed { settings, removed } => {
                 replace(&path, current.as_ref(), &settings)?;
-                say(&format!(
-                    "Removed {removed} unlazy Stop hook entr{} from {shown}",
-                    if removed == 1 { "y" } else { "ies" }
-                ));
+                let mut counts = file.slots.iter().zip(removed).filter(|(_, count)| *count > 0);
+                if let Some((slot, count)) = counts.next() {
+                    say(&format!("Removed {count} unlazy {} hook {} from {shown}", slot.event, entries(count)));
+                }
+                for (slot, count) in counts {
+                    say(&format!("  also:    {count} {} {}", slot.event, entries(count)));
+                }
                 Ok(())
             }
             _ => {
@@ -311,13 +304,13 @@ pub fn run(
     }
 
     let program = program_path()?;
-    let command = settings::hook_command(&program, scope);
-    match settings::install(document, &command, agent.slot()).map_err(refuse)? {
+    let command = settings::hook_command(&program, host, scope);
+    match settings::install(document, &command, file).map_err(refuse)? {
         Outcome::Installed { settings, replaced } => {
-            if usually_committed(agent, location) {
-                let instead = match agent {
-                    Agent::Claude => "The default install writes settings.local.json instead.",
-                    Agent::Codex | Agent::Gemini => "Install with --global to keep it out of the project.",
+            if usually_committed(host, location) {
+                let instead = match host {
+                    Host::Claude => "The default install writes settings.local.json instead.",
+                    Host::Codex | Host::Gemini | Host::Cursor => "Install with --global to keep it out of the project.",
                 };
                 warn(&format!(
                     "gate-check: warning: {shown} is usually committed, and this entry embeds the absolute path {program}; \
@@ -327,10 +320,7 @@ pub fn run(
             replace(&path, current.as_ref(), &settings)?;
             say(&format!("Installed unlazy Stop hook into {shown}"));
             if replaced > 0 {
-                say(&format!(
-                    "  replaced: {replaced} older unlazy Stop hook entr{}",
-                    if replaced == 1 { "y" } else { "ies" }
-                ));
+                say(&format!("  replaced: {replaced} older unlazy Stop hook {}", entries(replaced)));
             }
             say(&format!("  command: {command}"));
             say(&match scope {
@@ -338,22 +328,27 @@ pub fn run(
                 None => "  guards:  this session's bound pipeline, else UNLAZY_SCOPE, else the only unbound pipeline, else GATES.md and gates/*.md".to_string(),
             });
             say("  effect:  ending a turn is blocked while those gates are unmet, stale or unparseable; at most 6 blocks without progress");
+            say(&host_note(host));
             if current.is_some() {
                 say(&format!("  backup:  {shown}{BACKUP_SUFFIX}"));
             }
             say(&format!(
                 "  remove:  {} install-hooks{} --uninstall",
                 crate::shell_words::quote(&program),
-                flags(agent, location)
+                flags(host, location)
             ));
             say("  note:    keep .unlazy/ and .unlazy-hook-state.json out of version control");
-            if agent == Agent::Codex {
+            match host {
                 // gate-check never edits Codex's config.toml unasked.
-                say("  enable:  Codex runs hooks only with `codex_hooks = true` under [features] in its config.toml,");
-                say("           and only after you trust this hook (Codex's /hooks); gate-check changes neither");
-            }
-            if agent == Agent::Gemini {
-                say("  event:   AfterAgent, timeout 20000 ms (Gemini CLI counts hook timeouts in milliseconds)");
+                Host::Codex => {
+                    say("  enable:  Codex runs hooks only with `codex_hooks = true` under [features] in its config.toml,");
+                    say("           and only after you trust this hook (Codex's /hooks); gate-check changes neither");
+                }
+                Host::Cursor => {
+                    say("  note:    Cursor also runs Claude Code's hooks when third-party hooks are on; keep only one");
+                    say("           of the two installs there, or every stop is counted twice");
+                }
+                Host::Claude | Host::Gemini => {}
             }
             Ok(())
         }
@@ -361,5 +356,20 @@ pub fn run(
             say(&format!("Already installed in {shown} (idempotent, nothing changed)."));
             Ok(())
         }
+    }
+}
+
+/// Which events the host's entries serve, in its own terms.
+fn host_note(host: Host) -> String {
+    match host {
+        Host::Claude | Host::Codex => {
+            "  events:  Stop, and SubagentStop: a subagent launched for a dispatched leaf is held to that leaf's gates"
+                .to_string()
+        }
+        Host::Gemini => "  event:   AfterAgent, timeout 20000 ms (Gemini CLI counts hook timeouts in milliseconds)".to_string(),
+        Host::Cursor => format!(
+            "  event:   stop, replying with a followup_message; loop_limit {} (no more follow-ups than the guard allows)",
+            crate::hook::state::MAX_BLOCKS
+        ),
     }
 }

@@ -1,12 +1,14 @@
 //! The settings transform behind `install-hooks`: pure functions from one
-//! hook settings document to the next (Claude Code's settings, Codex's
-//! `hooks.json` and Gemini CLI's settings share the shape: an event's
-//! array of groups, each with its `hooks` handlers). Only the stop event's
-//! array (`hooks.Stop`, or Gemini's `hooks.AfterAgent`) is touched, and
-//! inside it only hook entries this tool wrote (its own `gate-check
-//! hook stop` command, from any install location, or a handler the Node
-//! installer wrote, recognised by its own 2.1 rules). Every other key,
-//! group and sibling hook is kept as is.
+//! hook file document to the next. Claude Code's settings, Codex's
+//! `hooks.json` and Gemini CLI's settings share one shape (an event's
+//! array of groups, each with its `hooks` handlers); Cursor's `hooks.json`
+//! lists the handlers straight in the event's array and carries a
+//! `version`. Only the host's stop events (`hooks.Stop` and
+//! `hooks.SubagentStop`, Gemini's `hooks.AfterAgent`, Cursor's
+//! `hooks.stop`) are touched, and inside them only hook entries this tool
+//! wrote (its own `gate-check hook stop` command, from any install
+//! location, or a handler the Node installer wrote, recognised by its own
+//! 2.1 rules). Every other key, group and sibling hook is kept as is.
 
 use std::sync::LazyLock;
 
@@ -14,21 +16,62 @@ use regex::Regex;
 use serde_json::{json, Map, Value};
 use thiserror::Error;
 
+use crate::host::Host;
 use crate::shell_words::{quote, tokenize, Token};
 
-/// Where a host runs the stop hook, and the handler `timeout` it reads, in
-/// the host's own unit.
+/// How an event's array holds its handlers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Matcher groups, each with a `hooks` array of handlers.
+    Grouped,
+    /// The handlers themselves (Cursor).
+    Flat,
+}
+
+/// One event at which a host runs the stop hook, and the handler it needs
+/// there: its `timeout` in the host's own unit and, for Cursor, the
+/// `loop_limit` on follow-ups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StopSlot {
     pub event: &'static str,
     pub timeout: u64,
+    pub layout: Layout,
+    pub loop_limit: Option<u64>,
 }
 
 /// Claude Code and Codex: `Stop`, the timeout in seconds (20 s).
-pub const STOP: StopSlot = StopSlot { event: "Stop", timeout: 20 };
+pub const STOP: StopSlot = StopSlot { event: "Stop", timeout: 20, layout: Layout::Grouped, loop_limit: None };
+
+/// Claude Code and Codex: a subagent's stop, held to its own leaf.
+pub const SUBAGENT_STOP: StopSlot =
+    StopSlot { event: "SubagentStop", timeout: 20, layout: Layout::Grouped, loop_limit: None };
 
 /// Gemini CLI: `AfterAgent`, the timeout in milliseconds (the same 20 s).
-pub const AFTER_AGENT: StopSlot = StopSlot { event: "AfterAgent", timeout: 20_000 };
+pub const AFTER_AGENT: StopSlot =
+    StopSlot { event: "AfterAgent", timeout: 20_000, layout: Layout::Grouped, loop_limit: None };
+
+/// Cursor: `stop`, the timeout in seconds, and at most as many follow-ups
+/// as the hook's own progress guard allows without progress.
+pub const CURSOR_STOP: StopSlot =
+    StopSlot { event: "stop", timeout: 20, layout: Layout::Flat, loop_limit: Some(crate::hook::state::MAX_BLOCKS) };
+
+/// What one host's hook file needs: the stop events, and the `version`
+/// the file must declare (Cursor's `1`), if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookFile {
+    pub slots: &'static [StopSlot],
+    pub version: Option<u64>,
+}
+
+impl HookFile {
+    pub fn of(host: Host) -> HookFile {
+        match host {
+            Host::Claude | Host::Codex => HookFile { slots: &[STOP, SUBAGENT_STOP], version: None },
+            Host::Gemini => HookFile { slots: &[AFTER_AGENT], version: None },
+            Host::Cursor => HookFile { slots: &[CURSOR_STOP], version: Some(1) },
+        }
+    }
+}
 
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum ShapeError {
@@ -42,11 +85,20 @@ pub enum ShapeError {
     BadGroup(&'static str, usize),
     #[error("hooks.{0}[{1}].hooks[{2}] is not an object, or its \"command\" is not a string")]
     BadHook(&'static str, usize, usize),
+    #[error("hooks.{0}[{1}] is not an object, or its \"command\" is not a string")]
+    BadHandler(&'static str, usize),
+    #[error("\"version\" is {found}, not {wanted}")]
+    Version { found: String, wanted: u64 },
 }
 
-/// The hook command this binary installs: `<program> hook stop [--scope ID]`.
-pub fn hook_command(program: &str, scope: Option<&str>) -> String {
+/// The hook command this binary installs: `<program> hook stop [--agent
+/// HOST] [--scope ID]`. Claude Code's command names no host, as before:
+/// it is the default, and Cursor runs Claude Code's hooks too.
+pub fn hook_command(program: &str, host: Host, scope: Option<&str>) -> String {
     let mut command = format!("{} hook stop", quote(program));
+    if host != Host::Claude {
+        command.push_str(&format!(" --agent {}", host.name()));
+    }
     if let Some(scope) = scope {
         command.push_str(&format!(" --scope {}", quote(scope)));
     }
@@ -106,43 +158,59 @@ pub fn is_ours(command: &str) -> bool {
     invokes_gate_check || is_node_handler(command)
 }
 
-/// The whole handler this tool installs for `command`.
+/// The whole handler this tool installs for `command` at `slot`.
 fn handler(command: &str, slot: StopSlot) -> Value {
-    json!({ "type": "command", "command": command, "timeout": slot.timeout })
+    match slot.layout {
+        Layout::Grouped => json!({ "type": "command", "command": command, "timeout": slot.timeout }),
+        Layout::Flat => json!({ "command": command, "timeout": slot.timeout, "loop_limit": slot.loop_limit }),
+    }
 }
 
 #[derive(Debug, PartialEq)]
 pub enum Outcome {
-    /// The exact handler is already the only entry of ours.
+    /// The exact handler is already the only entry of ours at every slot.
     AlreadyInstalled,
     /// `replaced` older entries of ours were removed first.
     Installed {
         settings: Value,
         replaced: usize,
     },
+    /// `removed[i]` entries were removed from `slots[i]`.
     Removed {
         settings: Value,
-        removed: usize,
+        removed: Vec<usize>,
     },
     NothingToRemove,
 }
 
 /// Checks the shape of everything the transform walks through.
-fn validate(settings: &Value, event: &'static str) -> Result<(), ShapeError> {
+fn validate(settings: &Value, file: HookFile) -> Result<(), ShapeError> {
     let root = settings.as_object().ok_or(ShapeError::NotAnObject)?;
+    if let (Some(wanted), Some(found)) = (file.version, root.get("version")) {
+        if found.as_u64() != Some(wanted) {
+            return Err(ShapeError::Version { found: found.to_string(), wanted });
+        }
+    }
     let Some(hooks) = root.get("hooks") else {
         return Ok(());
     };
     let hooks = hooks.as_object().ok_or(ShapeError::HooksNotAnObject)?;
-    let Some(stop) = hooks.get(event) else {
-        return Ok(());
-    };
-    let groups = stop.as_array().ok_or(ShapeError::EventNotAnArray(event))?;
-    for (g, group) in groups.iter().enumerate() {
-        let entries = group.get("hooks").and_then(Value::as_array).ok_or(ShapeError::BadGroup(event, g))?;
-        for (h, entry) in entries.iter().enumerate() {
-            let well_formed = entry.as_object().is_some_and(|e| e.get("command").is_none_or(Value::is_string));
-            if !well_formed {
+    let well_formed = |entry: &Value| entry.as_object().is_some_and(|e| e.get("command").is_none_or(Value::is_string));
+    for slot in file.slots {
+        let event = slot.event;
+        let Some(stop) = hooks.get(event) else {
+            continue;
+        };
+        let items = stop.as_array().ok_or(ShapeError::EventNotAnArray(event))?;
+        for (g, item) in items.iter().enumerate() {
+            if slot.layout == Layout::Flat {
+                if !well_formed(item) {
+                    return Err(ShapeError::BadHandler(event, g));
+                }
+                continue;
+            }
+            let entries = item.get("hooks").and_then(Value::as_array).ok_or(ShapeError::BadGroup(event, g))?;
+            if let Some(h) = entries.iter().position(|entry| !well_formed(entry)) {
                 return Err(ShapeError::BadHook(event, g, h));
             }
         }
@@ -154,76 +222,113 @@ fn command_of(entry: &Value) -> Option<&str> {
     entry.get("command").and_then(Value::as_str)
 }
 
-/// Removes every hook entry of ours from the Stop groups, dropping a group
-/// only when our removal emptied it. Returns the number removed.
-fn remove_ours(groups: &mut Vec<Value>) -> usize {
+fn is_our_entry(entry: &Value) -> bool {
+    command_of(entry).is_some_and(is_ours)
+}
+
+/// Every handler in the event's array, in order.
+fn handlers_at<'a>(settings: &'a Value, slot: StopSlot) -> Vec<&'a Value> {
+    let items = settings.get("hooks").and_then(|hooks| hooks.get(slot.event)).and_then(Value::as_array);
+    let items = items.into_iter().flatten();
+    match slot.layout {
+        Layout::Flat => items.collect(),
+        Layout::Grouped => items.filter_map(|group| group.get("hooks").and_then(Value::as_array)).flatten().collect(),
+    }
+}
+
+/// Removes every hook entry of ours from the event's array: for groups,
+/// dropping a group only when our removal emptied it. Returns the number
+/// removed.
+fn remove_ours(items: &mut Vec<Value>, layout: Layout) -> usize {
+    let before = items.len();
+    if layout == Layout::Flat {
+        items.retain(|entry| !is_our_entry(entry));
+        return before - items.len();
+    }
     let mut removed = 0;
-    groups.retain_mut(|group| {
+    items.retain_mut(|group| {
         let Some(entries) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
             return true;
         };
         let before = entries.len();
-        entries.retain(|entry| !command_of(entry).is_some_and(is_ours));
+        entries.retain(|entry| !is_our_entry(entry));
         removed += before - entries.len();
         !(entries.is_empty() && before > 0)
     });
     removed
 }
 
-fn stop_groups<'a>(settings: &'a mut Value, event: &str) -> &'a mut Vec<Value> {
+fn event_items<'a>(settings: &'a mut Value, event: &str) -> &'a mut Vec<Value> {
     let root = settings.as_object_mut().expect("validated object");
     let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
     let stop = hooks.as_object_mut().expect("validated object").entry(event).or_insert_with(|| json!([]));
     stop.as_array_mut().expect("validated array")
 }
 
-/// Adds the stop hook running `command` at `slot`, replacing older entries
-/// of ours.
-pub fn install(mut settings: Value, command: &str, slot: StopSlot) -> Result<Outcome, ShapeError> {
-    validate(&settings, slot.event)?;
-    let wanted = handler(command, slot);
-    // The whole handler, not just its command: an entry edited to another
-    // type or timeout is damaged and is replaced.
-    let ours: Vec<&Value> = settings
-        .get("hooks")
-        .and_then(|hooks| hooks.get(slot.event))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|group| group.get("hooks").and_then(Value::as_array))
-        .flatten()
-        .filter(|entry| command_of(entry).is_some_and(is_ours))
-        .collect();
-    if ours == [&wanted] {
+/// Adds the stop hook running `command` at every slot of `file`, replacing
+/// older or damaged entries of ours; a slot already holding exactly the
+/// wanted handler is left as it is.
+pub fn install(mut settings: Value, command: &str, file: HookFile) -> Result<Outcome, ShapeError> {
+    validate(&settings, file)?;
+    let version_missing = file.version.is_some() && settings.get("version").is_none();
+    let mut changed = version_missing;
+    let mut replaced = 0;
+    for &slot in file.slots {
+        let wanted = handler(command, slot);
+        // The whole handler, not just its command: an entry edited to
+        // another type or timeout is damaged and is replaced.
+        let ours: Vec<&Value> = handlers_at(&settings, slot).into_iter().filter(|entry| is_our_entry(entry)).collect();
+        if ours == [&wanted] {
+            continue;
+        }
+        changed = true;
+        let items = event_items(&mut settings, slot.event);
+        replaced += remove_ours(items, slot.layout);
+        items.push(match slot.layout {
+            Layout::Grouped => json!({ "hooks": [wanted] }),
+            Layout::Flat => wanted,
+        });
+    }
+    if !changed {
         return Ok(Outcome::AlreadyInstalled);
     }
-    let groups = stop_groups(&mut settings, slot.event);
-    let replaced = remove_ours(groups);
-    groups.push(json!({ "hooks": [wanted] }));
+    if let (true, Some(version)) = (version_missing, file.version) {
+        // First, where the host's own examples put it; every other key
+        // keeps its order.
+        let rest = std::mem::take(settings.as_object_mut().expect("validated object"));
+        let mut with_version = Map::new();
+        with_version.insert("version".into(), json!(version));
+        with_version.extend(rest);
+        settings = Value::Object(with_version);
+    }
     Ok(Outcome::Installed { settings, replaced })
 }
 
-/// Removes every entry of ours at `slot`; an empty event array and `hooks`
-/// object left by that removal are dropped too.
-pub fn uninstall(mut settings: Value, slot: StopSlot) -> Result<Outcome, ShapeError> {
-    validate(&settings, slot.event)?;
-    let Some(groups) =
-        settings.get_mut("hooks").and_then(|hooks| hooks.get_mut(slot.event)).and_then(Value::as_array_mut)
-    else {
-        return Ok(Outcome::NothingToRemove);
-    };
-    let removed = remove_ours(groups);
-    if removed == 0 {
-        return Ok(Outcome::NothingToRemove);
-    }
-    let stop_empty = groups.is_empty();
-    let root = settings.as_object_mut().expect("validated object");
-    if stop_empty {
-        let hooks = root.get_mut("hooks").and_then(Value::as_object_mut).expect("validated object");
-        hooks.remove(slot.event);
-        if hooks.is_empty() {
-            root.remove("hooks");
+/// Removes every entry of ours at every slot of `file`; an event array and
+/// a `hooks` object left empty by that removal are dropped too.
+pub fn uninstall(mut settings: Value, file: HookFile) -> Result<Outcome, ShapeError> {
+    validate(&settings, file)?;
+    let mut removed = Vec::with_capacity(file.slots.len());
+    for slot in file.slots {
+        let Some(items) =
+            settings.get_mut("hooks").and_then(|hooks| hooks.get_mut(slot.event)).and_then(Value::as_array_mut)
+        else {
+            removed.push(0);
+            continue;
+        };
+        let count = remove_ours(items, slot.layout);
+        removed.push(count);
+        if count > 0 && items.is_empty() {
+            let root = settings.as_object_mut().expect("validated object");
+            let hooks = root.get_mut("hooks").and_then(Value::as_object_mut).expect("validated object");
+            hooks.remove(slot.event);
+            if hooks.is_empty() {
+                root.remove("hooks");
+            }
         }
+    }
+    if removed.iter().all(|&count| count == 0) {
+        return Ok(Outcome::NothingToRemove);
     }
     Ok(Outcome::Removed { settings, removed })
 }
@@ -233,9 +338,11 @@ mod tests {
     use super::*;
 
     const ME: &str = "/opt/tools/gate-check";
+    const CLAUDE: HookFile = HookFile { slots: &[STOP, SUBAGENT_STOP], version: None };
+    const STOP_ONLY: HookFile = HookFile { slots: &[STOP], version: None };
 
-    fn installed(settings: Value, command: &str) -> Value {
-        match install(settings, command, STOP).unwrap() {
+    fn installed(settings: Value, command: &str, file: HookFile) -> Value {
+        match install(settings, command, file).unwrap() {
             Outcome::Installed { settings, .. } => settings,
             other => panic!("{other:?}"),
         }
@@ -243,9 +350,15 @@ mod tests {
 
     #[test]
     fn commands_and_ownership() {
-        assert_eq!(hook_command(ME, None), "/opt/tools/gate-check hook stop");
-        assert_eq!(hook_command("/a b/gate-check", Some("api")), "'/a b/gate-check' hook stop --scope api");
+        assert_eq!(HookFile::of(Host::Claude), CLAUDE);
+        assert_eq!(hook_command(ME, Host::Claude, None), "/opt/tools/gate-check hook stop");
+        assert_eq!(hook_command(ME, Host::Cursor, None), "/opt/tools/gate-check hook stop --agent cursor");
+        assert_eq!(
+            hook_command("/a b/gate-check", Host::Codex, Some("api")),
+            "'/a b/gate-check' hook stop --agent codex --scope api"
+        );
         assert!(is_ours("'/a b/gate-check' hook stop --scope api"));
+        assert!(is_ours("gate-check hook stop --agent gemini"));
         assert!(is_ours("gate-check hook stop"));
         assert!(is_ours("node \"/home/u/skills/unlazy/scripts/stop-hook.mjs\" --unlazy"));
         assert!(!is_ours("gate-check --status"));
@@ -265,7 +378,7 @@ mod tests {
 
     #[test]
     fn install_keeps_siblings_and_repairs_moved_entries() {
-        let command = hook_command(ME, None);
+        let command = hook_command(ME, Host::Claude, None);
         let settings = json!({
             "model": "x",
             "hooks": {
@@ -276,7 +389,8 @@ mod tests {
                 ] }, { "hooks": [{ "type": "command", "command": "node /s/unlazy/scripts/stop-hook.mjs --unlazy" }] }],
             },
         });
-        let Outcome::Installed { settings: out, replaced } = install(settings.clone(), &command, STOP).unwrap() else {
+        let Outcome::Installed { settings: out, replaced } = install(settings.clone(), &command, STOP_ONLY).unwrap()
+        else {
             panic!()
         };
         assert_eq!(replaced, 2);
@@ -286,39 +400,91 @@ mod tests {
         assert_eq!(stop.len(), 2, "{stop:?}");
         assert_eq!(stop[0]["hooks"], json!([{ "type": "command", "command": "notify-done" }]));
         assert_eq!(stop[1]["hooks"][0]["command"], command);
-        assert_eq!(install(out.clone(), &command, STOP).unwrap(), Outcome::AlreadyInstalled);
+        assert_eq!(install(out.clone(), &command, STOP_ONLY).unwrap(), Outcome::AlreadyInstalled);
         let mut damaged = out.clone();
         damaged["hooks"]["Stop"][1]["hooks"][0] = json!({ "type": "prompt", "command": command, "timeout": 1 });
-        let Outcome::Installed { settings: repaired, replaced } = install(damaged, &command, STOP).unwrap() else {
+        let Outcome::Installed { settings: repaired, replaced } = install(damaged, &command, STOP_ONLY).unwrap() else {
             panic!()
         };
         assert_eq!((repaired, replaced), (out.clone(), 1));
-        let rescoped = installed(out, &hook_command(ME, Some("api")));
+        let rescoped = installed(out, &hook_command(ME, Host::Claude, Some("api")), STOP_ONLY);
         assert_eq!(rescoped["hooks"]["Stop"].as_array().unwrap().len(), 2);
     }
 
     #[test]
+    fn an_older_install_gains_the_subagent_slot_and_keeps_its_stop_entry() {
+        let command = hook_command(ME, Host::Claude, None);
+        let stop_only = installed(json!({}), &command, STOP_ONLY);
+        let Outcome::Installed { settings, replaced } = install(stop_only.clone(), &command, CLAUDE).unwrap() else {
+            panic!()
+        };
+        assert_eq!(replaced, 0, "the Stop entry was already right");
+        assert_eq!(settings["hooks"]["Stop"], stop_only["hooks"]["Stop"]);
+        assert_eq!(settings["hooks"]["SubagentStop"], stop_only["hooks"]["Stop"]);
+        assert_eq!(install(settings.clone(), &command, CLAUDE).unwrap(), Outcome::AlreadyInstalled);
+        let Outcome::Removed { settings, removed } = uninstall(settings, CLAUDE).unwrap() else { panic!() };
+        assert_eq!((settings, removed), (json!({}), vec![1, 1]));
+    }
+
+    #[test]
     fn uninstall_removes_only_ours() {
-        let command = hook_command(ME, None);
-        let fresh = installed(json!({}), &command);
+        let command = hook_command(ME, Host::Claude, None);
+        let fresh = installed(json!({}), &command, STOP_ONLY);
         assert_eq!(
             fresh,
             json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": command, "timeout": 20 }] }] } })
         );
-        let Outcome::Removed { settings, removed } = uninstall(fresh, STOP).unwrap() else { panic!() };
-        assert_eq!((settings, removed), (json!({}), 1));
+        let Outcome::Removed { settings, removed } = uninstall(fresh, STOP_ONLY).unwrap() else { panic!() };
+        assert_eq!((settings, removed), (json!({}), vec![1]));
         let mixed =
             json!({ "hooks": { "Stop": [{ "hooks": [{ "command": "notify-done" }, { "command": command }] }] } });
-        let Outcome::Removed { settings, .. } = uninstall(mixed, STOP).unwrap() else { panic!() };
+        let Outcome::Removed { settings, .. } = uninstall(mixed, STOP_ONLY).unwrap() else { panic!() };
         assert_eq!(settings, json!({ "hooks": { "Stop": [{ "hooks": [{ "command": "notify-done" }] }] } }));
-        assert_eq!(uninstall(json!({ "hooks": {} }), STOP).unwrap(), Outcome::NothingToRemove);
+        assert_eq!(uninstall(json!({ "hooks": {} }), STOP_ONLY).unwrap(), Outcome::NothingToRemove);
         let empty_group = json!({ "hooks": { "Stop": [{ "hooks": [] }] } });
-        assert_eq!(uninstall(empty_group, STOP).unwrap(), Outcome::NothingToRemove);
+        assert_eq!(uninstall(empty_group, STOP_ONLY).unwrap(), Outcome::NothingToRemove);
+    }
+
+    #[test]
+    fn cursor_lists_handlers_flat_with_a_version_and_a_loop_limit() {
+        let cursor = HookFile::of(Host::Cursor);
+        let command = hook_command(ME, Host::Cursor, None);
+        let fresh = installed(json!({}), &command, cursor);
+        assert_eq!(
+            fresh,
+            json!({ "hooks": { "stop": [{ "command": command, "timeout": 20, "loop_limit": 6 }] }, "version": 1 })
+        );
+        assert_eq!(install(fresh.clone(), &command, cursor).unwrap(), Outcome::AlreadyInstalled);
+        let theirs = json!({ "version": 1, "hooks": {
+            "afterFileEdit": [{ "command": "./format.sh" }],
+            "stop": [{ "command": "./audit.sh" }, { "command": "/old/gate-check hook stop", "loop_limit": 50 }],
+        } });
+        let Outcome::Installed { settings, replaced } = install(theirs.clone(), &command, cursor).unwrap() else {
+            panic!()
+        };
+        assert_eq!(replaced, 1);
+        assert_eq!(settings["hooks"]["afterFileEdit"], theirs["hooks"]["afterFileEdit"]);
+        assert_eq!(settings["hooks"]["stop"], json!([{ "command": "./audit.sh" }, fresh["hooks"]["stop"][0]]));
+        let Outcome::Removed { settings, removed } = uninstall(settings, cursor).unwrap() else { panic!() };
+        assert_eq!(removed, vec![1]);
+        assert_eq!(settings["hooks"]["stop"], json!([{ "command": "./audit.sh" }]));
+        let Outcome::Removed { settings, .. } = uninstall(fresh, cursor).unwrap() else { panic!() };
+        assert_eq!(settings, json!({ "version": 1 }));
+        for (bad, error) in [
+            (json!({ "version": 2 }), ShapeError::Version { found: "2".into(), wanted: 1 }),
+            (json!({ "version": "1" }), ShapeError::Version { found: "\"1\"".into(), wanted: 1 }),
+            (json!({ "hooks": { "stop": [{ "command": 1 }] } }), ShapeError::BadHandler("stop", 0)),
+            (json!({ "hooks": { "stop": ["./x.sh"] } }), ShapeError::BadHandler("stop", 0)),
+            (json!({ "hooks": { "stop": {} } }), ShapeError::EventNotAnArray("stop")),
+        ] {
+            assert_eq!(install(bad.clone(), &command, cursor), Err(error.clone()));
+            assert_eq!(uninstall(bad, cursor), Err(error));
+        }
     }
 
     #[test]
     fn malformed_shapes_are_refused() {
-        let command = hook_command(ME, None);
+        let command = hook_command(ME, Host::Claude, None);
         let cases = [
             (json!([]), ShapeError::NotAnObject),
             (json!({ "hooks": [] }), ShapeError::HooksNotAnObject),
@@ -327,13 +493,15 @@ mod tests {
             (json!({ "hooks": { "Stop": [{ "matcher": "" }] } }), ShapeError::BadGroup("Stop", 0)),
             (json!({ "hooks": { "Stop": [{ "hooks": [{ "command": 1 }] }] } }), ShapeError::BadHook("Stop", 0, 0)),
             (json!({ "hooks": { "Stop": [{ "hooks": ["cmd"] }] } }), ShapeError::BadHook("Stop", 0, 0)),
+            (json!({ "hooks": { "SubagentStop": {} } }), ShapeError::EventNotAnArray("SubagentStop")),
         ];
         for (settings, error) in cases {
-            assert_eq!(install(settings.clone(), &command, STOP), Err(error.clone()));
-            assert_eq!(uninstall(settings, STOP), Err(error));
+            assert_eq!(install(settings.clone(), &command, CLAUDE), Err(error.clone()));
+            assert_eq!(uninstall(settings, CLAUDE), Err(error));
         }
         // Each host's own stop event is the one judged.
         let gemini = json!({ "hooks": { "Stop": {}, "AfterAgent": [{ "hooks": ["cmd"] }] } });
-        assert_eq!(install(gemini, &command, AFTER_AGENT), Err(ShapeError::BadHook("AfterAgent", 0, 0)));
+        let after_agent = HookFile::of(Host::Gemini);
+        assert_eq!(install(gemini, &command, after_agent), Err(ShapeError::BadHook("AfterAgent", 0, 0)));
     }
 }

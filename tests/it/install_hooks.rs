@@ -13,7 +13,15 @@ fn binary_path() -> String {
 }
 
 fn our_command(scope: Option<&str>) -> String {
+    command_for(None, scope)
+}
+
+/// The command installed for a host other than Claude Code names it.
+fn command_for(host: Option<&str>, scope: Option<&str>) -> String {
     let mut command = format!("{} hook stop", binary_path());
+    if let Some(host) = host {
+        command.push_str(&format!(" --agent {host}"));
+    }
     if let Some(scope) = scope {
         command.push_str(&format!(" --scope {scope}"));
     }
@@ -47,10 +55,9 @@ fn installs_into_local_settings_and_is_idempotent() {
         .code(0)
         .stdout_starts_with(&format!("Installed unlazy Stop hook into {}\n", sandbox.path(LOCAL).display()));
     let written = settings(&sandbox, LOCAL);
-    assert_eq!(
-        written,
-        json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": our_command(None), "timeout": 20 }] }] } })
-    );
+    let group = json!([{ "hooks": [{ "type": "command", "command": our_command(None), "timeout": 20 }] }]);
+    // The same entry at Stop and at SubagentStop, where a subagent is held to its own leaf.
+    assert_eq!(written, json!({ "hooks": { "Stop": group, "SubagentStop": group } }));
     assert!(!exists(&sandbox.path(".claude/settings.local.json.unlazy.bak")), "no backup without a previous file");
     assert!(sandbox.read(LOCAL).ends_with("}\n"));
 
@@ -272,10 +279,9 @@ fn codex_gets_its_project_hooks_file_and_is_told_how_to_enable_it() {
         // The project file is usually committed: the absolute path is worth a warning.
         .stderr_contains("usually committed");
     let written = settings(&sandbox, CODEX);
-    assert_eq!(
-        written,
-        json!({ "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": our_command(None), "timeout": 20 }] }] } })
-    );
+    let group =
+        json!([{ "hooks": [{ "type": "command", "command": command_for(Some("codex"), None), "timeout": 20 }] }]);
+    assert_eq!(written, json!({ "hooks": { "Stop": group, "SubagentStop": group } }));
     assert_valid_codex_hooks(&written);
     assert!(!exists(&sandbox.path(".codex/config.toml")), "config.toml is never written unasked");
     assert!(!exists(&sandbox.path(".claude")), "Claude Code's settings are not touched");
@@ -283,7 +289,8 @@ fn codex_gets_its_project_hooks_file_and_is_told_how_to_enable_it() {
     install(&sandbox, &["--agent", "codex"]).code(0).stdout_contains("Already installed").stderr_is("");
     install(&sandbox, &["--agent", "codex", "--uninstall"])
         .code(0)
-        .stdout_starts_with("Removed 1 unlazy Stop hook entry from ");
+        .stdout_starts_with("Removed 1 unlazy Stop hook entry from ")
+        .stdout_ends_with("\n  also:    1 SubagentStop entry\n");
     assert_eq!(settings(&sandbox, CODEX), json!({}));
     assert_valid_codex_hooks(&settings(&sandbox, CODEX));
     install(&sandbox, &["--agent", "codex", "--uninstall"]).code(0).stdout_starts_with("Nothing to remove");
@@ -317,7 +324,7 @@ fn codex_keeps_foreign_hooks_and_refuses_hostile_files() {
     assert_valid_codex_hooks(&written);
     assert_eq!(written["description"], "team hooks");
     assert_eq!(written["hooks"]["SessionStart"], foreign["hooks"]["SessionStart"]);
-    assert_eq!(stop_commands(&written), ["notify-done".to_string(), our_command(None)]);
+    assert_eq!(stop_commands(&written), ["notify-done".to_string(), command_for(Some("codex"), None)]);
     install(&sandbox, &["--agent", "codex", "--uninstall"]).code(0).stdout_starts_with("Removed 1 ");
     assert_eq!(settings(&sandbox, CODEX), foreign, "uninstall leaves exactly the foreign hooks");
 
@@ -333,7 +340,7 @@ fn codex_keeps_foreign_hooks_and_refuses_hostile_files() {
     // Codex has one project file: --shared is Claude Code's.
     install(&sandbox, &["--agent", "codex", "--shared"])
         .code(2)
-        .stderr_is("gate-check: --shared writes Claude Code's committed settings; Codex and Gemini CLI have one project file (the default) and one user file (--global)\n");
+        .stderr_is("gate-check: --shared writes Claude Code's committed settings; Codex, Gemini CLI and Cursor have one project file (the default) and one user file (--global)\n");
 }
 
 const GEMINI: &str = ".gemini/settings.json";
@@ -359,7 +366,7 @@ fn gemini_gets_an_after_agent_hook_with_its_timeout_in_milliseconds() {
     // 20 s, as Gemini counts it: a copied `20` would be 20 ms.
     assert_eq!(
         written["hooks"]["AfterAgent"],
-        json!([{ "hooks": [{ "type": "command", "command": our_command(None), "timeout": 20000 }] }])
+        json!([{ "hooks": [{ "type": "command", "command": command_for(Some("gemini"), None), "timeout": 20000 }] }])
     );
     assert!(written["hooks"].get("Stop").is_none(), "Gemini has no Stop event");
     install(&sandbox, &["--agent", "gemini"]).code(0).stdout_contains("Already installed").stderr_is("");
@@ -398,7 +405,7 @@ fn the_installed_gemini_hook_blocks_an_after_agent_stop() {
     });
     let reply =
         sandbox.run_with(sandbox.cmd().args(["hook", "stop"]).write_stdin(payload.to_string())).code(0).stdout_json();
-    // Gemini CLI takes `decision: "block"` (as `deny`) with a reason.
-    assert_eq!(reply["decision"], "block", "{reply}");
+    // Gemini CLI's own word for rejecting the turn, with a reason.
+    assert_eq!(reply["decision"], "deny", "{reply}");
     assert!(reply["reason"].as_str().unwrap().contains("GATES:G1"), "{reply}");
 }

@@ -227,7 +227,7 @@ fn is_our_entry(entry: &Value) -> bool {
 }
 
 /// Every handler in the event's array, in order.
-fn handlers_at<'a>(settings: &'a Value, slot: StopSlot) -> Vec<&'a Value> {
+fn handlers_at(settings: &Value, slot: StopSlot) -> Vec<&Value> {
     let items = settings.get("hooks").and_then(|hooks| hooks.get(slot.event)).and_then(Value::as_array);
     let items = items.into_iter().flatten();
     match slot.layout {

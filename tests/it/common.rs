@@ -201,6 +201,14 @@ impl Run {
         std::mem::take(&mut self.stdout)
     }
 
+    /// Stderr for a test that takes it apart itself; the exit code must be
+    /// checked first, stdout still checked or empty.
+    pub fn into_stderr(mut self) -> String {
+        assert!(self.code_checked, "check the exit code before taking stderr: {}", self.context());
+        self.stderr_checked = true;
+        std::mem::take(&mut self.stderr)
+    }
+
     /// Stdout as the one JSON document it must be.
     pub fn stdout_json(mut self) -> serde_json::Value {
         let document = serde_json::from_str(&self.stdout)

@@ -409,3 +409,147 @@ fn the_installed_gemini_hook_blocks_an_after_agent_stop() {
     assert_eq!(reply["decision"], "deny", "{reply}");
     assert!(reply["reason"].as_str().unwrap().contains("GATES:G1"), "{reply}");
 }
+
+const CURSOR: &str = ".cursor/hooks.json";
+
+/// The rules Cursor applies to a hooks.json file: `version` 1, `hooks` an
+/// object of event arrays, each handler an object with a string `command`,
+/// a numeric `timeout` (seconds) and, on `stop`, a numeric `loop_limit`.
+fn assert_valid_cursor_hooks(value: &Value) {
+    assert_eq!(value["version"], 1, "{value}");
+    for (event, handlers) in value.get("hooks").and_then(Value::as_object).into_iter().flatten() {
+        for handler in handlers.as_array().unwrap_or_else(|| panic!("{event} is not an array")) {
+            assert!(handler["command"].is_string(), "{handler}");
+            assert!(handler.get("timeout").is_none_or(Value::is_u64), "{handler}");
+            assert!(handler.get("loop_limit").is_none_or(|limit| limit.is_u64() || limit.is_null()), "{handler}");
+        }
+    }
+}
+
+/// Runs an installed command line through the shell, as a host does, with
+/// `input` on stdin; its stdout.
+fn run_installed(sandbox: &Sandbox, command: &str, input: &Value) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("/bin/sh")
+        .args(["-c", command])
+        .current_dir(sandbox.path("home"))
+        .env_remove("UNLAZY_SCOPE")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn cursor_gets_a_stop_handler_whose_loop_limit_is_the_guards_budget() {
+    let sandbox = Sandbox::new();
+    install(&sandbox, &["--agent", "cursor"])
+        .code(0)
+        .stdout_starts_with(&format!("Installed unlazy Stop hook into {}\n", sandbox.path(CURSOR).display()))
+        .stdout_contains("  event:   stop, replying with a followup_message; loop_limit 6")
+        .stdout_contains("Cursor also runs Claude Code's hooks")
+        .stdout_contains("install-hooks --agent cursor --uninstall")
+        .stderr_contains("usually committed");
+    let command = command_for(Some("cursor"), None);
+    let written = settings(&sandbox, CURSOR);
+    assert_eq!(
+        written,
+        json!({ "version": 1, "hooks": { "stop": [{ "command": command, "timeout": 20, "loop_limit": 6 }] } })
+    );
+    assert!(sandbox.read(CURSOR).starts_with("{\n  \"version\": 1,"), "the version comes first");
+    assert_valid_cursor_hooks(&written);
+
+    // The installed command answers Cursor's stop in Cursor's schema.
+    sandbox.write("GATES.md", "- [ ] G1: x\n  EVIDENCE: pending\n");
+    std::fs::create_dir_all(sandbox.path("home")).unwrap();
+    let input = json!({ "conversation_id": "c1", "hook_event_name": "stop", "workspace_roots": [sandbox.root],
+                        "status": "completed", "loop_count": 0 });
+    let reply: Value = serde_json::from_str(&run_installed(&sandbox, &command, &input)).unwrap();
+    assert_eq!(reply.as_object().unwrap().keys().collect::<Vec<_>>(), ["followup_message"], "{reply}");
+
+    install(&sandbox, &["--agent", "cursor"]).code(0).stdout_contains("Already installed").stderr_is("");
+    install(&sandbox, &["--agent", "cursor", "--uninstall"])
+        .code(0)
+        .stdout_is(&format!("Removed 1 unlazy stop hook entry from {}\n", sandbox.path(CURSOR).display()));
+    assert_eq!(settings(&sandbox, CURSOR), json!({ "version": 1 }));
+    install(&sandbox, &["--agent", "cursor", "--uninstall"]).code(0).stdout_starts_with("Nothing to remove");
+}
+
+#[test]
+fn cursor_keeps_foreign_hooks_and_refuses_hostile_files() {
+    let sandbox = Sandbox::new();
+    let foreign = json!({ "version": 1, "hooks": {
+        "afterFileEdit": [{ "command": "./hooks/format.sh" }],
+        "stop": [{ "command": "./hooks/audit.sh", "loop_limit": 2 }, { "command": "/old/gate-check hook stop" }]
+    } });
+    sandbox.write(CURSOR, &serde_json::to_string_pretty(&foreign).unwrap());
+    install(&sandbox, &["--agent", "cursor", "--global"]).code(0).stderr_is("").stdout_starts_with(&format!(
+        "Installed unlazy Stop hook into {}\n",
+        sandbox.path("home/.cursor/hooks.json").display()
+    ));
+    assert_valid_cursor_hooks(&settings(&sandbox, "home/.cursor/hooks.json"));
+    assert_eq!(settings(&sandbox, CURSOR), foreign, "the project file is not the --global one");
+
+    install(&sandbox, &["--agent", "cursor"])
+        .code(0)
+        .stdout_contains("  replaced: 1 older unlazy Stop hook entry")
+        .stdout_contains("  backup:  ")
+        .stderr_contains("usually committed");
+    let written = settings(&sandbox, CURSOR);
+    assert_valid_cursor_hooks(&written);
+    assert_eq!(written["hooks"]["afterFileEdit"], foreign["hooks"]["afterFileEdit"]);
+    assert_eq!(written["hooks"]["stop"][0], foreign["hooks"]["stop"][0]);
+    assert_eq!(written["hooks"]["stop"][1]["command"], command_for(Some("cursor"), None));
+    assert_eq!(written["hooks"]["stop"].as_array().unwrap().len(), 2);
+    install(&sandbox, &["--agent", "cursor", "--uninstall"]).code(0).stdout_starts_with("Removed 1 ");
+    let mut left = foreign.clone();
+    left["hooks"]["stop"].as_array_mut().unwrap().pop();
+    assert_eq!(settings(&sandbox, CURSOR), left, "uninstall leaves exactly the foreign hooks");
+
+    // Hostile and malformed files are refused and left exactly as they are.
+    for text in [r#"{"version": 2, "hooks": {}}"#, r#"{"hooks": {"stop": {"command": "x"}}}"#, "{ not json", "[]"] {
+        sandbox.write(CURSOR, text);
+        for args in [&["--agent", "cursor"][..], &["--agent", "cursor", "--uninstall"][..]] {
+            install(&sandbox, args)
+                .code(2)
+                .stderr_starts_with(&format!("gate-check: refusing to touch {}", sandbox.path(CURSOR).display()));
+            assert_eq!(sandbox.read(CURSOR), text);
+        }
+    }
+    sandbox.write("elsewhere/hooks.json", "{}");
+    std::fs::remove_dir_all(sandbox.path(".cursor")).unwrap();
+    std::os::unix::fs::symlink(sandbox.path("elsewhere"), sandbox.path(".cursor")).unwrap();
+    install(&sandbox, &["--agent", "cursor"])
+        .code(2)
+        .stderr_contains("is a symbolic link; it must be a real directory");
+    assert_eq!(sandbox.read("elsewhere/hooks.json"), "{}");
+    install(&sandbox, &["--agent", "cursor", "--shared"])
+        .code(2)
+        .stderr_contains("--shared writes Claude Code's committed settings");
+}
+
+#[test]
+fn claude_code_and_codex_register_the_subagent_stop_and_an_older_install_gains_it() {
+    let sandbox = Sandbox::new();
+    // An install from before SubagentStop: Stop alone.
+    let stop_only = json!({ "hooks": { "Stop": [{ "hooks": [
+        { "type": "command", "command": our_command(None), "timeout": 20 }
+    ] }] } });
+    sandbox.write(LOCAL, &serde_json::to_string_pretty(&stop_only).unwrap());
+    install(&sandbox, &[])
+        .code(0)
+        .stdout_contains("  events:  Stop, and SubagentStop: a subagent launched for a dispatched leaf is held")
+        .stdout_lacks("replaced:");
+    let written = settings(&sandbox, LOCAL);
+    assert_eq!(written["hooks"]["Stop"], stop_only["hooks"]["Stop"], "the right Stop entry stays as it was");
+    assert_eq!(written["hooks"]["SubagentStop"], stop_only["hooks"]["Stop"]);
+    install(&sandbox, &["--uninstall"]).code(0).stdout_is(&format!(
+        "Removed 1 unlazy Stop hook entry from {}\n  also:    1 SubagentStop entry\n",
+        sandbox.path(LOCAL).display()
+    ));
+    assert_eq!(settings(&sandbox, LOCAL), json!({}));
+}

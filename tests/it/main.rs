@@ -21,6 +21,7 @@ mod hardening;
 mod hardening_two;
 mod hook;
 mod hostile;
+mod hosts;
 mod human_output;
 mod install_hooks;
 mod jobs;

@@ -41,6 +41,8 @@ pub struct Environment {
     /// The user's home directory: the default approval store and global
     /// agent settings live under it, and the root search stops below it.
     pub home: Option<PathBuf>,
+    /// `UNLAZY_SANDBOX` when set and non-empty, as given.
+    pub sandbox: Option<String>,
     /// Set when running as a GitHub Actions step.
     pub github: Option<GitHub>,
     pub terminal: Terminal,
@@ -145,6 +147,7 @@ impl Environment {
             path_problem: path_problem(&raw_path),
             shell: non_empty("UNLAZY_SHELL"),
             scope: non_empty("UNLAZY_SCOPE"),
+            sandbox: non_empty("UNLAZY_SANDBOX"),
             approval_dir: std::env::var_os("UNLAZY_APPROVAL_DIR").filter(|v| !v.is_empty()).map(PathBuf::from),
             home: directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf()),
             github: github_actions

@@ -23,6 +23,7 @@ use crate::lint_files::LintError;
 use crate::manual::ManualError;
 use crate::paths::NotUtf8;
 use crate::pipeline::StateError;
+use crate::runner::SandboxUnavailable;
 use crate::shell::ShellError;
 use crate::target::{DirectoryError, InvalidId, TargetError};
 
@@ -95,6 +96,9 @@ pub enum Error {
     /// The machine document could not be written to stdout.
     #[error("cannot write the {format} document: {source}")]
     Output { format: &'static str, source: io::Error },
+    /// `--sandbox` asked for confinement this machine cannot give.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxUnavailable),
 }
 
 /// One ledger's failed write-back.
@@ -142,7 +146,8 @@ impl Error {
             | Error::Install(_)
             | Error::Manual(_)
             | Error::Lint(_)
-            | Error::Output { .. } => Exit::Error,
+            | Error::Output { .. }
+            | Error::Sandbox(_) => Exit::Error,
         }
     }
 

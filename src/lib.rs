@@ -4,7 +4,8 @@
 //!
 //! Pure modules: `ledger` (model, parser, edits), `evidence`, the `js_regex` crate (EXPECT matching),
 //! `approval` identity, `paths`, `layout` (every name under `.unlazy/`),
-//! `diagnostic`, `exit`, `visible` (display escaping), `lint` (gate-quality
+//! `diagnostic`, `exit`, `credentials` (what a confined check does not
+//! inherit), `visible` (display escaping), `lint` (gate-quality
 //! rules), `check::verdict`, `check::events` (what a run tells reporters),
 //! `report` records and renderers, `hook::assess` (Stop-hook decisions),
 //! `host` (what differs between agent hosts), `install::settings` (the hook
@@ -37,6 +38,7 @@ pub(crate) mod approval;
 pub(crate) mod check;
 pub mod cli;
 pub(crate) mod config;
+pub(crate) mod credentials;
 pub(crate) mod diagnostic;
 pub mod digest;
 pub(crate) mod dispatch;

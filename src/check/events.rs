@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::approval::Oracle;
 use crate::exit::Exit;
-use crate::report::record::RunReport;
+use crate::report::record::{RunReport, SandboxRecord};
 use crate::report::tail::OutputTail;
 
 /// What a RUN line shows of a check: where and how it runs.
@@ -42,6 +42,9 @@ pub enum Event<'a> {
     Approved {
         record: &'a Path,
     },
+    /// `--sandbox`: how every check of this run is confined; said once,
+    /// before anything is approved or run.
+    Sandbox(&'a SandboxRecord),
     /// A check about to run, announced for every check before the first
     /// starts (the Node tool's RUN lines).
     CheckStarted(RunLine<'a>),

@@ -102,6 +102,16 @@ pub struct CheckConfig {
     /// This run's command line with `--approve`: what moves a run left
     /// waiting for approvals on.
     pub approve_command: String,
+    /// `--sandbox` (or `UNLAZY_SANDBOX=1`): run every check confined.
+    pub sandbox: Option<SandboxRequest>,
+}
+
+/// How a confined run was asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxRequest {
+    /// `--sandbox-keep-env`: variables inherited even though they look
+    /// like credentials.
+    pub keep_env: Vec<String>,
 }
 
 /// What running the approved checks produced, beyond the ledgers on disk.
@@ -116,6 +126,8 @@ struct Executed {
     interrupted: Vec<String>,
     /// The signal that interrupted the run, if one did.
     interrupted_by: Option<nix::sys::signal::Signal>,
+    /// `--sandbox`: how the checks were confined.
+    sandbox: Option<crate::report::record::SandboxRecord>,
 }
 
 /// Runs the whole checker: the exit status, or the error that stopped it.
@@ -129,7 +141,7 @@ pub fn execute(
     let mut approvals = Approvals::default();
     let mut executed = Executed::default();
     if !options.mode.is_status() {
-        let runtime = plan::build_runtime(options, env, &setup.target.state_roots(&setup.root))?;
+        let runtime = plan::build_runtime(options, env, &setup.target.state_roots(&setup.root), &setup.root)?;
         let tasks = plan::plan_tasks(options, &setup, &runtime)?;
         // Every ledger a result may be written to must be writable before
         // anything is approved or run.
@@ -162,7 +174,11 @@ fn run_checks(
     containment: &Containment,
     reporter: &mut dyn Reporter,
 ) -> Result<(Approvals, Executed), Error> {
+    if let Some((_, record)) = &runtime.sandbox {
+        reporter.event(&Event::Sandbox(record));
+    }
     let mut run = Run::new(options, runtime, setup, &tasks, reporter);
+    run.executed.sandbox = runtime.sandbox.as_ref().map(|(_, record)| record.clone());
     pool::run_rolling(
         &tasks,
         options.jobs.get(),
@@ -473,6 +489,7 @@ fn summarize(
     if let Some(digests) = digests {
         let mut report = run_report(options, setup, &states, digests, executed.checks, &verdict, &waves);
         report.next_command = next;
+        report.sandbox = executed.sandbox;
         reporter.event(&Event::Report(&report));
     }
     reporter.flush();
@@ -515,6 +532,7 @@ fn run_report(
         version: env!("CARGO_PKG_VERSION"),
         mode: options.mode.name().to_string(),
         scope: setup.target.scope.clone(),
+        sandbox: None,
         outcome: verdict.outcome.name(),
         exit_code: i32::from(verdict.exit().code()),
         summary: Summary {

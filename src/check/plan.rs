@@ -17,7 +17,8 @@ use crate::error::Error;
 use crate::evidence::{self, GateState};
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, qualify, Document, Gate};
-use crate::runner::ChildEnvironment;
+use crate::report::record::SandboxRecord;
+use crate::runner::{ChildEnvironment, Confinement};
 use crate::target::{self, Mode, Target};
 use crate::{paths, shell};
 
@@ -47,6 +48,9 @@ pub struct Runtime {
     pub path_transcript: String,
     pub store: Store,
     pub timeout_secs: u64,
+    /// `--sandbox`: the confinement every check runs in, and what the run
+    /// reports of it.
+    pub sandbox: Option<(Confinement, SandboxRecord)>,
 }
 
 pub struct Task {
@@ -207,8 +211,14 @@ pub fn prepare(options: &CheckConfig, reporter: &mut dyn Reporter) -> Result<Set
 }
 
 /// `roots` are the ledgers' state roots, which the approval store must lie
-/// outside (`Target::state_roots`).
-pub fn build_runtime(options: &CheckConfig, env: &Environment, roots: &[PathBuf]) -> Result<Runtime, Error> {
+/// outside (`Target::state_roots`); `repository` is the run's root, the
+/// one tree a confined check may write to.
+pub fn build_runtime(
+    options: &CheckConfig,
+    env: &Environment,
+    roots: &[PathBuf],
+    repository: &Path,
+) -> Result<Runtime, Error> {
     if let Some(problem) = &env.path_problem {
         return Err(problem.clone().into());
     }
@@ -221,10 +231,26 @@ pub fn build_runtime(options: &CheckConfig, env: &Environment, roots: &[PathBuf]
     if utf16_len(&path_var) > PATH_TRANSCRIPT_CHARS {
         path_transcript.push_str("...");
     }
+    let (child_environment, sandbox) = match &options.sandbox {
+        None => (ChildEnvironment::new(&env.variables), None),
+        Some(request) => {
+            // Confined or not at all: nothing runs when the probe fails.
+            let confinement = Confinement::prepare(repository)?;
+            let (inherited, withheld) = crate::credentials::withhold(&env.variables, &request.keep_env);
+            let record = SandboxRecord {
+                landlock_abi: confinement.landlock_abi(),
+                writable: repository.display().to_string(),
+                network: false,
+                withheld_variables: withheld,
+            };
+            (ChildEnvironment::new(&inherited), Some((confinement, record)))
+        }
+    };
     Ok(Runtime {
         shell_text: path_text(&shell)?,
         shell,
-        child_environment: ChildEnvironment::new(&env.variables),
+        child_environment,
+        sandbox,
         path_summary: evidence::path_summary(&path_var),
         path_transcript,
         path_var,

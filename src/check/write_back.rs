@@ -99,6 +99,7 @@ mod tests {
             path_transcript: "/bin".into(),
             store: Store::locate(&[], &StoreLocation::Named(PathBuf::from("/nonexistent/store"))).unwrap(),
             timeout_secs: 120,
+            sandbox: None,
         }
     }
 

@@ -12,7 +12,7 @@ use super::{reporters, Cli, HookEvent, Looks, Subcommands};
 use crate::actions::{self, ActionOptions};
 use crate::approval::store::StoreLocation;
 use crate::check::events::{Event, Reporter};
-use crate::check::{self, CheckConfig, RunMode};
+use crate::check::{self, CheckConfig, RunMode, SandboxRequest};
 use crate::config::{Environment, EnvironmentError};
 use crate::dispatch::cli::DispatchArgs;
 use crate::error::Error;
@@ -94,7 +94,8 @@ impl Command {
             return Ok(Command::Action { options, env });
         }
         let looks = Looks { color: cli.color, verbosity: cli.verbosity() };
-        let config = Box::new(check_config(cli, &env));
+        let sandbox = sandbox_request(&cli, &env)?;
+        let config = Box::new(CheckConfig { sandbox, ..check_config(cli, &env) });
         Ok(Command::Check { config, looks, env })
     }
 
@@ -118,7 +119,30 @@ impl Command {
     }
 }
 
-/// The checker's flags and environment as one typed configuration.
+/// `--sandbox`, else `UNLAZY_SANDBOX`: whether checks run confined.
+fn sandbox_request(cli: &Cli, env: &Environment) -> Result<Option<SandboxRequest>, Error> {
+    let from_environment = match env.sandbox.as_deref() {
+        None => false,
+        Some("1" | "true" | "yes" | "on") => true,
+        Some("0" | "false" | "no" | "off") => false,
+        Some(other) => {
+            return Err(Error::Usage(format!(
+                "UNLAZY_SANDBOX must be 1 (confine every check) or 0, not \"{}\"",
+                other.escape_debug()
+            )))
+        }
+    };
+    if !(cli.sandbox || from_environment) {
+        if !cli.sandbox_keep_env.is_empty() {
+            return Err(Error::Usage("--sandbox-keep-env needs --sandbox (or UNLAZY_SANDBOX=1)".into()));
+        }
+        return Ok(None);
+    }
+    Ok(Some(SandboxRequest { keep_env: cli.sandbox_keep_env.clone() }))
+}
+
+/// The checker's flags and environment as one typed configuration (the
+/// sandbox request apart: it can be refused).
 fn check_config(cli: Cli, env: &Environment) -> CheckConfig {
     let mode = match cli.status {
         true => RunMode::Status,
@@ -148,6 +172,7 @@ fn check_config(cli: Cli, env: &Environment) -> CheckConfig {
         format: cli.format.unwrap_or(OutputFormat::Human),
         gates: cli.gates,
         show_output: cli.show_output,
+        sandbox: None,
     }
 }
 
@@ -163,10 +188,11 @@ fn approve_command(cli: &Cli) -> String {
     if let Some(timeout) = cli.timeout.filter(|timeout| *timeout != check::DEFAULT_TIMEOUT) {
         words.push(format!("--timeout {}", timeout.as_secs()));
     }
-    let mut valued = |flag: &str, value: Option<String>| {
-        if let Some(value) = value {
-            words.push(format!("{flag} {}", quote(&value)));
-        }
+    // A flag with its value, or alone when it takes none.
+    let mut valued = |flag: &str, value: Option<String>| match value {
+        Some(value) => words.push(format!("{flag} {}", quote(&value))),
+        None if flag == "--sandbox" => words.push(flag.to_string()),
+        None => {}
     };
     valued("--shell", cli.shell.clone());
     valued("--cwd", cli.cwd.as_ref().map(|p| p.display().to_string()));
@@ -174,6 +200,13 @@ fn approve_command(cli: &Cli) -> String {
     valued("--scope", cli.scope.clone());
     for gate in &cli.gates {
         valued("--gate", Some(gate.clone()));
+    }
+    // A run asked to confine its checks must not suggest running them free.
+    if cli.sandbox {
+        valued("--sandbox", None);
+    }
+    for name in &cli.sandbox_keep_env {
+        valued("--sandbox-keep-env", Some(name.clone()));
     }
     let files: Vec<String> = cli.files.iter().map(|f| quote(&f.display().to_string())).collect();
     if files.iter().any(|f| f.starts_with('-')) {

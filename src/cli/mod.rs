@@ -78,6 +78,13 @@ pub(crate) struct Cli {
     /// After a failed check, print its sanitized output (last 200 lines, at most 64 KiB)
     #[arg(long)]
     pub show_output: bool,
+    /// Run every check confined (Linux; also UNLAZY_SANDBOX=1): writes only under the root and a private
+    /// TMPDIR, no network, credential variables withheld; fails closed where it cannot confine
+    #[arg(long)]
+    pub sandbox: bool,
+    /// With --sandbox: let checks inherit this variable although its name looks like a credential (repeatable)
+    #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
+    pub sandbox_keep_env: Vec<String>,
     /// Put a machine document on stdout (human lines move to stderr)
     #[arg(long, value_name = "FORMAT", value_enum)]
     pub format: Option<OutputFormat>,
@@ -253,6 +260,9 @@ impl Cli {
             }
             if !self.gates.is_empty() || self.show_output {
                 return usage(format!("{action} cannot be combined with --gate or --show-output"));
+            }
+            if self.sandbox || !self.sandbox_keep_env.is_empty() {
+                return usage(format!("{action} runs no check; remove --sandbox"));
             }
         }
         if !self.files.is_empty() && self.scope.is_some() {

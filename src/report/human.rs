@@ -245,6 +245,11 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
             }
             Event::NotRun => self.plain("    NOT RUN: inspect this oracle, then re-run with --approve"),
             Event::Approved { record } => self.plain(&format!("    APPROVED: {}", record.display())),
+            Event::Sandbox(sandbox) => {
+                if self.style.verbosity != Verbosity::Quiet {
+                    self.marked(BOLD_GREEN, "SANDBOX", &format!(": {}", sandbox.summary()));
+                }
+            }
             Event::CheckStarted(line) => {
                 if self.style.verbosity == Verbosity::Normal {
                     self.run_line(line);

@@ -99,6 +99,9 @@ pub struct RunReport {
     /// `run`, `status`, `approve`, `reverify` or `approve+reverify`.
     pub mode: String,
     pub scope: Option<String>,
+    /// `--sandbox`: how the run's checks were confined; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxRecord>,
     /// `all-met`, `unmet`, `handoff-required` or `error`.
     pub outcome: &'static str,
     pub exit_code: i32,
@@ -115,6 +118,51 @@ pub struct RunReport {
     /// The command that moves an unmet run on, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_command: Option<String>,
+}
+
+/// How a `--sandbox` run confined its checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxRecord {
+    /// The Landlock ABI version the kernel enforced.
+    pub landlock_abi: u8,
+    /// The one tree checks could write to, besides each check's own TMPDIR.
+    pub writable: String,
+    /// Always `false`: each check had a network namespace of its own.
+    pub network: bool,
+    /// The names (never the values) of the variables checks did not inherit.
+    pub withheld_variables: Vec<String>,
+}
+
+impl SandboxRecord {
+    /// The human line before the first RUN line.
+    pub fn summary(&self) -> String {
+        let withheld = match self.withheld_variables.as_slice() {
+            [] => "no credential variable to withhold".to_string(),
+            names => format!("withheld {}", names.join(", ")),
+        };
+        format!(
+            "checks run confined: writes only under {} and a private TMPDIR (Landlock ABI {}), no network, {withheld}",
+            self.writable, self.landlock_abi
+        )
+    }
+}
+
+/// A test suite's `<properties>` saying how its checks were confined.
+fn sandbox_properties(sandbox: &SandboxRecord) -> String {
+    let properties = [
+        ("gate-check.sandbox", "confined".to_string()),
+        ("gate-check.sandbox.landlockAbi", sandbox.landlock_abi.to_string()),
+        ("gate-check.sandbox.writable", sandbox.writable.clone()),
+        ("gate-check.sandbox.network", "none".to_string()),
+        ("gate-check.sandbox.withheldVariables", sandbox.withheld_variables.join(",")),
+    ];
+    let mut xml = String::from("    <properties>\n");
+    for (name, value) in properties {
+        xml.push_str(&format!("      <property name=\"{name}\" value=\"{}\"/>\n", xml_escape(&value)));
+    }
+    xml.push_str("    </properties>\n");
+    xml
 }
 
 /// Dispatch waves that keep a scope from being complete.
@@ -136,6 +184,7 @@ impl RunReport {
             version: env!("CARGO_PKG_VERSION"),
             mode,
             scope: None,
+            sandbox: None,
             outcome: "error",
             exit_code: 2,
             summary: Summary {
@@ -204,6 +253,9 @@ impl RunReport {
                 gates.iter().filter(|g| skipping(g)).count(),
                 seconds(&gates)
             ));
+            if let Some(sandbox) = &self.sandbox {
+                xml.push_str(&sandbox_properties(sandbox));
+            }
             for gate in gates {
                 let classname = gate.qualified_id.rsplit_once(':').map_or("", |(stem, _)| stem);
                 let time = gate.check.as_ref().and_then(|c| c.duration_ms).unwrap_or(0) as f64 / 1000.0;

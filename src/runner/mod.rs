@@ -14,8 +14,10 @@
 
 mod containment;
 mod procfs;
+mod sandbox;
 mod spawn;
 
+pub use sandbox::{Confinement, SandboxUnavailable};
 pub use spawn::ChildEnvironment;
 
 use std::cell::RefCell;
@@ -53,6 +55,8 @@ pub struct CheckRequest<'a> {
     pub cwd: &'a Path,
     pub timeout: Duration,
     pub max_output_bytes: usize,
+    /// `--sandbox`: run the check inside this confinement.
+    pub confinement: Option<&'a Confinement>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,8 +68,8 @@ pub enum RunFailure {
     OutputHeldOpen,
     Spawn(String),
     /// gate-check's own resources ran out before the check could start
-    /// (file descriptors, memory, processes): nothing ran, and the check
-    /// has no result of its own.
+    /// (file descriptors, memory, processes), or its confinement could not
+    /// be set up: nothing ran, and the check has no result of its own.
     Resources(String),
     /// The run was interrupted by this signal while the check ran; the
     /// check was terminated.
@@ -142,14 +146,32 @@ impl Capture {
 /// anything the check does.
 pub fn run_check(request: &CheckRequest, containment: &Containment) -> CheckOutcome {
     let started = Instant::now();
-    let launched =
-        containment.launch(|| spawn::spawn(request.shell, request.command, request.cwd, request.environment));
+    // A confined check's TMPDIR lives as long as the fence: until the
+    // check has been released.
+    #[cfg(target_os = "linux")]
+    let fence = match request.confinement.map(Confinement::fence).transpose() {
+        Ok(fence) => fence,
+        Err(error) => {
+            let failure = RunFailure::Resources(format!("cannot confine the check: {error}"));
+            return CheckOutcome::unstarted(failure, started);
+        }
+    };
+    let launched = containment.launch(|| {
+        #[cfg(target_os = "linux")]
+        if let Some(fence) = &fence {
+            return spawn::spawn_confined(request.shell, request.command, request.cwd, request.environment, fence);
+        }
+        spawn::spawn(request.shell, request.command, request.cwd, request.environment)
+    });
     let (check, [stdout, stderr]) = match launched {
         Ok(launched) => launched,
         Err(Launch::Interrupted(signal)) => return CheckOutcome::unstarted(RunFailure::NotStarted(signal), started),
         Err(Launch::Failed(error)) => {
             let message = format!("spawn {} failed: {error}", request.shell.display());
-            let failure = if is_resource_exhaustion(&error) {
+            // A confined start that failed is the fence's failure (the
+            // shell and the directory were checked before): never the
+            // check's own result.
+            let failure = if is_resource_exhaustion(&error) || request.confinement.is_some() {
                 RunFailure::Resources(message)
             } else {
                 RunFailure::Spawn(message)

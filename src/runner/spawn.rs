@@ -71,6 +71,53 @@ pub fn spawn(shell: &Path, command: &str, cwd: &Path, environment: &ChildEnviron
     Ok(Spawned { leader, stdout, stderr, writers: Some([stdout_child, stderr_child]) })
 }
 
+/// A confined check (`--sandbox`): the same start, plus a private TMPDIR in
+/// its environment and, in the child before exec, the fence's namespaces
+/// and Landlock domain. A fork with a hook in the child, which
+/// `posix_spawn` cannot run.
+#[cfg(target_os = "linux")]
+pub fn spawn_confined(
+    shell: &Path,
+    command: &str,
+    cwd: &Path,
+    environment: &ChildEnvironment,
+    fence: &super::sandbox::linux::Fence,
+) -> io::Result<Spawned> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    let mut spawning = Command::new(shell);
+    spawning.env_clear();
+    for entry in &environment.entries {
+        let bytes = entry.as_bytes();
+        let split = bytes.iter().position(|&byte| byte == b'=').unwrap_or(bytes.len());
+        let (key, value) = (&bytes[..split], bytes.get(split + 1..).unwrap_or_default());
+        if key != b"TMPDIR" {
+            spawning.env(std::ffi::OsStr::from_bytes(key), std::ffi::OsStr::from_bytes(value));
+        }
+    }
+    spawning.env("TMPDIR", fence.tmpdir());
+    spawning.arg("-c").arg(command).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let steps = fence.steps();
+    // SAFETY: between fork and exec the hook makes system calls only, on
+    // memory prepared before the fork (see `ChildSteps::confine_self`).
+    unsafe {
+        spawning.pre_exec(move || {
+            rustix::process::setsid().map_err(io::Error::from)?;
+            steps.confine_self()
+        });
+    }
+    let mut child = spawning.spawn()?;
+    let missing = || io::Error::other("child pipe missing");
+    let stdout = OwnedFd::from(child.stdout.take().ok_or_else(missing)?);
+    let stderr = OwnedFd::from(child.stderr.take().ok_or_else(missing)?);
+    let leader = Pid::from_child(&child);
+    // Dropping `Child` neither waits nor kills: the runner reaps the leader.
+    drop(child);
+    Ok(Spawned { leader, stdout, stderr, writers: None })
+}
+
 /// A check's stdout and stderr pipes: (our read end, the child's write end).
 #[cfg(target_os = "linux")]
 type OutputPipes = [(OwnedFd, OwnedFd); 2];

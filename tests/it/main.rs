@@ -8,6 +8,7 @@ mod approval;
 mod ci_files;
 mod cli;
 mod concurrency;
+mod confined;
 mod crash_safety;
 mod diagnosis;
 mod dispatch;

@@ -108,7 +108,11 @@ pub fn spawn_confined(
             steps.confine_self()
         });
     }
-    let mut child = spawning.spawn()?;
+    spawned(spawning.spawn()?)
+}
+
+/// A check std started with piped output, as the runner holds it.
+fn spawned(mut child: std::process::Child) -> io::Result<Spawned> {
     let missing = || io::Error::other("child pipe missing");
     let stdout = OwnedFd::from(child.stdout.take().ok_or_else(missing)?);
     let stderr = OwnedFd::from(child.stderr.take().ok_or_else(missing)?);
@@ -206,12 +210,5 @@ pub fn spawn(shell: &Path, command: &str, cwd: &Path, environment: &ChildEnviron
     unsafe {
         spawning.pre_exec(|| rustix::process::setsid().map(drop).map_err(io::Error::from));
     }
-    let mut child = spawning.spawn()?;
-    let missing = || io::Error::other("child pipe missing");
-    let stdout = OwnedFd::from(child.stdout.take().ok_or_else(missing)?);
-    let stderr = OwnedFd::from(child.stderr.take().ok_or_else(missing)?);
-    let leader = Pid::from_child(&child);
-    // Dropping `Child` neither waits nor kills: the runner reaps the leader.
-    drop(child);
-    Ok(Spawned { leader, stdout, stderr, writers: None })
+    spawned(spawning.spawn()?)
 }

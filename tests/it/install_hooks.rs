@@ -385,31 +385,6 @@ fn gemini_gets_an_after_agent_hook_with_its_timeout_in_milliseconds() {
         .stderr_contains("--shared writes Claude Code's committed settings");
 }
 
-#[test]
-fn the_installed_gemini_hook_blocks_an_after_agent_stop() {
-    let sandbox = Sandbox::new();
-    sandbox.write(
-        "GATES.md",
-        "- [ ] G1: the report renders\n  CHECK: make report\n  EXPECT: REPORT-OK\n  EVIDENCE: pending\n",
-    );
-    // Gemini CLI's AfterAgent input: the base fields of its hooks reference.
-    let payload = json!({
-        "session_id": "g1",
-        "transcript_path": "/tmp/t.json",
-        "cwd": sandbox.root,
-        "hook_event_name": "AfterAgent",
-        "timestamp": "2026-12-04T05:00:00Z",
-        "prompt": "finish the report",
-        "prompt_response": "done",
-        "stop_hook_active": false
-    });
-    let reply =
-        sandbox.run_with(sandbox.cmd().args(["hook", "stop"]).write_stdin(payload.to_string())).code(0).stdout_json();
-    // Gemini CLI's own word for rejecting the turn, with a reason.
-    assert_eq!(reply["decision"], "deny", "{reply}");
-    assert!(reply["reason"].as_str().unwrap().contains("GATES:G1"), "{reply}");
-}
-
 const CURSOR: &str = ".cursor/hooks.json";
 
 /// The rules Cursor applies to a hooks.json file: `version` 1, `hooks` an

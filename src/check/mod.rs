@@ -96,14 +96,43 @@ pub struct CheckConfig {
     pub store: StoreLocation,
     pub files: Vec<PathBuf>,
     pub format: OutputFormat,
-    /// `--gate`: the ids (plain or qualified) of the only gates to judge.
+    /// `--gate`: the ids (plain or qualified, globs, comma lists) of the
+    /// only gates to judge.
     pub gates: Vec<String>,
+    /// `--partition K/N`: judge only this share of the selected gates.
+    pub partition: Option<Partition>,
     pub show_output: bool,
     /// This run's command line with `--approve`: what moves a run left
     /// waiting for approvals on.
     pub approve_command: String,
     /// `--sandbox` (or `UNLAZY_SANDBOX=1`): run every check confined.
     pub sandbox: Option<SandboxRequest>,
+}
+
+/// `--partition K/N`: this run's share of the selected gates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partition {
+    /// K, from 1.
+    share: usize,
+    /// N.
+    count: usize,
+}
+
+impl Partition {
+    pub fn new(share: usize, count: usize) -> Option<Partition> {
+        (1..=count).contains(&share).then_some(Partition { share, count })
+    }
+
+    /// Whether the gate at `position` (from 0, in ledger order among the
+    /// selected gates) is this share's: every Nth, starting at the Kth.
+    pub fn takes(self, position: usize) -> bool {
+        position % self.count == self.share - 1
+    }
+
+    /// `K/N`, as given.
+    pub fn text(self) -> String {
+        format!("{}/{}", self.share, self.count)
+    }
 }
 
 /// How a confined run was asked for.
@@ -496,6 +525,18 @@ fn summarize(
     Ok(verdict.exit())
 }
 
+/// The options that chose the gates of a selective run, as given.
+fn selected_by(options: &CheckConfig) -> String {
+    let mut by = Vec::new();
+    if !options.gates.is_empty() {
+        by.push("--gate".to_string());
+    }
+    if let Some(partition) = options.partition {
+        by.push(format!("--partition {}", partition.text()));
+    }
+    by.join(" and ")
+}
+
 /// The machine record of a finished run; built only for reporters that
 /// render it.
 fn run_report(
@@ -554,5 +595,6 @@ fn run_report(
         waves: WaveRecords { blocking: waves.blocking.clone(), abandoned: waves.abandoned.clone() },
         errors: Vec::new(),
         next_command: None,
+        selected_by: selected_by(options),
     }
 }

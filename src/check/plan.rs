@@ -99,28 +99,81 @@ impl Setup {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selection(HashSet<(usize, String)>);
 
+/// One `--gate` name: an id, plain or qualified, or a glob over either.
+enum GateName {
+    Exact(String),
+    Glob(globset::GlobMatcher),
+}
+
+impl GateName {
+    fn parse(text: &str) -> Result<GateName, Error> {
+        if !text.contains(['*', '?', '[', '{']) {
+            return Ok(GateName::Exact(text.to_string()));
+        }
+        let shown = serde_json::Value::from(text);
+        let glob =
+            globset::Glob::new(text).map_err(|error| Error::usage(format!("--gate {shown}: {}", error.kind())))?;
+        Ok(GateName::Glob(glob.compile_matcher()))
+    }
+
+    fn names(&self, id: &str, qualified: &str) -> bool {
+        match self {
+            GateName::Exact(name) => name == id || name == qualified,
+            GateName::Glob(glob) => glob.is_match(id) || glob.is_match(qualified),
+        }
+    }
+}
+
 impl Selection {
-    /// The gates `wanted` names: a plain id picks that gate in every ledger
-    /// that has it, a qualified one (`leaf-1:G3`) in that ledger only. An id
-    /// no gate has is a usage error, since a typo must not pass as "all met".
-    pub fn resolve(ledgers: &[Ledger], wanted: &[String]) -> Result<Selection, Error> {
-        let mut chosen = HashSet::new();
-        for id in wanted {
-            let mut known = false;
-            for (index, ledger) in ledgers.iter().enumerate() {
-                for gate in &ledger.document.gates {
-                    if gate.id == *id || qualify(&ledger.path, &gate.id) == *id {
-                        known = true;
-                        chosen.insert((index, gate.id.clone()));
+    /// The gates `wanted` names (all of them when it names none), then
+    /// `partition`'s share of those. Each `--gate` value is a comma list;
+    /// a plain id picks that gate in every ledger that has it, a qualified
+    /// one (`leaf-1:G3`) in that ledger only, a glob (`T*`, `leaf-1:*`)
+    /// every gate whose plain or qualified id it matches. A name no gate
+    /// has is a usage error, since a typo must not pass as "all met".
+    pub fn resolve(
+        ledgers: &[Ledger],
+        wanted: &[String],
+        partition: Option<super::Partition>,
+    ) -> Result<Selection, Error> {
+        let mut names = Vec::new();
+        for (value, piece) in wanted.iter().flat_map(|value| value.split(',').map(move |piece| (value, piece.trim()))) {
+            if piece.is_empty() {
+                let shown = serde_json::Value::from(value.as_str());
+                return Err(Error::usage(format!("--gate {shown} has an empty name in its list")));
+            }
+            names.push((piece, GateName::parse(piece)?, false));
+        }
+        let mut chosen = Vec::new();
+        for (index, ledger) in ledgers.iter().enumerate() {
+            for gate in &ledger.document.gates {
+                let qualified = qualify(&ledger.path, &gate.id);
+                let mut picked = names.is_empty();
+                for (_, name, used) in names.iter_mut() {
+                    if name.names(&gate.id, &qualified) {
+                        *used = true;
+                        picked = true;
                     }
                 }
-            }
-            if !known {
-                let shown = serde_json::Value::from(id.as_str());
-                return Err(Error::usage(format!("unknown --gate {shown}: no targeted ledger has that gate")));
+                if picked {
+                    chosen.push((index, gate.id.clone()));
+                }
             }
         }
-        Ok(Selection(chosen))
+        if let Some((piece, _, _)) = names.iter().find(|(_, _, used)| !used) {
+            let shown = serde_json::Value::from(*piece);
+            return Err(Error::usage(format!("unknown --gate {shown}: no targeted ledger has that gate")));
+        }
+        // One gate picked twice (by two names) keeps its first place.
+        let mut seen = HashSet::new();
+        chosen.retain(|gate| seen.insert(gate.clone()));
+        let share = chosen
+            .into_iter()
+            .enumerate()
+            .filter(|(position, _)| partition.is_none_or(|partition| partition.takes(*position)))
+            .map(|(_, gate)| gate)
+            .collect();
+        Ok(Selection(share))
     }
 
     pub fn contains(&self, ledger: usize, id: &str) -> bool {
@@ -206,7 +259,10 @@ pub fn prepare(options: &CheckConfig, reporter: &mut dyn Reporter) -> Result<Set
         return Err(Error::usage(options.root.no_ledgers_message()));
     }
     let ledgers = load_ledgers(&target, reporter)?;
-    let selection = if options.gates.is_empty() { None } else { Some(Selection::resolve(&ledgers, &options.gates)?) };
+    let selection = match (options.gates.is_empty(), options.partition) {
+        (true, None) => None,
+        _ => Some(Selection::resolve(&ledgers, &options.gates, options.partition)?),
+    };
     Ok(Setup { root, default_cwd, target, ledgers, selection })
 }
 

@@ -175,7 +175,7 @@ mod tests {
     #[test]
     fn a_selection_counts_only_its_gates_and_says_how_many_it_left_out() {
         let (ledgers, states) = ledger(TWO);
-        let selection = Selection::resolve(&ledgers, &["GATES:A".to_string()]).unwrap();
+        let selection = Selection::resolve(&ledgers, &["GATES:A".to_string()], None).unwrap();
         let facts = RunFacts { selection: Some(&selection), ..RunFacts::default() };
         let v = verdict(&ledgers, &states, &facts, &DispatchSummary::default(), None);
         assert_eq!((v.outcome, v.met, v.unmet, v.not_selected), (Outcome::AllMet, 1, 0, Some(1)));

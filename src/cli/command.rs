@@ -171,6 +171,7 @@ fn check_config(cli: Cli, env: &Environment) -> CheckConfig {
         files: cli.files,
         format: cli.format.unwrap_or(OutputFormat::Human),
         gates: cli.gates,
+        partition: cli.partition,
         show_output: cli.show_output,
         sandbox: None,
     }
@@ -201,6 +202,7 @@ fn approve_command(cli: &Cli) -> String {
     for gate in &cli.gates {
         valued("--gate", Some(gate.clone()));
     }
+    valued("--partition", cli.partition.map(|partition| partition.text()));
     // A run asked to confine its checks must not suggest running them free.
     if cli.sandbox {
         valued("--sandbox", None);

@@ -54,7 +54,7 @@ pub(crate) struct Cli {
     #[arg(long)]
     pub approve: bool,
     /// Rolling concurrency, integer 1..64 (default 1); reports stay in ledger order
-    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = parse_jobs)]
+    #[arg(short = 'j', long, allow_hyphen_values = true, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<NonZeroUsize>,
     /// Per-check timeout, integer seconds 1..86400 (default 120)
     #[arg(long, allow_hyphen_values = true, value_name = "S", value_parser = parse_timeout)]
@@ -71,10 +71,15 @@ pub(crate) struct Cli {
     /// Use the pipeline .unlazy/ID (or UNLAZY_SCOPE)
     #[arg(long, allow_hyphen_values = true, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
     pub scope: Option<String>,
-    /// Run and judge only this gate (repeatable; `G3` in every ledger, `leaf-1:G3` in one).
-    /// The verdict counts only selected gates; others (and dispatch waves) are left untouched
+    /// Run and judge only these gates (repeatable; comma lists and globs: `G3` in every ledger,
+    /// `leaf-1:G3` in one, `'T*'`, `'leaf-1:*'`, `T1,T2`). The verdict counts only selected gates;
+    /// others (and dispatch waves) are left untouched
     #[arg(long = "gate", value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
     pub gates: Vec<String>,
+    /// Judge and run only share K of N (1 <= K <= N): every Nth selected gate in ledger order,
+    /// so N CI jobs with K = 1..N cover every gate exactly once
+    #[arg(long, value_name = "K/N", value_parser = parse_partition)]
+    pub partition: Option<crate::check::Partition>,
     /// After a failed check, print its sanitized output (last 200 lines, at most 64 KiB)
     #[arg(long)]
     pub show_output: bool,
@@ -210,6 +215,14 @@ fn parse_jobs(value: &str) -> Result<NonZeroUsize, String> {
     parse_bounded("--jobs", value, 64).map(|n| NonZeroUsize::new(n as usize).expect("at least 1"))
 }
 
+fn parse_partition(value: &str) -> Result<crate::check::Partition, String> {
+    let wrong = || format!("--partition needs K/N with 1 <= K <= N <= 1000, got {}", serde_json::Value::from(value));
+    let (share, count) = value.split_once('/').ok_or_else(wrong)?;
+    let share = parse_bounded("--partition", share, 1000).map_err(|_| wrong())?;
+    let count = parse_bounded("--partition", count, 1000).map_err(|_| wrong())?;
+    crate::check::Partition::new(share as usize, count as usize).ok_or_else(wrong)
+}
+
 impl Cli {
     /// The pipeline actions requested, in the Node tool's order.
     fn actions(&self) -> Vec<Action> {
@@ -258,8 +271,8 @@ impl Cli {
             if self.format.is_some() {
                 return usage(format!("{action} cannot be combined with --format"));
             }
-            if !self.gates.is_empty() || self.show_output {
-                return usage(format!("{action} cannot be combined with --gate or --show-output"));
+            if !self.gates.is_empty() || self.partition.is_some() || self.show_output {
+                return usage(format!("{action} cannot be combined with --gate, --partition or --show-output"));
             }
             if self.sandbox || !self.sandbox_keep_env.is_empty() {
                 return usage(format!("{action} runs no check; remove --sandbox"));

@@ -118,6 +118,10 @@ pub struct RunReport {
     /// The command that moves an unmet run on, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_command: Option<String>,
+    /// What left gates unselected (`--gate`, `--partition 2/4`), for the
+    /// JUnit skip message; the JSON says it per gate (`selected`).
+    #[serde(skip)]
+    pub selected_by: String,
 }
 
 /// How a `--sandbox` run confined its checks.
@@ -202,6 +206,7 @@ impl RunReport {
             waves: WaveRecords::default(),
             errors,
             next_command: None,
+            selected_by: String::new(),
         }
     }
 
@@ -273,7 +278,10 @@ impl RunReport {
                 xml.push_str(">\n");
                 let message = describe(gate);
                 if unselected(gate) {
-                    xml.push_str("      <skipped message=\"not selected (--gate)\"/>\n");
+                    xml.push_str(&format!(
+                        "      <skipped message=\"not selected ({})\"/>\n",
+                        xml_escape(&self.selected_by)
+                    ));
                 } else if gate.state == GateState::Abandoned {
                     xml.push_str(&format!("      <skipped message=\"{}\"/>\n", xml_escape(&message)));
                 } else {

@@ -42,6 +42,7 @@ mod reapproval;
 mod reporters;
 mod root_search;
 mod runner;
+mod selection;
 mod smoke;
 mod state_ignore;
 mod state_ownership;

@@ -181,6 +181,6 @@ mod tests {
         assert_eq!((v.outcome, v.met, v.unmet, v.not_selected), (Outcome::AllMet, 1, 0, Some(1)));
         let all = verdict(&ledgers, &states, &RunFacts::default(), &DispatchSummary::default(), None);
         assert_eq!((all.outcome, all.not_selected), (Outcome::Unmet, None));
-        assert!(Selection::resolve(&ledgers, &["leaf-1:A".to_string()]).is_err());
+        assert!(Selection::resolve(&ledgers, &["leaf-1:A".to_string()], None).is_err());
     }
 }

@@ -271,8 +271,11 @@ impl Cli {
             if self.format.is_some() {
                 return usage(format!("{action} cannot be combined with --format"));
             }
-            if !self.gates.is_empty() || self.partition.is_some() || self.show_output {
-                return usage(format!("{action} cannot be combined with --gate, --partition or --show-output"));
+            if !self.gates.is_empty() || self.show_output {
+                return usage(format!("{action} cannot be combined with --gate or --show-output"));
+            }
+            if self.partition.is_some() {
+                return usage(format!("{action} cannot be combined with --partition"));
             }
             if self.sandbox || !self.sandbox_keep_env.is_empty() {
                 return usage(format!("{action} runs no check; remove --sandbox"));

@@ -219,21 +219,55 @@ fn output_lines(output: &str) -> Vec<&str> {
         .collect()
 }
 
-/// A failure summary for the console: up to eight lines, or the first six,
-/// an ellipsis and the last two; at most 480 characters.
+const SUMMARY_CHARS: usize = 480;
+
+/// Words that mark the line a failure is about, in any case.
+const FAILURE_WORDS: [&str; 7] = ["error", "assert", "panic", "exception", "traceback", "fail", "not ok"];
+
+fn looks_like_failure(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    FAILURE_WORDS.iter().any(|word| lower.contains(word))
+}
+
+/// A failure summary for the console: up to eight lines; of a longer
+/// output the first line, the lines between that look like the failure
+/// (an error, assertion, panic, exception, traceback, `FAILED`, `not
+/// ok`), and the last two, with `...` where lines were left out; of one
+/// with no such line, the first six and the last two. At most 480
+/// characters: failure lines nearest the end are kept first.
 pub fn failure_summary(output: &str) -> String {
     let lines = output_lines(output);
-    let joined = if lines.is_empty() {
-        "(no output)".to_string()
-    } else if lines.len() <= 8 {
-        lines.join(" | ")
-    } else {
+    if lines.is_empty() {
+        return "(no output)".to_string();
+    }
+    if lines.len() <= 8 {
+        return utf16_prefix(&lines.join(" | "), SUMMARY_CHARS).to_string();
+    }
+    let last = lines.len() - 2;
+    let mut flagged: Vec<usize> = (1..last).filter(|&at| looks_like_failure(lines[at])).collect();
+    if flagged.is_empty() {
         let mut parts: Vec<&str> = lines[..6].to_vec();
         parts.push("...");
-        parts.extend_from_slice(&lines[lines.len() - 2..]);
+        parts.extend_from_slice(&lines[last..]);
+        return utf16_prefix(&parts.join(" | "), SUMMARY_CHARS).to_string();
+    }
+    let join = |flagged: &[usize]| {
+        let chosen: Vec<usize> = std::iter::once(0).chain(flagged.iter().copied()).chain(last..lines.len()).collect();
+        let mut parts = Vec::with_capacity(chosen.len() * 2);
+        for (n, &at) in chosen.iter().enumerate() {
+            if n > 0 && at != chosen[n - 1] + 1 {
+                parts.push("...");
+            }
+            parts.push(lines[at]);
+        }
         parts.join(" | ")
     };
-    utf16_prefix(&joined, 480).to_string()
+    let mut joined = join(&flagged);
+    while utf16_len(&joined) > SUMMARY_CHARS && flagged.len() > 1 {
+        flagged.remove(0);
+        joined = join(&flagged);
+    }
+    utf16_prefix(&joined, SUMMARY_CHARS).to_string()
 }
 
 #[cfg(test)]
@@ -322,6 +356,20 @@ mod tests {
         assert_eq!(failure_summary(" a \r\n\n b\n"), "a | b");
         let many: String = (1..=10).map(|i| format!("l{i}\n")).collect();
         assert_eq!(failure_summary(&many), "l1 | l2 | l3 | l4 | l5 | l6 | ... | l9 | l10");
+        // A unittest failure keeps its assertion, which sits in the middle.
+        let unittest = "..............F.\n=====\nFAIL: test_add (t.T)\n-----\nTraceback (most recent call last):\n  \
+                        File \"t.py\", line 5, in test_add\n    self.assertEqual(a, b)\nAssertionError: Decimal('0.1') != \
+                        Decimal('0.2')\n-----\nRan 16 tests in 0.123s\n\nFAILED (failures=1)\n";
+        assert_eq!(
+            failure_summary(unittest),
+            "..............F. | ... | FAIL: test_add (t.T) | ... | Traceback (most recent call last): | ... | \
+             self.assertEqual(a, b) | AssertionError: Decimal('0.1') != Decimal('0.2') | ... | Ran 16 tests in 0.123s | \
+             FAILED (failures=1)"
+        );
+        // Within the cap, the failure lines nearest the end win.
+        let noisy: String = (0..40).map(|i| format!("error {i}: {}\n", "x".repeat(60))).collect::<String>() + "a\nb\n";
+        let summary = failure_summary(&noisy);
+        assert!(utf16_len(&summary) <= 480 && summary.contains("error 38") && summary.ends_with("a | b"), "{summary}");
         assert_eq!(path_summary(""), format!("{}/0 entries", &sha256_hex("")[..12]));
         assert!(path_summary("/a:/b").ends_with("/2 entries"));
     }

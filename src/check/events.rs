@@ -182,6 +182,8 @@ pub struct Verdict {
     pub check_failures: usize,
     /// With `--gate`: the gates left out of the count.
     pub not_selected: Option<usize>,
+    /// The unmet gates with no CHECK: only a person can meet them.
+    pub manual_unmet: Vec<String>,
 }
 
 impl Verdict {

@@ -41,6 +41,7 @@ pub fn verdict(
     let mut unmet_ids = Vec::new();
     let mut abandoned_ids = Vec::new();
     let mut not_selected = 0usize;
+    let mut manual_unmet = Vec::new();
     for (index, (ledger, states)) in ledgers.iter().zip(states).enumerate() {
         let prefix = crate::ledger::qualify(&ledger.path, "");
         for (gate, state) in ledger.document.gates.iter().zip(states) {
@@ -54,6 +55,9 @@ pub fn verdict(
                 _ => {
                     unmet += 1;
                     unmet_ids.push([prefix.as_str(), gate.id.as_str()].concat());
+                    if !gate.is_runnable() {
+                        manual_unmet.push([prefix.as_str(), gate.id.as_str()].concat());
+                    }
                 }
             }
         }
@@ -118,6 +122,7 @@ pub fn verdict(
         approval_failures: facts.approval_failures,
         check_failures: facts.check_failures,
         not_selected: facts.selection.map(|_| not_selected),
+        manual_unmet,
     }
 }
 

@@ -49,6 +49,8 @@ pub struct Human<O: Write, E: Write> {
     err: E,
     style: Style,
     progress_shown: bool,
+    /// The `--show-output` hint was given (once per run, after a FAIL).
+    output_hinted: bool,
     /// The line being written, reused so a long report allocates once and
     /// reaches `out` in one write per line.
     line: String,
@@ -66,7 +68,7 @@ const ERASE_LINE: &[u8] = b"\r\x1b[2K";
 
 impl<O: Write, E: Write> Human<O, E> {
     pub fn new(out: O, err: E, style: Style) -> Human<O, E> {
-        Human { out, err, style, progress_shown: false, line: String::new() }
+        Human { out, err, style, progress_shown: false, output_hinted: false, line: String::new() }
     }
 
     /// The writers back, for tests that read what was written.
@@ -174,9 +176,23 @@ impl<O: Write, E: Write> Human<O, E> {
                         &format!(" {unmet} (met: {met}{abandoned_note}{verify_note}){scope_note}"),
                     );
                     self.plain(&format!("  {}", capped_list(&verdict.unmet_ids)));
+                    self.manual_hint(&verdict.manual_unmet);
                 }
             }
         }
+    }
+
+    /// Once per run: what meets a gate that has no CHECK.
+    fn manual_hint(&mut self, manual: &[String]) {
+        if manual.is_empty() {
+            return;
+        }
+        self.plain(&format!(
+            "  manual: {} need{} a person: after checking by hand, tick the box and write EVIDENCE: with what was seen \
+             (gate-check never runs a gate without CHECK)",
+            capped_list(manual),
+            if manual.len() == 1 { "s" } else { "" }
+        ));
     }
 
     fn finished(&mut self, check: &FinishedCheck) {
@@ -193,8 +209,13 @@ impl<O: Write, E: Write> Human<O, E> {
             self.marked(RED, "  FAIL", &format!(" {qualified}: {title}"));
             let reason = check.reason.map(|e| format!("{e}; ")).unwrap_or_default();
             self.plain(&format!("       {reason}{}{duration}", check.outcome));
-            if let Some(tail) = check.tail {
-                self.output_tail(tail);
+            match check.tail {
+                Some(tail) => self.output_tail(tail),
+                None if !self.output_hinted => {
+                    self.output_hinted = true;
+                    self.plain("       hint: run again with --show-output to see what a failed check printed");
+                }
+                None => {}
             }
         }
     }
@@ -373,6 +394,7 @@ mod tests {
             approval_failures: 0,
             check_failures: 0,
             not_selected: None,
+            manual_unmet: Vec::new(),
         }
     }
 
@@ -494,6 +516,7 @@ mod tests {
             format!(
                 "APPROVAL REQUIRED GATES:G0\n    CHECK: true\n    EXPECT: x\n    CWD: /r\n    SHELL: /bin/sh\n    \
                  TIMEOUT: 1s\n    NOT RUN: inspect this oracle, then re-run with --approve\n  FAIL GATES:G2: two\n       {FAIL_OUTCOME}\n\
+                 \x20      hint: run again with --show-output to see what a failed check printed\n\
                  UNMET: 1 (met: 2) [scope s1]\n  GATES:G2\n"
             )
         );

@@ -245,7 +245,9 @@ fn summary_markers() {
 
     sandbox.write("GATES.md", "- [x] M: a\n  EVIDENCE: seen\n- [ ] N: b\n- [ ] O: c\n");
     status(&sandbox).code(1).stdout_is(
-        "  UNMET GATES:N (unchecked): b\n  UNMET GATES:O (unchecked): c\nGATES.md: 3 gates\nUNMET: 2 (met: 1)\n  GATES:N, GATES:O\n",
+        "  UNMET GATES:N (unchecked): b\n  UNMET GATES:O (unchecked): c\nGATES.md: 3 gates\nUNMET: 2 (met: 1)\n  GATES:N, GATES:O\n\
+         \x20 manual: GATES:N, GATES:O need a person: after checking by hand, tick the box and write EVIDENCE: with what \
+         was seen (gate-check never runs a gate without CHECK)\n",
     );
 
     sandbox.write("GATES.md", "- [x] M: a\n  EVIDENCE: seen\n- [ ] N: b\nABANDON: N the vendor API was withdrawn\n");

@@ -27,7 +27,8 @@ fn quiet_shows_only_failures_and_the_verdict() {
     two_gates(&sandbox, FAILING);
     approve(&sandbox);
     sandbox.run(&["-q"]).code(1).stdout_is(
-        "  FAIL GATES:G2: outcome G2\n       exit=0; EXPECT=not matched; output=no\nUNMET: 1 (met: 1)\n  GATES:G2\n",
+        "  FAIL GATES:G2: outcome G2\n       exit=0; EXPECT=not matched; output=no\n       hint: run again with \
+             --show-output to see what a failed check printed\nUNMET: 1 (met: 1)\n  GATES:G2\n",
     );
     sandbox
         .run(&["--quiet", "--status"])

@@ -70,14 +70,17 @@ fn ledger_file_names_cannot_forge_or_silence_workflow_commands() {
              %3A:error title=FAKE::x.md: 1 gates\n\
              UNMET: 2 (met: 0)\n\
              \x20 %3A:stop-commands::tok:G1, ::error title=FAKE::x:G1\n\
+             \x20 manual: ::stop-commands::tok:G1, ::error title=FAKE::x:G1 need a person: after checking by hand, tick \
+             the box and write EVIDENCE: with what was seen (gate-check never runs a gate without CHECK)\n\
              ::error file=%3A%3Astop-commands%3A%3Atok.md,line=1,title=gate %3A%3Astop-commands%3A%3Atok%3AG1::one: unmet (unchecked)\n\
              ::error file=%3A%3Aerror title=FAKE%3A%3Ax.md,line=1,title=gate %3A%3Aerror title=FAKE%3A%3Ax%3AG1::two: unmet (unchecked)\n",
         );
     // Outside GitHub Actions the lines stay the Node tool's.
-    sandbox
-        .run(&["--status", "::stop-commands::tok.md"])
-        .code(1)
-        .stdout_is("  UNMET ::stop-commands::tok:G1 (unchecked): one\n::stop-commands::tok.md: 1 gates\nUNMET: 1 (met: 0)\n  ::stop-commands::tok:G1\n");
+    sandbox.run(&["--status", "::stop-commands::tok.md"]).code(1).stdout_is(
+        "  UNMET ::stop-commands::tok:G1 (unchecked): one\n::stop-commands::tok.md: 1 gates\nUNMET: 1 (met: 0)\n  \
+             ::stop-commands::tok:G1\n  manual: ::stop-commands::tok:G1 needs a person: after checking by hand, tick \
+             the box and write EVIDENCE: with what was seen (gate-check never runs a gate without CHECK)\n",
+    );
 }
 
 #[test]

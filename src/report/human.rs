@@ -51,6 +51,9 @@ pub struct Human<O: Write, E: Write> {
     progress_shown: bool,
     /// The `--show-output` hint was given (once per run, after a FAIL).
     output_hinted: bool,
+    /// The PATH last shown in full: a RUN line repeats it only when it
+    /// differs (or under `-v`).
+    path_shown: Option<String>,
     /// The line being written, reused so a long report allocates once and
     /// reaches `out` in one write per line.
     line: String,
@@ -68,7 +71,7 @@ const ERASE_LINE: &[u8] = b"\r\x1b[2K";
 
 impl<O: Write, E: Write> Human<O, E> {
     pub fn new(out: O, err: E, style: Style) -> Human<O, E> {
-        Human { out, err, style, progress_shown: false, output_hinted: false, line: String::new() }
+        Human { out, err, style, progress_shown: false, output_hinted: false, path_shown: None, line: String::new() }
     }
 
     /// The writers back, for tests that read what was written.
@@ -93,7 +96,12 @@ impl<O: Write, E: Write> Human<O, E> {
     }
 
     fn run_line(&mut self, line: &RunLine) {
-        let (shell, cwd, path) = (visible(line.shell), visible(line.cwd), visible(line.path_transcript));
+        let (shell, cwd) = (visible(line.shell), visible(line.cwd));
+        if !self.verbose() && self.path_shown.as_deref() == Some(line.path_transcript) {
+            return self.plain(&format!("  RUN  {} shell={shell} cwd={cwd}", line.qualified));
+        }
+        self.path_shown = Some(line.path_transcript.to_string());
+        let path = visible(line.path_transcript);
         self.plain(&format!("  RUN  {} shell={shell} cwd={cwd} PATH={path}", line.qualified));
     }
 
@@ -252,6 +260,7 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                 self.plain(&format!("    TIMEOUT: {}s", oracle.timeout_ms() / 1000));
                 // The caller's own PATH, the same for every gate of the run.
                 if !self.quiet() {
+                    self.path_shown = Some(path_transcript.to_string());
                     self.plain(&format!("    PATH: {}", visible(path_transcript)));
                 }
             }
@@ -540,10 +549,24 @@ mod tests {
         // With a progress line on the terminal there is no slow-check line.
         let (live, _) = render(Style { live: true, ..verbose }, &run_events(&oracle, &verdict));
         assert!(!live.contains("still running"), "{live}");
-        // Normal output: every RUN line up front, no slow line, no duration.
+        // Normal output: every RUN line up front, no slow line, no duration,
+        // and no PATH the approval block above already showed in full.
         let (normal, _) = render(PLAIN, &run_events(&oracle, &verdict));
         let lines: Vec<&str> = normal.lines().collect();
-        assert_eq!((lines[8].to_string(), lines[9].to_string()), (run("G1"), run("G2")));
+        let short = |id| format!("  RUN  GATES:{id} shell=/bin/sh cwd=/r");
+        assert_eq!((lines[8].to_string(), lines[9].to_string()), (short("G1"), short("G2")));
+        // A PATH not shown yet is shown once, and again only when it changes.
+        let line = |qualified, path_transcript| RunLine { qualified, shell: "/bin/sh", cwd: "/r", path_transcript };
+        let events = [
+            Event::CheckStarted(line("GATES:G1", "/bin")),
+            Event::CheckStarted(line("GATES:G2", "/bin")),
+            Event::CheckStarted(line("GATES:G3", "/usr/bin")),
+        ];
+        let (changing, _) = render(PLAIN, &events);
+        assert_eq!(
+            changing,
+            format!("{}\n{}\n{}\n", run("G1"), short("G2"), "  RUN  GATES:G3 shell=/bin/sh cwd=/r PATH=/usr/bin")
+        );
         assert!(!normal.contains("still running") && !normal.contains("duration="), "{normal}");
     }
 

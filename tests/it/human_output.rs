@@ -15,9 +15,11 @@ fn leaf_template_status_approve_and_reverify_lines_are_pinned() {
               exit=0; EXPECT=matched; output=sha256=3b5225f2b2871482892e21f1421bea3532ebe5beb59b8021aad96951dc24c37f; bytes=15\n";
     let g2 = "  PASS GATES:G2: The ledger file contains at least one gate line, counted from the file itself\n       \
               exit=0; EXPECT=matched; output=sha256=7de1555df0c2700329e815b93b32c571c3ea54dc967b89e81ab73b9972b72d1d; bytes=2\n";
-    let run_lines = format!(
-        "  RUN  GATES:G1 shell=/bin/sh cwd={root} PATH={PATH}\n  RUN  GATES:G2 shell=/bin/sh cwd={root} PATH={PATH}\n"
-    );
+    // PATH is shown once per run: in the approval blocks, else on the first RUN line.
+    let run_lines =
+        format!("  RUN  GATES:G1 shell=/bin/sh cwd={root} PATH={PATH}\n  RUN  GATES:G2 shell=/bin/sh cwd={root}\n");
+    let approved_run_lines =
+        format!("  RUN  GATES:G1 shell=/bin/sh cwd={root}\n  RUN  GATES:G2 shell=/bin/sh cwd={root}\n");
 
     sandbox.run_with(sandbox.cmd().env("PATH", PATH).arg("--status")).code(1).stdout_is(
         "  UNMET GATES:G1 (unchecked): The ledger declares its owned paths before its first gate\n  \
@@ -27,7 +29,7 @@ fn leaf_template_status_approve_and_reverify_lines_are_pinned() {
 
     let approve = sandbox.run_with(sandbox.cmd().env("PATH", PATH).arg("--approve")).code(0);
     let approve = approve.stdout_contains("APPROVAL REQUIRED GATES:G1\n    CHECK: sed -n '1,/^- \\[/p' GATES.md | grep '^OWNS: '\n    EXPECT: OWNS: GATES.md\n");
-    let tail = format!("{run_lines}{g1}{g2}GATES.md: 3 gates\nALL MET (3 met)\n");
+    let tail = format!("{approved_run_lines}{g1}{g2}GATES.md: 3 gates\nALL MET (3 met)\n");
     assert!(approve.stdout().ends_with(&tail), "{}", approve.stdout());
     assert_eq!(approve.stdout().matches("    APPROVED: ").count(), 2, "{}", approve.stdout());
 

@@ -306,6 +306,13 @@ fn discover(root: &Path, base: &Path) -> Result<Vec<PathBuf>, TargetError> {
     Ok(files)
 }
 
+/// The repository's own ledgers (`GATES.md`, `gates/*.md` at the root),
+/// which a run that chose a pipeline leaves out; none when they cannot be
+/// listed.
+pub fn root_ledgers(root: &Path) -> Vec<PathBuf> {
+    discover(root, root).unwrap_or_default()
+}
+
 /// The run's ledgers: `files` when given, else the pipeline `scope` (the
 /// caller's `--scope`, else `UNLAZY_SCOPE`), else the only pipeline, else
 /// the legacy ledgers.

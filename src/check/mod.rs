@@ -87,6 +87,9 @@ pub struct CheckConfig {
     pub root: Root,
     /// The checks' default directory (checked when checks run).
     pub default_cwd: PathBuf,
+    /// Where gate-check was started: relative ledger paths on a command
+    /// line it suggests are taken from here.
+    pub invoked_in: PathBuf,
     /// `--cwd` was given: every gate's directory is taken from it.
     pub cwd_given: bool,
     /// `--scope`, else `UNLAZY_SCOPE`.
@@ -574,6 +577,7 @@ fn run_report(
         mode: options.mode.name().to_string(),
         scope: setup.target.scope.clone(),
         sandbox: None,
+        not_targeted: setup.left_out.iter().map(|path| path.display().to_string()).collect(),
         outcome: verdict.outcome.name(),
         exit_code: i32::from(verdict.exit().code()),
         summary: Summary {

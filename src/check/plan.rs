@@ -86,6 +86,9 @@ pub struct Setup {
     pub ledgers: Vec<Ledger>,
     /// `--gate`: the only gates this run judges.
     pub selection: Option<Selection>,
+    /// The repository's own ledgers, left out because the run chose the
+    /// only pipeline on its own (no `--scope`, no `UNLAZY_SCOPE`).
+    pub left_out: Vec<PathBuf>,
 }
 
 impl Setup {
@@ -214,6 +217,32 @@ fn parse_ledger(path: &Path, text: String, reporter: &mut dyn Reporter) -> Resul
     Ok(Ledger { text_path, path: path.to_path_buf(), document: outcome.document, warnings })
 }
 
+/// The note a run owes when it chose the only pipeline on its own and so
+/// left the repository's own ledgers out: which, and how to check them.
+fn report_left_out(root: &Path, invoked_in: &Path, scope: &str, left_out: &[PathBuf], reporter: &mut dyn Reporter) {
+    if left_out.is_empty() {
+        return;
+    }
+    let names: Vec<String> =
+        left_out.iter().map(|path| path.strip_prefix(root).unwrap_or(path).display().to_string()).collect();
+    let listed = match names.len() {
+        0..=4 => names.join(", "),
+        more => format!("{}, +{} more", names[..4].join(", "), more - 4),
+    };
+    let command = if names.len() > 4 { "GATES.md gates/*.md".to_string() } else { names.join(" ") };
+    // Ledger paths on the command line are taken from --root, else from
+    // where gate-check is started.
+    let root_option = if root == invoked_in {
+        String::new()
+    } else {
+        format!(" --root {}", crate::shell_words::quote(&root.display().to_string()))
+    };
+    reporter.event(&Event::Warning(&format!(
+        "gate-check: note: checking .unlazy/{scope}/, the only pipeline (no --scope given); not checked: {listed} \
+         (check them with: gate-check{root_option} {command})"
+    )));
+}
+
 fn report_warnings(path: &Path, warnings: &[String], reporter: &mut dyn Reporter) {
     let shown = path.display().to_string();
     for warning in warnings {
@@ -258,12 +287,20 @@ pub fn prepare(options: &CheckConfig, reporter: &mut dyn Reporter) -> Result<Set
     if target.files.is_empty() {
         return Err(Error::usage(options.root.no_ledgers_message()));
     }
+    let left_out = match (&target.scope, scope) {
+        (Some(chosen), None) => {
+            let left_out = target::root_ledgers(&root);
+            report_left_out(&root, &options.invoked_in, chosen, &left_out, reporter);
+            left_out
+        }
+        _ => Vec::new(),
+    };
     let ledgers = load_ledgers(&target, reporter)?;
     let selection = match (options.gates.is_empty(), options.partition) {
         (true, None) => None,
         _ => Some(Selection::resolve(&ledgers, &options.gates, options.partition)?),
     };
-    Ok(Setup { root, default_cwd, target, ledgers, selection })
+    Ok(Setup { root, default_cwd, target, ledgers, selection, left_out })
 }
 
 /// `roots` are the ledgers' state roots, which the approval store must lie

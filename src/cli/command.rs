@@ -165,6 +165,7 @@ fn check_config(cli: Cli, env: &Environment) -> CheckConfig {
         approve_command: approve_command(&cli),
         root,
         default_cwd,
+        invoked_in: env.cwd.clone(),
         cwd_given: cli.cwd.is_some(),
         scope,
         store: StoreLocation::of(env),

@@ -102,6 +102,10 @@ pub struct RunReport {
     /// `--sandbox`: how the run's checks were confined; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxRecord>,
+    /// The repository's own ledgers (`GATES.md`, `gates/*.md`) the run left
+    /// out because it chose the only pipeline on its own; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_targeted: Vec<String>,
     /// `all-met`, `unmet`, `handoff-required` or `error`.
     pub outcome: &'static str,
     pub exit_code: i32,
@@ -189,6 +193,7 @@ impl RunReport {
             mode,
             scope: None,
             sandbox: None,
+            not_targeted: Vec::new(),
             outcome: "error",
             exit_code: 2,
             summary: Summary {

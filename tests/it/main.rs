@@ -10,6 +10,7 @@ mod cli;
 mod concurrency;
 mod confined;
 mod crash_safety;
+mod daily;
 mod diagnosis;
 mod dispatch;
 mod documents;

@@ -1,0 +1,67 @@
+//! What a new user trips over, through the real binary: a pipeline chosen
+//! on its own says which root ledgers it left out, and unmet manual gates
+//! are explained once.
+
+use crate::common::{gate, Sandbox};
+
+const MANUAL: &str = "- [ ] M1: a person reads the release notes\n";
+const MET: &str = "- [x] A1: done\n  EVIDENCE: seen\n";
+
+#[test]
+fn a_pipeline_chosen_on_its_own_names_the_root_ledgers_it_left_out() {
+    let sandbox = Sandbox::new();
+    sandbox.write(".unlazy/api/GATES.md", MET);
+    // Without root ledgers there is nothing to say.
+    sandbox.run(&["--status", "-q"]).code(0).stdout_is("ALL MET (1 met) [scope api]\n");
+    sandbox.write("GATES.md", &gate("G1", "false", "x"));
+    sandbox.write("gates/leaf-1.md", &gate("L1", "false", "x"));
+    let note = "gate-check: note: checking .unlazy/api/, the only pipeline (no --scope given); not checked: GATES.md, \
+                gates/leaf-1.md (check them with: gate-check GATES.md gates/leaf-1.md)\n";
+    // The decision stays the Node tool's; the run says what it left out.
+    sandbox.run(&["--status", "-q"]).code(0).stdout_is("ALL MET (1 met) [scope api]\n").stderr_is(note);
+    let document = sandbox.run(&["--status", "--format", "json"]).code(0).stderr_contains(note).stdout_json();
+    assert_eq!(
+        document["notTargeted"],
+        serde_json::json!([sandbox.path("GATES.md"), sandbox.path("gates/leaf-1.md")]),
+        "{document}"
+    );
+    // From a subdirectory the suggested command names the root.
+    std::fs::create_dir(sandbox.path("src")).unwrap();
+    let from_below = sandbox.run_with(sandbox.cmd().current_dir(sandbox.path("src")).args(["--status", "-q"]));
+    from_below.code(0).stdout_is("ALL MET (1 met) [scope api]\n").stderr_contains(&format!(
+        "(check them with: gate-check --root {} GATES.md gates/leaf-1.md)\n",
+        sandbox.root.display()
+    ));
+    // The suggested command checks them.
+    sandbox.run(&["--status", "-q", "GATES.md", "gates/leaf-1.md"]).code(1).stdout_contains("UNMET: 2 (met: 0)");
+    // A scope that was asked for leaves nothing out silently.
+    sandbox.run(&["--status", "-q", "--scope", "api"]).code(0).stdout_is("ALL MET (1 met) [scope api]\n");
+    sandbox
+        .run_with(sandbox.cmd().env("UNLAZY_SCOPE", "api").args(["--status", "-q"]))
+        .code(0)
+        .stdout_is("ALL MET (1 met) [scope api]\n");
+    let asked = sandbox.run(&["--status", "--scope", "api", "--format", "json"]).code(0).stderr_contains("ALL MET");
+    assert!(asked.stdout_json().get("notTargeted").is_none());
+}
+
+#[test]
+fn unmet_manual_gates_are_explained_once_per_run() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &format!("{MANUAL}{}", gate("G1", "false", "x")));
+    sandbox.write("gates/leaf-1.md", "- [ ] M2: someone signs off\n");
+    let out = sandbox.run(&["--status", "-q"]).code(1).into_stdout();
+    assert_eq!(
+        out,
+        "  UNMET GATES:M1 (unchecked): a person reads the release notes\n  UNMET GATES:G1 (unchecked): outcome G1\n  \
+         UNMET leaf-1:M2 (unchecked): someone signs off\nUNMET: 3 (met: 0)\n  GATES:M1, GATES:G1, leaf-1:M2\n  manual: GATES:M1, leaf-1:M2 need a person: after \
+         checking by hand, tick the box and write EVIDENCE: with what was seen (gate-check never runs a gate without \
+         CHECK)\n"
+    );
+    // Only runnable gates unmet: no such line.
+    sandbox.write("GATES.md", &gate("G1", "false", "x"));
+    sandbox.write("gates/leaf-1.md", MET);
+    sandbox
+        .run(&["--status", "-q"])
+        .code(1)
+        .stdout_is("  UNMET GATES:G1 (unchecked): outcome G1\nUNMET: 1 (met: 1)\n  GATES:G1\n");
+}

@@ -79,7 +79,12 @@ fn the_only_pipeline_is_discovered_and_runs_with_the_suffix() {
         .stdout_contains("  RUN  leaf-1.2.1:G3 ")
         .stdout_contains("  PASS leaf-1.2.1:G3: outcome G3")
         .stdout_contains("ALL MET (1 met) [scope solo]")
-        .stdout_lacks("LEGACY");
+        .stdout_lacks("LEGACY")
+        // The ignored root ledger is named, not judged.
+        .stderr_is(
+            "gate-check: note: checking .unlazy/solo/, the only pipeline (no --scope given); not checked: GATES.md \
+             (check them with: gate-check GATES.md)\n",
+        );
     assert_eq!(sandbox.read("GATES.md"), manual("LEGACY"));
 }
 

@@ -38,6 +38,91 @@ pub struct Finding {
     pub line: Option<usize>,
 }
 
+/// Every rule the linter has, by the name its findings carry.
+pub const RULES: [&str; 13] = [
+    "activity-not-outcome",
+    "allow-unknown-rule",
+    "copied-number",
+    "expect-in-check",
+    "expect-matches-failure",
+    "manual-gate",
+    "mostly-manual",
+    "path-read-as-regex",
+    "small-ledger",
+    "tautological-check",
+    "unmeasured-number",
+    "weak-abandon-reason",
+    "weak-expect",
+];
+
+/// How a ledger allows a rule: a line of its own, outside code fences,
+/// `<!-- lint-allow: RULE [GATE ...] -->`; without gate ids the rule is
+/// allowed for the whole ledger.
+const ALLOW_DIRECTIVE: &str = "<!-- lint-allow:";
+
+/// One rule a ledger allows, for some gates or (`gates` empty) all of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Allowance {
+    rule: String,
+    gates: Vec<String>,
+}
+
+/// The ledger's `lint-allow` directives, and a finding for each naming a
+/// rule the linter does not have (so a typo cannot hide as an allowance).
+fn allowances(file: &str, document: &Document) -> (Vec<Allowance>, Vec<Finding>) {
+    let (mut allowed, mut findings) = (Vec::new(), Vec::new());
+    let mut fence: Option<crate::ledger::fence::Fence> = None;
+    for (at, line) in document.source().lines().enumerate() {
+        if let Some(open) = &fence {
+            if open.is_closed_by(line) {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(opening) = crate::ledger::fence::opening(line) {
+            fence = Some(opening);
+            continue;
+        }
+        let Some(body) = line.trim().strip_prefix(ALLOW_DIRECTIVE).and_then(|rest| rest.strip_suffix("-->")) else {
+            continue;
+        };
+        let mut words = body.split_whitespace();
+        let Some(rule) = words.next() else { continue };
+        if !RULES.contains(&rule) {
+            findings.push(Finding {
+                file: file.to_string(),
+                severity: Severity::Warning,
+                gate: None,
+                code: "allow-unknown-rule",
+                message: format!("lint-allow names {}, which is no rule of the linter", quoted(rule)),
+                line: Some(at + 1),
+            });
+            continue;
+        }
+        allowed.push(Allowance { rule: rule.to_string(), gates: words.map(str::to_string).collect() });
+    }
+    (allowed, findings)
+}
+
+impl Allowance {
+    fn covers(&self, finding: &Finding) -> bool {
+        self.rule == finding.code
+            && (self.gates.is_empty() || finding.gate.as_ref().is_some_and(|gate| self.gates.contains(gate)))
+    }
+}
+
+/// Lints one ledger and drops what it is told to allow: the rules in
+/// `allow` (`lint --allow`) everywhere, and the ledger's own `lint-allow`
+/// directives where they say.
+pub fn lint_allowing(file: &str, document: &Document, allow: &[String]) -> Vec<Finding> {
+    let (allowed, mut findings) = allowances(file, document);
+    findings.extend(lint(file, document));
+    findings.retain(|finding| {
+        !allow.iter().any(|rule| rule == finding.code) && !allowed.iter().any(|allowance| allowance.covers(finding))
+    });
+    findings
+}
+
 /// Findings a report lists, as in the Node linter; the rest are counted.
 pub const MAX_REPORTED_FINDINGS: usize = 64;
 /// Largest `--json` document; findings are dropped from the end to fit.
@@ -533,6 +618,37 @@ mod tests {
 
     fn has(text: &str, gate: &str, code: &str) -> bool {
         codes(text).iter().any(|(g, c)| g.as_deref() == Some(gate) && *c == code)
+    }
+
+    #[test]
+    fn allowances_drop_what_they_name_and_no_more() {
+        let text = "<!-- lint-allow: manual-gate M1 -->\n\n- [ ] M1: a person reads it\n- [ ] M2: a person signs\n\
+                    - [ ] A: the report renders\n  CHECK: make report\n  EXPECT: REPORT-OK\n\
+                    ```\n<!-- lint-allow: manual-gate M2 -->\n```\n<!-- lint-allow: manul-gate -->\n";
+        let outcome = parse(text);
+        assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+        let all: Vec<(Option<String>, &str)> =
+            lint("t.md", &outcome.document).into_iter().map(|f| (f.gate, f.code)).collect();
+        assert!(all.contains(&(Some("M1".into()), "manual-gate")) && all.contains(&(Some("M2".into()), "manual-gate")));
+        let allowed = lint_allowing("t.md", &outcome.document, &[]);
+        let kept: Vec<(Option<&str>, &str)> = allowed.iter().map(|f| (f.gate.as_deref(), f.code)).collect();
+        // M1 is allowed by its directive; the one in a code fence is text.
+        assert!(
+            !kept.contains(&(Some("M1"), "manual-gate")) && kept.contains(&(Some("M2"), "manual-gate")),
+            "{kept:?}"
+        );
+        let typo = allowed.iter().find(|f| f.code == "allow-unknown-rule").expect("the typo is reported");
+        assert_eq!(
+            (typo.line, typo.message.as_str()),
+            (Some(11), "lint-allow names \"manul-gate\", which is no rule of the linter")
+        );
+        // --allow drops a rule everywhere.
+        let everywhere = lint_allowing("t.md", &outcome.document, &["manual-gate".to_string(), "mostly-manual".into()]);
+        assert!(everywhere.iter().all(|f| f.code != "manual-gate" && f.code != "mostly-manual"), "{everywhere:?}");
+        // Every rule a finding can carry is a known rule.
+        for (_, code) in all {
+            assert!(RULES.contains(&code), "{code}");
+        }
     }
 
     fn runnable(check: &str, expect: &str) -> String {

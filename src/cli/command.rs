@@ -74,8 +74,9 @@ impl Command {
                 return Ok(Command::Hook { agent, scope, env: env.ok() })
             }
             Some(Subcommands::Dispatch(args)) => return Ok(Command::Dispatch { args, env: env? }),
-            Some(Subcommands::Lint { strict, json, scope, files }) => {
-                return Ok(Command::Lint { config: LintConfig { strict, json, scope, files }, env: env? })
+            Some(Subcommands::Lint { strict, json, format, allow, scope, files }) => {
+                let json = json || format == Some(crate::lint_files::LintFormat::Json);
+                return Ok(Command::Lint { config: LintConfig { strict, json, allow, scope, files }, env: env? });
             }
             Some(Subcommands::InstallHooks { agent, scope, shared, global, uninstall }) => {
                 let location = match (shared, global) {

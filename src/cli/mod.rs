@@ -143,9 +143,16 @@ pub(crate) enum Subcommands {
         /// Treat warnings as failures (exit 1)
         #[arg(long)]
         strict: bool,
-        /// Print one JSON document instead of text
+        /// Print one JSON document instead of text (the same as --format json)
         #[arg(long)]
         json: bool,
+        /// `text` (the default) or `json`, as the checker's --format
+        #[arg(long, value_name = "FORMAT", value_enum)]
+        format: Option<crate::lint_files::LintFormat>,
+        /// Do not report this rule in any ledger (repeatable); a ledger allows one for some gates with a
+        /// line `<!-- lint-allow: RULE GATE... -->`
+        #[arg(long, value_name = "RULE")]
+        allow: Vec<String>,
         /// The pipeline whose ledgers to lint when no file is named
         #[arg(long, value_name = "ID")]
         scope: Option<String>,

@@ -1,7 +1,7 @@
 //! The GATES.md ledger: its model, the strict parser, and the pure edits a
 //! write-back applies. Nothing here touches the file system.
 
-mod fence;
+pub(crate) mod fence;
 pub mod file;
 mod parse;
 pub mod text;

@@ -212,3 +212,55 @@ fn never_executes_a_check() {
     assert!(!crate::common::exists(&marker), "lint executed a CHECK");
     assert_eq!(sandbox.approval_count(), 0);
 }
+
+const WITH_MANUAL: &str = "# Gates: one manual gate
+
+- [ ] G1: three tiers render with real copy
+  CHECK: node scripts/check.mjs pricing --tiers
+  EXPECT: 3/3 tiers rendered
+  EVIDENCE: pending
+
+- [ ] G2: annual toggle changes price and label
+  CHECK: node scripts/check.mjs pricing --toggle
+  EXPECT: toggle switched both fields
+  EVIDENCE: pending
+
+- [ ] M1: a designer signs off the pricing page
+  EVIDENCE: pending
+";
+
+#[test]
+fn strict_passes_a_ledger_with_a_manual_gate_once_the_rule_is_allowed() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", WITH_MANUAL);
+    // The positive first: --strict fails on the manual gate.
+    lint(&sandbox, &["--strict", "GATES.md"])
+        .code(1)
+        .stdout_contains("GATES.md:13: WARN M1: no CHECK, so this outcome is judged by hand")
+        .stdout_contains("LINT FINDINGS: 0 error(s), 1 warning(s)\n");
+    lint(&sandbox, &["--strict", "--allow", "manual-gate", "GATES.md"]).code(0).stdout_is("LINT OK\n");
+    // In the ledger, for that gate only.
+    sandbox.write("GATES.md", &WITH_MANUAL.replace("- [ ] M1:", "<!-- lint-allow: manual-gate M1 -->\n- [ ] M1:"));
+    lint(&sandbox, &["--strict", "GATES.md"]).code(0).stdout_is("LINT OK\n");
+    sandbox.write("GATES.md", &WITH_MANUAL.replace("- [ ] M1:", "<!-- lint-allow: manual-gate G1 -->\n- [ ] M1:"));
+    lint(&sandbox, &["--strict", "GATES.md"]).code(1).stdout_contains("WARN M1: no CHECK");
+    // A misspelt rule is a finding, never a silent allowance.
+    sandbox.write("GATES.md", &WITH_MANUAL.replace("- [ ] M1:", "<!-- lint-allow: manual-gates -->\n- [ ] M1:"));
+    lint(&sandbox, &["GATES.md"]).code(0).stdout_contains(
+        "GATES.md:13: WARN lint-allow names \"manual-gates\", which is no rule of the linter [allow-unknown-rule]",
+    );
+    lint(&sandbox, &["--allow", "manual-gates", "GATES.md"]).code(2).stderr_starts_with(
+        "gate-check: error: --allow manual-gates: no such lint rule (rules: activity-not-outcome, ",
+    );
+}
+
+#[test]
+fn format_json_is_the_json_document() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", WITH_MANUAL);
+    let by_flag = lint(&sandbox, &["--json", "GATES.md"]).code(0).stdout_json();
+    let by_format = lint(&sandbox, &["--format", "json", "GATES.md"]).code(0).stdout_json();
+    assert_eq!(by_flag, by_format);
+    assert_eq!(by_format["findings"][0]["rule"], "manual-gate", "{by_format}");
+    lint(&sandbox, &["--format", "text", "GATES.md"]).code(0).stdout_contains("LINT OK (1 warning(s))\n");
+}

@@ -174,6 +174,15 @@ impl Error {
         }
     }
 
+    /// Where each of `lines` is in a ledger, when it is: a parse error's
+    /// file and line, for annotations that point there.
+    pub fn places(&self) -> Vec<Option<Diagnostic>> {
+        match self {
+            Error::Invalid(diagnostics) => diagnostics.iter().cloned().map(Some).collect(),
+            _ => vec![None; self.lines().len()],
+        }
+    }
+
     /// The lines to print on stderr, each with the prefix of the command
     /// that failed: `gate-check: error:` (or `path:line: error:`) for the
     /// checker and lint, `gate-check dispatch:`, `gate-check man:` and

@@ -403,7 +403,7 @@ fn report_interruption(
     reporter.event(&Event::Interrupted { signal: signal.as_str(), stopped });
     if reporter.needs_records() {
         let message = format!("interrupted by {}", signal.as_str());
-        let mut report = RunReport::failed(options.mode.name().to_string(), vec![message]);
+        let mut report = RunReport::failed(options.mode.name().to_string(), vec![message], vec![None]);
         report.outcome = "interrupted";
         report.exit_code = i32::from(exit.code());
         reporter.event(&Event::Report(&report));
@@ -598,6 +598,7 @@ fn run_report(
         gates,
         waves: WaveRecords { blocking: waves.blocking.clone(), abandoned: waves.abandoned.clone() },
         errors: Vec::new(),
+        error_places: Vec::new(),
         next_command: None,
         selected_by: selected_by(options),
     }

@@ -229,7 +229,8 @@ fn run_checker(config: &CheckConfig, looks: Looks, env: &Environment) -> Result<
     let outcome = check::execute(config, env, &containment, &mut reporters);
     if let Err(error) = &outcome {
         if reporters.needs_records() {
-            reporters.event(&Event::Report(&RunReport::failed(config.mode.name().to_string(), error.lines())));
+            let report = RunReport::failed(config.mode.name().to_string(), error.lines(), error.places());
+            reporters.event(&Event::Report(&report));
         }
     }
     reporters.flush();

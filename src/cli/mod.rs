@@ -330,7 +330,10 @@ fn reporters(options: &CheckConfig, looks: Looks, env: &Environment) -> Reporter
     let mut reporters = Reporters::default();
     if machine {
         reporters.push(Box::new(Human::new(Stderr, Stderr, style)));
-        reporters.push(Box::new(Document::new(options.format, Console)));
+        // Test-report views resolve paths against the checkout.
+        let base = env.github.as_ref().and_then(|github| github.workspace.clone());
+        let base = base.unwrap_or_else(|| options.root.path.clone());
+        reporters.push(Box::new(Document::new(options.format, base, Console)));
     } else {
         reporters.push(Box::new(Human::new(Console, Stderr, style)));
     }

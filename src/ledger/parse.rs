@@ -245,6 +245,9 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
     };
     // Index into `b.gates` of the gate that attribute lines attach to.
     let mut current: Option<usize> = None;
+    // An unindented attribute detached the gate's block: the indented
+    // attributes after it are that one mistake, not orphans of their own.
+    let mut detached = false;
     let mut open_fence: Option<(Fence, usize)> = None;
 
     for (index, line) in lines.iter().enumerate() {
@@ -303,6 +306,7 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
             });
             b.seen_attributes.push(0);
             current = Some(b.gates.len() - 1);
+            detached = false;
             continue;
         }
 
@@ -320,6 +324,7 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
                         index,
                         format!("unindented {key} is not attached to a gate; indent attribute lines with spaces"),
                     );
+                    detached = current.is_some() || detached;
                     current = None;
                     continue;
                 }
@@ -341,7 +346,9 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
                     }
                 };
                 let Some(gate_index) = current else {
-                    b.error(index, format!("orphan {key} is not attached to a gate"));
+                    if !detached {
+                        b.error(index, format!("orphan {key} is not attached to a gate"));
+                    }
                     continue;
                 };
                 let value = js_trim(value).to_string();
@@ -410,6 +417,7 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
         }
         if text.starts_with('#') || text.starts_with("- ") {
             current = None;
+            detached = false;
         }
     }
 
@@ -587,6 +595,11 @@ mod tests {
     #[test]
     fn attribute_rules() {
         assert!(errors_of("- [ ] A: x\nCHECK: y\n")[0].contains("unindented CHECK"));
+        // One unindented attribute is one mistake: the indented ones after it are not orphans too.
+        let detached = errors_of("- [ ] A: x\nCHECK: y\n  EXPECT: z\n  EVIDENCE: pending\n");
+        assert_eq!(detached.len(), 1, "{detached:?}");
+        // ... until something else starts.
+        assert_eq!(errors_of("- [ ] A: x\nCHECK: y\n# Notes\n  EXPECT: z\n").len(), 2);
         assert!(errors_of("  CHECK: y\n- [ ] A: x\n")[0].contains("orphan CHECK"));
         assert!(errors_of("- [ ] A: x\n  CHECK: y\n")[0].contains("require both"));
         assert!(errors_of("- [ ] A: x\n  CHECK:\n  EXPECT: z\n")[0].contains("cannot be blank"));

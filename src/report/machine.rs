@@ -13,14 +13,22 @@ use crate::check::events::{Event, Reporter};
 pub struct Document<W: Write> {
     format: OutputFormat,
     out: W,
+    /// What JUnit names ledgers relative to: the repository root, or the
+    /// GitHub Actions workspace.
+    base: PathBuf,
     /// Why the document could not be written, once it could not.
     failed: Option<std::io::Error>,
 }
 
 impl<W: Write> Document<W> {
-    pub fn new(format: OutputFormat, out: W) -> Document<W> {
-        Document { format, out, failed: None }
+    pub fn new(format: OutputFormat, base: PathBuf, out: W) -> Document<W> {
+        Document { format, out, base, failed: None }
     }
+}
+
+/// `ledger` relative to `base` when it lies below it, else as it is.
+fn relative_to(base: &Path, ledger: &str) -> String {
+    Path::new(ledger).strip_prefix(base).map(|p| p.display().to_string()).unwrap_or_else(|_| ledger.to_string())
 }
 
 impl<W: Write> Reporter for Document<W> {
@@ -29,7 +37,7 @@ impl<W: Write> Reporter for Document<W> {
         let text = match self.format {
             OutputFormat::Human => return,
             OutputFormat::Json => report.to_json(),
-            OutputFormat::Junit => report.to_junit(),
+            OutputFormat::Junit => report.to_junit(|ledger| relative_to(&self.base, ledger)),
         };
         if let Err(error) = self.out.write_all(text.as_bytes()).and_then(|()| self.out.flush()) {
             self.failed.get_or_insert(error);
@@ -59,10 +67,7 @@ impl<W: Write> Annotations<W> {
 
     fn display(&self, ledger: &str) -> String {
         match &self.workspace {
-            Some(base) => Path::new(ledger)
-                .strip_prefix(base)
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|_| ledger.to_string()),
+            Some(base) => relative_to(base, ledger),
             None => ledger.to_string(),
         }
     }

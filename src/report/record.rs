@@ -119,6 +119,10 @@ pub struct RunReport {
     /// The scope's dispatch waves that are not complete.
     pub waves: WaveRecords,
     pub errors: Vec<String>,
+    /// Where each of `errors` is in a ledger, when it is (a parse error):
+    /// GitHub annotations point at that line.
+    #[serde(skip)]
+    pub error_places: Vec<Option<crate::diagnostic::Diagnostic>>,
     /// The command that moves an unmet run on, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_command: Option<String>,
@@ -185,7 +189,11 @@ pub struct WaveRecords {
 impl RunReport {
     /// A report for a run that stopped on a usage, parse or infrastructure
     /// error before it could judge any gate.
-    pub fn failed(mode: String, errors: Vec<String>) -> RunReport {
+    pub fn failed(
+        mode: String,
+        errors: Vec<String>,
+        error_places: Vec<Option<crate::diagnostic::Diagnostic>>,
+    ) -> RunReport {
         RunReport {
             schema: 1,
             tool: "gate-check",
@@ -210,6 +218,7 @@ impl RunReport {
             gates: Vec::new(),
             waves: WaveRecords::default(),
             errors,
+            error_places,
             next_command: None,
             selected_by: String::new(),
         }
@@ -225,7 +234,9 @@ impl RunReport {
         text
     }
 
-    pub fn to_junit(&self) -> String {
+    /// The JUnit document; `display_path` names each ledger (relative to
+    /// the repository, or the Actions workspace).
+    pub fn to_junit(&self, display_path: impl Fn(&str) -> String) -> String {
         let unselected = |g: &GateRecord| g.selected == Some(false);
         let failing = |g: &GateRecord| !matches!(g.state, GateState::Met | GateState::Abandoned) && !unselected(g);
         let skipping = |g: &GateRecord| g.state == GateState::Abandoned || unselected(g);
@@ -257,7 +268,7 @@ impl RunReport {
             let gates: Vec<&GateRecord> = self.gates.iter().filter(|g| g.ledger == ledger.path).collect();
             xml.push_str(&format!(
                 "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3}\">\n",
-                xml_escape(&ledger.path),
+                xml_escape(&display_path(&ledger.path)),
                 gates.len(),
                 gates.iter().filter(|g| failing(g)).count(),
                 gates.iter().filter(|g| skipping(g)).count(),
@@ -273,7 +284,7 @@ impl RunReport {
                     "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{}\" time=\"{time:.3}\"",
                     xml_escape(classname),
                     xml_escape(&format!("{}: {}", gate.id, gate.title)),
-                    xml_escape(&gate.ledger),
+                    xml_escape(&display_path(&gate.ledger)),
                     gate.line
                 ));
                 if gate.state == GateState::Met && !unselected(gate) {
@@ -358,7 +369,19 @@ impl RunReport {
                 .iter()
                 .map(|w| format!("::warning title=dispatch wave::{} was abandoned (handoff required)", escape_data(w))),
         );
-        lines.extend(self.errors.iter().map(|e| format!("::error title=gate-check::{}", escape_data(e))));
+        for (at, error) in self.errors.iter().enumerate() {
+            lines.push(match self.error_places.get(at).and_then(Option::as_ref) {
+                Some(place) => {
+                    let line = place.line.map(|line| format!(",line={line}")).unwrap_or_default();
+                    format!(
+                        "::error file={}{line},title=gate-check::{}",
+                        escape_property(&display_path(&place.path)),
+                        escape_data(&place.message)
+                    )
+                }
+                None => format!("::error title=gate-check::{}", escape_data(error)),
+            });
+        }
         lines
     }
 }
@@ -438,7 +461,7 @@ mod tests {
     use super::*;
 
     fn report() -> RunReport {
-        let mut report = RunReport::failed("run".into(), Vec::new());
+        let mut report = RunReport::failed("run".into(), Vec::new(), Vec::new());
         report.outcome = "unmet";
         report.exit_code = 1;
         report.ledgers.push(LedgerRecord { path: "/r/GATES.md".into(), gates: 2 });
@@ -470,7 +493,7 @@ mod tests {
 
     #[test]
     fn junit_counts_and_escapes() {
-        let xml = report().to_junit();
+        let xml = report().to_junit(str::to_string);
         assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
         assert!(xml.contains("a &lt;b&gt; &amp; &quot;c&quot;"), "{xml}");
         assert!(xml.contains("<failure message="), "{xml}");

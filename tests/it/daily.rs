@@ -65,3 +65,48 @@ fn unmet_manual_gates_are_explained_once_per_run() {
         .code(1)
         .stdout_is("  UNMET GATES:G1 (unchecked): outcome G1\nUNMET: 1 (met: 1)\n  GATES:G1\n");
 }
+
+#[test]
+fn junit_and_annotations_name_ledgers_relative_to_the_repository() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("G1", "false", "x"));
+    sandbox.write("gates/leaf-1.md", &gate("L1", "false", "x"));
+    let xml = sandbox.run(&["--status", "--format", "junit"]).code(1).stderr_contains("UNMET: 2").into_stdout();
+    assert!(
+        xml.contains("<testsuite name=\"GATES.md\" ") && xml.contains("file=\"gates/leaf-1.md\" line=\"1\""),
+        "{xml}"
+    );
+    assert!(!xml.contains(&sandbox.root.display().to_string()), "{xml}");
+    // JSON keeps the absolute path, its own field's meaning.
+    let json = sandbox.run(&["--status", "--format", "json"]).code(1).stderr_contains("UNMET: 2").stdout_json();
+    assert_eq!(json["ledgers"][0]["path"], sandbox.path("GATES.md").display().to_string());
+    // In GitHub Actions, relative to the workspace, which may hold the repository below it.
+    let workspace = sandbox.root.parent().unwrap();
+    let actions = sandbox.run_with(
+        sandbox
+            .cmd()
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_WORKSPACE", workspace)
+            .args(["--status", "--format", "junit"]),
+    );
+    let xml = actions.code(1).stderr_contains("::error file=repo/GATES.md,line=1,").into_stdout();
+    assert!(xml.contains("file=\"repo/gates/leaf-1.md\""), "{xml}");
+}
+
+#[test]
+fn a_parse_error_in_actions_is_one_annotation_at_its_line() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", "# Gates\n\n- [ ] G1: x\nCHECK: make\n  EXPECT: ok\n  EVIDENCE: pending\n");
+    let annotated = sandbox
+        .run_with(sandbox.cmd().env("GITHUB_ACTIONS", "true").env("GITHUB_WORKSPACE", &sandbox.root).arg("--status"));
+    annotated
+        .code(2)
+        .stdout_is(
+            "::error file=GATES.md,line=4,title=gate-check::unindented CHECK is not attached to a gate; indent \
+             attribute lines with spaces\n",
+        )
+        .stderr_is(&format!(
+            "{}:4: error: unindented CHECK is not attached to a gate; indent attribute lines with spaces\n",
+            sandbox.path("GATES.md").display()
+        ));
+}

@@ -43,6 +43,7 @@ mod reapproval;
 mod reporters;
 mod root_search;
 mod runner;
+mod schemas;
 mod selection;
 mod smoke;
 mod state_ignore;

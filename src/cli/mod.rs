@@ -120,7 +120,7 @@ pub(crate) struct Cli {
     /// List the pipelines under .unlazy/
     #[arg(long = "list-scopes", help_heading = "Pipeline actions")]
     pub list_scopes: bool,
-    /// Explicit ledger files; all are honored, and only those
+    /// Explicit ledger files, all honored and only those (relative ones from --root, else the current directory)
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }

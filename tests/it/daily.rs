@@ -110,3 +110,22 @@ fn a_parse_error_in_actions_is_one_annotation_at_its_line() {
             sandbox.path("GATES.md").display()
         ));
 }
+
+#[test]
+fn relative_ledger_files_are_taken_from_root_else_the_current_directory() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", MET);
+    std::fs::create_dir(sandbox.path("tests")).unwrap();
+    let below = || {
+        let mut command = sandbox.cmd();
+        command.current_dir(sandbox.path("tests"));
+        command
+    };
+    // Never searched for: from tests/, GATES.md is tests/GATES.md.
+    sandbox
+        .run_with(below().args(["--status", "GATES.md"]))
+        .code(2)
+        .stderr_contains(&format!("{}", sandbox.path("tests/GATES.md").display()));
+    sandbox.run_with(below().args(["--status", "--root", "..", "GATES.md"])).code(0).stdout_contains("ALL MET (1 met)");
+    sandbox.run_with(below().args(["--status", "../GATES.md"])).code(0).stdout_contains("ALL MET (1 met)");
+}

@@ -102,7 +102,7 @@ impl Command {
 
     pub fn execute(self) -> Result<Exit, Error> {
         match self {
-            Command::Completions(shell) => Ok(super::print_completions(shell)),
+            Command::Completions(shell) => Ok(super::complete::print_registration(shell)),
             Command::Man(args) => {
                 crate::manual::run(&args, <Cli as clap::CommandFactory>::command())?;
                 Ok(Exit::Met)

@@ -3,6 +3,7 @@
 //! arguments resolved once into a typed `Command`.
 
 mod command;
+mod complete;
 
 use command::Command;
 
@@ -13,6 +14,7 @@ use std::time::Duration;
 
 use clap::builder::NonEmptyStringValueParser;
 use clap::{CommandFactory, Parser, Subcommand};
+use clap_complete::engine::ArgValueCompleter;
 
 use crate::actions::Action;
 use crate::check::CheckConfig;
@@ -69,12 +71,14 @@ pub(crate) struct Cli {
     #[arg(long, allow_hyphen_values = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Use the pipeline .unlazy/ID (or UNLAZY_SCOPE)
-    #[arg(long, allow_hyphen_values = true, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+    #[arg(long, allow_hyphen_values = true, value_name = "ID", value_parser = NonEmptyStringValueParser::new(),
+          add = ArgValueCompleter::new(complete::scope_ids))]
     pub scope: Option<String>,
     /// Run and judge only these gates (repeatable; comma lists and globs: `G3` in every ledger,
     /// `leaf-1:G3` in one, `'T*'`, `'leaf-1:*'`, `T1,T2`). The verdict counts only selected gates;
     /// others (and dispatch waves) are left untouched
-    #[arg(long = "gate", value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+    #[arg(long = "gate", value_name = "ID", value_parser = NonEmptyStringValueParser::new(),
+          add = ArgValueCompleter::new(complete::gate_ids))]
     pub gates: Vec<String>,
     /// Judge and run only share K of N (1 <= K <= N): every Nth selected gate in ledger order,
     /// so N CI jobs with K = 1..N cover every gate exactly once
@@ -109,7 +113,8 @@ pub(crate) struct Cli {
     #[arg(long, help_heading = "Pipeline actions")]
     pub release: bool,
     /// The leaf (gate file stem) to --claim or --release
-    #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new(), help_heading = "Pipeline actions")]
+    #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new(), help_heading = "Pipeline actions",
+          add = ArgValueCompleter::new(complete::leaf_names))]
     pub leaf: Option<String>,
     /// Append one timestamped line to the scope's status.log
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true, value_parser = NonEmptyStringValueParser::new(), help_heading = "Pipeline actions")]
@@ -129,7 +134,7 @@ pub(crate) struct Cli {
 /// named like one of these is passed as `./NAME` or after `--`.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Subcommands {
-    /// Print a shell completion script for this command line
+    /// Print the script that registers completion with a shell (it calls gate-check back on each TAB)
     Completions {
         /// bash, elvish, fish, powershell or zsh
         shell: clap_complete::Shell,
@@ -154,7 +159,7 @@ pub(crate) enum Subcommands {
         #[arg(long, value_name = "RULE")]
         allow: Vec<String>,
         /// The pipeline whose ledgers to lint when no file is named
-        #[arg(long, value_name = "ID")]
+        #[arg(long, value_name = "ID", add = ArgValueCompleter::new(complete::scope_ids))]
         scope: Option<String>,
         /// Ledger files to lint (default: the ledgers the checker targets)
         #[arg(value_name = "FILE")]
@@ -196,13 +201,6 @@ pub(crate) enum HookEvent {
         #[arg(long, value_name = "ID")]
         scope: Option<String>,
     },
-}
-
-fn print_completions(shell: clap_complete::Shell) -> Exit {
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "gate-check", &mut script);
-    terminal::emit(&script);
-    Exit::Met
 }
 
 fn parse_bounded(name: &str, value: &str, max: u64) -> Result<u64, String> {
@@ -422,6 +420,8 @@ fn unknown_beside_help(arguments: &[OsString]) -> Option<clap::Error> {
 
 /// Parses the process arguments, runs, and returns the exit status.
 pub fn main() -> Exit {
+    // A shell asking for completions (COMPLETE=<shell>) is answered alone.
+    complete::answer_if_asked();
     // Every line any subcommand prints is neutralized alike.
     terminal::set_workflow_commands_live(crate::config::github_actions());
     let arguments: Vec<OsString> = std::env::args_os().collect();

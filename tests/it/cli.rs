@@ -177,15 +177,13 @@ fn fifo_ledger_is_refused_without_hanging() {
 #[test]
 fn completions_and_man_page_come_from_the_clap_definition() {
     let sandbox = Sandbox::new();
-    for (shell, marker) in
-        [("bash", "_gate__check()"), ("zsh", "#compdef gate-check"), ("fish", "complete -c gate-check")]
-    {
-        sandbox
-            .run(&["completions", shell])
-            .code(0)
-            .stdout_contains(marker)
-            .stdout_contains("reverify")
-            .stdout_contains("install-hooks");
+    // Registration scripts: the shell calls gate-check back on each TAB.
+    for (shell, marker) in [
+        ("bash", "complete -o nospace -o bashdefault -o nosort -F _clap_complete_gate_check gate-check"),
+        ("zsh", "#compdef gate-check"),
+        ("fish", "complete --keep-order --exclusive --command gate-check"),
+    ] {
+        sandbox.run(&["completions", shell]).code(0).stdout_contains(marker).stdout_contains("COMPLETE=");
     }
     sandbox.run(&["man"]).code(0).stdout_contains(".TH gate-check 1").stdout_contains("\\-\\-reverify");
     sandbox.run_with(sandbox.cmd().args(["completions", "tcsh"])).code(2).stderr_contains(

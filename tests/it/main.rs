@@ -7,6 +7,7 @@ mod core_support;
 mod approval;
 mod ci_files;
 mod cli;
+mod completion;
 mod concurrency;
 mod confined;
 mod crash_safety;

@@ -1,0 +1,101 @@
+//! Shell completion through each shell's own machinery: the script
+//! `gate-check completions SHELL` prints is loaded by bash, fish and zsh,
+//! and their completion functions call the binary back, which offers
+//! options after subcommands and the project's scope ids, gate ids and
+//! leaf names.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::common::{gate, Sandbox};
+
+/// A repository with two pipelines, root gates and a leaf.
+fn project() -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &gate("G1", "true", "x"));
+    sandbox.write(".unlazy/api/GATES.md", &gate("A1", "true", "x"));
+    sandbox.write(".unlazy/web/gates/leaf-9.md", &gate("W1", "true", "x"));
+    sandbox
+}
+
+/// PATH with the binary under test first: the scripts call `gate-check`.
+fn path_with_binary() -> String {
+    let binary = assert_cmd::cargo::cargo_bin("gate-check");
+    let directory: PathBuf = binary.parent().unwrap().to_path_buf();
+    format!("{}:/usr/local/bin:/usr/bin:/bin", directory.display())
+}
+
+fn shell(sandbox: &Sandbox, program: &str, script: &str) -> String {
+    let output = Command::new(program)
+        .args(["-c", script])
+        .current_dir(&sandbox.root)
+        .env_clear()
+        .env("PATH", path_with_binary())
+        .env("HOME", sandbox.path("home"))
+        .output()
+        .unwrap_or_else(|error| panic!("{program} is needed for this test ({error})"));
+    let (out, err) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{program} failed: {out}\n{err}");
+    out.into_owned()
+}
+
+/// Bash: loads the script, finds the function `complete -p` names, and
+/// calls it as bash's programmable completion does, with COMP_* set.
+fn bash_completions(sandbox: &Sandbox, words: &[&str]) -> Vec<String> {
+    let quoted: Vec<String> = words.iter().map(|word| format!("'{word}'")).collect();
+    let script = format!(
+        "source <(gate-check completions bash)\n\
+         fn=$(complete -p gate-check | sed -E 's/.* -F ([^ ]+) .*/\\1/')\n\
+         COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); COMP_LINE=\"${{COMP_WORDS[*]}}\"\n\
+         COMP_POINT=${{#COMP_LINE}}; COMP_TYPE=9\n\
+         \"$fn\" gate-check \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        words = quoted.join(" ")
+    );
+    shell(sandbox, "bash", &script).lines().map(str::to_string).filter(|line| !line.is_empty()).collect()
+}
+
+#[test]
+fn bash_completes_options_after_a_subcommand_and_the_projects_own_names() {
+    let sandbox = project();
+    assert_eq!(bash_completions(&sandbox, &["gate-check", "lint", "--st"]), ["--strict"]);
+    assert_eq!(bash_completions(&sandbox, &["gate-check", "install-hooks", "--ag"]), ["--agent"]);
+    assert_eq!(bash_completions(&sandbox, &["gate-check", "--scope", ""]), ["api", "web"]);
+    assert_eq!(bash_completions(&sandbox, &["gate-check", "lint", "--scope", "w"]), ["web"]);
+    assert_eq!(bash_completions(&sandbox, &["gate-check", "--gate", "leaf"]), ["leaf-9:W1"]);
+    assert_eq!(bash_completions(&sandbox, &["gate-check", "--gate", "G"]), ["G1", "GATES:A1", "GATES:G1"]);
+    assert_eq!(bash_completions(&sandbox, &["gate-check", "--leaf", "le"]), ["leaf-9"]);
+    assert!(bash_completions(&sandbox, &["gate-check", "--rev"]).contains(&"--reverify".to_string()));
+}
+
+#[test]
+fn fish_completes_through_its_own_complete_command() {
+    let sandbox = project();
+    let script = "gate-check completions fish | source\n\
+                  complete --do-complete 'gate-check lint --st'\n\
+                  echo ---\n\
+                  complete --do-complete 'gate-check --scope '";
+    let out = shell(&sandbox, "fish", script);
+    let (options, scopes) = out.split_once("---\n").unwrap();
+    assert!(options.starts_with("--strict\t"), "{out}");
+    assert_eq!(scopes, "api\nweb\n");
+}
+
+#[test]
+fn zsh_registers_the_completer_and_the_callback_it_makes_answers() {
+    let sandbox = project();
+    let script = "autoload -U compinit; compinit -u -d \"$HOME/.zcompdump\"\n\
+                  source <(gate-check completions zsh)\n\
+                  print -r -- ${_comps[gate-check]}";
+    assert_eq!(shell(&sandbox, "zsh", script), "_clap_dynamic_completer_gate_check\n");
+    // The call the zsh function makes on TAB, word for word.
+    let answer = sandbox.run_with(
+        sandbox.cmd().env("COMPLETE", "zsh").env("_CLAP_COMPLETE_INDEX", "2").env("_CLAP_IFS", "\n").args([
+            "--",
+            "gate-check",
+            "lint",
+            "--st",
+        ]),
+    );
+    answer.code(0).stdout_starts_with("--strict:");
+}

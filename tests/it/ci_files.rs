@@ -258,7 +258,12 @@ fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
 
     let action = yaml("action.yml", &source("action.yml"));
     let (install, run) = (&action["runs"]["steps"][0], &action["runs"]["steps"][1]);
-    let install_with = |temp: &str, pinned: &str| {
+    // The action's own checkout: its Cargo.toml and checksums.txt.
+    let action_path = work.join("action-checkout");
+    fs::create_dir_all(&action_path).unwrap();
+    fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"), action_path.join("Cargo.toml")).unwrap();
+    fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("checksums.txt"), action_path.join("checksums.txt")).unwrap();
+    let install_as = |temp: &str, pinned: &str, version: &str, action_ref: &str| {
         let temp = work.join(temp);
         fs::create_dir_all(&temp).unwrap();
         let values = [
@@ -267,13 +272,16 @@ fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
             ("RUNNER_TEMP", temp.display().to_string()),
             ("GITHUB_PATH", temp.join("github_path").display().to_string()),
             ("GITHUB_OUTPUT", temp.join("github_output").display().to_string()),
-            ("GATE_CHECK_VERSION", "latest".to_string()),
+            ("GATE_CHECK_VERSION", version.to_string()),
             ("GATE_CHECK_SHA256", pinned.to_string()),
+            ("GATE_CHECK_ACTION_REF", action_ref.to_string()),
+            ("GATE_CHECK_ACTION_PATH", action_path.display().to_string()),
             ("GH_TOKEN", "test-token".to_string()),
         ];
         let output = action_step(install, &work, &values, &path);
         (output, temp)
     };
+    let install_with = |temp: &str, pinned: &str| install_as(temp, pinned, "latest", "v9.9.9");
 
     let (output, temp) = install_with("ok", "");
     let (code, out, err) = outcome(&output);
@@ -290,6 +298,7 @@ fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
         let values = [
             ("GATE_CHECK_ARGS", action["inputs"]["args"]["default"].as_str().unwrap().to_string()),
             ("GATE_CHECK_JUNIT", "gate-report.xml".to_string()),
+            ("GATE_CHECK_PARTITION", String::new()),
             ("GATE_CHECK_BIN", bin.display().to_string()),
             ("GITHUB_OUTPUT", output_file.display().to_string()),
             ("UNLAZY_APPROVAL_DIR", sandbox.approvals.display().to_string()),
@@ -316,4 +325,92 @@ fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
     let (output, temp) = install_with("tampered", "");
     assert_ne!(output.status.code(), Some(0), "{output:?}");
     assert!(!temp.join(format!("gate-check-0.1.0/{name}")).exists(), "unpacked an archive that failed its checksum");
+    fs::write(&sums, text).unwrap();
+}
+
+#[test]
+fn the_action_installs_its_own_version_checks_pinned_checksums_and_can_only_install() {
+    let sandbox = Sandbox::new();
+    let work = sandbox.root.parent().unwrap().join("action");
+    let (os, arch, target) = runner_target();
+    let name = format!("gate-check-0.1.0-{target}");
+    let releases = work.join("releases");
+    let staged = releases.join("v0.1.0").join(&name);
+    fs::create_dir_all(&staged).unwrap();
+    fs::copy(assert_cmd::cargo::cargo_bin("gate-check"), staged.join("gate-check")).unwrap();
+    let pack = format!(
+        "cd '{dir}' && tar -czf {name}.tar.gz {name} && rm -r {name} && \
+         (sha256sum {name}.tar.gz 2>/dev/null || shasum -a 256 {name}.tar.gz) > {name}.tar.gz.sha256",
+        dir = releases.join("v0.1.0").display()
+    );
+    assert!(std::process::Command::new("sh").arg("-c").arg(&pack).status().unwrap().success(), "{pack}");
+    let real_sum = fs::read_to_string(releases.join(format!("v0.1.0/{name}.tar.gz.sha256"))).unwrap();
+    fake_curl(&work.join("bin"), &releases);
+    let path = format!("{}:{}", work.join("bin").display(), std::env::var("PATH").unwrap());
+    let action = yaml("action.yml", &source("action.yml"));
+    let install = &action["runs"]["steps"][0];
+    let install_as = |case: &str, version: &str, action_ref: &str, checksums: &str| {
+        let (temp, action_path) = (work.join(case), work.join(format!("{case}-checkout")));
+        fs::create_dir_all(&temp).unwrap();
+        fs::create_dir_all(&action_path).unwrap();
+        fs::write(action_path.join("Cargo.toml"), "[package]\nname = \"gate-check\"\nversion = \"0.1.0\"\n").unwrap();
+        fs::write(action_path.join("checksums.txt"), checksums).unwrap();
+        let values = [
+            ("RUNNER_OS", os.to_string()),
+            ("RUNNER_ARCH", arch.to_string()),
+            ("RUNNER_TEMP", temp.display().to_string()),
+            ("GITHUB_PATH", temp.join("github_path").display().to_string()),
+            ("GITHUB_OUTPUT", temp.join("github_output").display().to_string()),
+            ("GATE_CHECK_VERSION", version.to_string()),
+            ("GATE_CHECK_SHA256", String::new()),
+            ("GATE_CHECK_ACTION_REF", action_ref.to_string()),
+            ("GATE_CHECK_ACTION_PATH", action_path.display().to_string()),
+            ("GH_TOKEN", "test-token".to_string()),
+        ];
+        let output = action_step(install, &work, &values, &path);
+        let (code, out, err) = outcome(&output);
+        (code, format!("{out}{err}"), temp.join(format!("gate-check-0.1.0/{name}")).exists())
+    };
+    // No version input: the tag the action was used at, else its Cargo.toml's version.
+    let (code, out, unpacked) = install_as("by-tag", "", "v0.1.0", "");
+    assert!(code == 0 && unpacked, "{out}");
+    assert!(out.contains("is not listed in this action's checksums.txt"), "{out}");
+    let (code, out, unpacked) = install_as("by-manifest", "", "main", "");
+    assert!(code == 0 && unpacked, "{out}");
+    let (code, out, _) = install_as("unknown", "", "v9.9.9", "");
+    assert_ne!(code, 0, "a tag with no release is not installed: {out}");
+    // A checksum pinned in the action's repository must match.
+    let (code, out, unpacked) = install_as("pinned-right", "", "v0.1.0", &format!("# pins\n{real_sum}"));
+    assert!(code == 0 && unpacked && !out.contains("is not listed"), "{out}");
+    let wrong = format!("{}  {name}.tar.gz\n", "f".repeat(64));
+    let (code, out, unpacked) = install_as("pinned-wrong", "", "v0.1.0", &wrong);
+    assert!(code != 0 && !unpacked, "{out}");
+    assert!(out.contains("as checksums.txt of this action pins it"), "{out}");
+
+    // Install only: the run step is skipped by its condition; a share is passed on.
+    let run = &action["runs"]["steps"][1];
+    assert_eq!(run["if"].as_str(), Some("inputs.run != 'false'"));
+    assert_eq!(action["inputs"]["run"]["default"].as_str(), Some("true"));
+    let bin = work.join(format!("by-tag/gate-check-0.1.0/{name}/gate-check"));
+    sandbox.write("GATES.md", "- [x] A: one\n  EVIDENCE: seen\n- [ ] B: two\n");
+    let share = |partition: &str| {
+        let output_file = work.join("share_output");
+        let values = [
+            ("GATE_CHECK_ARGS", "--status".to_string()),
+            ("GATE_CHECK_JUNIT", String::new()),
+            ("GATE_CHECK_PARTITION", partition.to_string()),
+            ("GATE_CHECK_BIN", bin.display().to_string()),
+            ("GITHUB_OUTPUT", output_file.display().to_string()),
+            ("UNLAZY_APPROVAL_DIR", sandbox.approvals.display().to_string()),
+        ];
+        let output = action_step(run, &sandbox.root, &values, "/usr/bin:/bin");
+        outcome(&output)
+    };
+    let (code, out, _) = share("1/2");
+    assert_eq!(code, 0, "share 1/2 holds only the met gate: {out}");
+    assert!(out.contains("ALL MET (1 met, not selected: 1)"), "{out}");
+    let (code, out, _) = share("2/2");
+    assert_eq!(code, 1, "{out}");
+    let (code, _, _) = share("");
+    assert_eq!(code, 1);
 }

@@ -99,6 +99,9 @@ pub enum Error {
     /// `--sandbox` asked for confinement this machine cannot give.
     #[error(transparent)]
     Sandbox(#[from] SandboxUnavailable),
+    /// `gate-check tree`.
+    #[error(transparent)]
+    Tree(#[from] crate::tree::TreeError),
 }
 
 /// One ledger's failed write-back.
@@ -147,7 +150,8 @@ impl Error {
             | Error::Manual(_)
             | Error::Lint(_)
             | Error::Output { .. }
-            | Error::Sandbox(_) => Exit::Error,
+            | Error::Sandbox(_)
+            | Error::Tree(_) => Exit::Error,
         }
     }
 
@@ -194,6 +198,9 @@ impl Error {
             Error::Dispatch(error) => vec![crate::dispatch::cli::error_line(error)],
             Error::Manual(error) => vec![format!("gate-check man: {error}")],
             Error::Install(error) => vec![format!("gate-check: {error}")],
+            Error::Tree(crate::tree::TreeError::Plan { path, line, message }) => {
+                vec![Diagnostic::new(path.display().to_string(), Some(*line), message.as_str()).error_line()]
+            }
             other => other.lines().iter().map(|line| error_line(line)).collect(),
         }
     }

@@ -64,4 +64,5 @@ pub(crate) mod shell_words;
 pub mod state_root;
 pub(crate) mod target;
 pub mod terminal;
+pub(crate) mod tree;
 pub(crate) mod visible;

@@ -45,6 +45,10 @@ pub(crate) enum Command {
         config: LintConfig,
         env: Environment,
     },
+    Tree {
+        config: crate::tree::TreeConfig,
+        env: Environment,
+    },
     Install {
         agent: Host,
         location: Location,
@@ -74,6 +78,9 @@ impl Command {
                 return Ok(Command::Hook { agent, scope, env: env.ok() })
             }
             Some(Subcommands::Dispatch(args)) => return Ok(Command::Dispatch { args, env: env? }),
+            Some(Subcommands::Tree { scope, format, color }) => {
+                return Ok(Command::Tree { config: crate::tree::TreeConfig { scope, format, color }, env: env? })
+            }
             Some(Subcommands::Lint { strict, json, format, allow, scope, files }) => {
                 let json = json || format == Some(crate::lint_files::LintFormat::Json);
                 return Ok(Command::Lint { config: LintConfig { strict, json, allow, scope, files }, env: env? });
@@ -110,6 +117,7 @@ impl Command {
             Command::Hook { agent, scope, env } => Ok(hook::stop(env.as_ref(), agent, scope.as_deref())),
             Command::Dispatch { args, env } => Ok(crate::dispatch::cli::run(args, &env)?),
             Command::Lint { config, env } => Ok(lint_files::run(&env, &config)?),
+            Command::Tree { config, env } => Ok(crate::tree::run(&env, &config)?),
             Command::Install { agent, location, scope, uninstall, env } => {
                 install::run(&env, agent, location, scope.as_deref(), uninstall)?;
                 Ok(Exit::Met)

@@ -143,6 +143,18 @@ pub(crate) enum Subcommands {
     Man(crate::manual::ManArgs),
     /// Record and check native dispatch launch waves
     Dispatch(crate::dispatch::cli::DispatchArgs),
+    /// Draw the pipeline's PLAN tree with live gate states, leases, waves and drift; never executes
+    Tree {
+        /// The pipeline to draw (default: as --status chooses)
+        #[arg(long, value_name = "ID", add = ArgValueCompleter::new(complete::scope_ids))]
+        scope: Option<String>,
+        /// human (a tree for the terminal), json, markdown (a job summary) or mermaid
+        #[arg(long, value_name = "FORMAT", value_enum, default_value_t = crate::tree::TreeFormat::Human)]
+        format: crate::tree::TreeFormat,
+        /// When to colour the human tree (never also draws it in plain ASCII)
+        #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorWhen::Auto)]
+        color: ColorWhen,
+    },
     /// Audit whether ledgers' gates are worth passing; never executes a CHECK
     Lint {
         /// Treat warnings as failures (exit 1)

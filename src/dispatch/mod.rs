@@ -40,6 +40,11 @@ pub fn aggregate(root: &Path, scope: Option<&str>) -> Result<DispatchSummary, Wa
         .map_err(|source| WavesError { scope: scope.to_string(), source })
 }
 
+/// Every wave of `scope`, as the state file holds them.
+pub fn waves(root: &Path, scope: &str) -> Result<model::State, WavesError> {
+    store::read(root, scope).map_err(|source| WavesError { scope: scope.to_string(), source })
+}
+
 /// The leaf of `scope` whose agent the host launched as `handle`, when a
 /// live wave recorded one (see `model::State::leaf_launched_as`).
 pub fn leaf_launched_as(root: &Path, scope: &str, handle: &str) -> Result<Option<String>, WavesError> {

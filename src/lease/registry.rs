@@ -90,6 +90,19 @@ fn leases(directory: &Path) -> Result<Vec<(PathBuf, Lease)>, RegistryError> {
         .collect()
 }
 
+/// The lease `scope/leaf` holds now, if any; read without the registry
+/// lock (records are only ever replaced whole) and without creating
+/// anything, for views that never change state.
+pub fn held(root: &Path, scope: &str, leaf: &str) -> Result<Option<Lease>, RegistryError> {
+    let path = crate::layout::StateDir::new(root).locks().join(super::record_name(scope, leaf));
+    if fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    let text = read_record(&path)?;
+    let name = super::record_name(scope, leaf);
+    parse_record(&name, &text).map(Some).map_err(|reason| RegistryError::Malformed(path.display().to_string(), reason))
+}
+
 /// Reads a record as one stable regular file; anything else is refused.
 fn read_record(path: &Path) -> Result<String, RegistryError> {
     let refused = || RegistryError::NotRegular(path.display().to_string());

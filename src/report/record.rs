@@ -420,7 +420,7 @@ fn failure_body(message: &str, tail: Option<&tail::OutputTail>) -> String {
 }
 
 /// Every string in a JSON value, sanitized in place.
-fn sanitize_strings(value: &mut serde_json::Value) {
+pub(crate) fn sanitize_strings(value: &mut serde_json::Value) {
     match value {
         serde_json::Value::String(text) if text.chars().any(terminal::is_unsafe) => *text = safe(text),
         serde_json::Value::Array(items) => items.iter_mut().for_each(sanitize_strings),

@@ -50,3 +50,4 @@ mod smoke;
 mod state_ignore;
 mod state_ownership;
 mod targeting;
+mod tree;

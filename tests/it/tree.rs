@@ -271,10 +271,7 @@ fn mermaid_markdown_and_json_carry_the_same_tree() {
 
     let markdown = tree(&sandbox, &["--format", "markdown"]).code(1).into_stdout();
     assert!(markdown.starts_with("## gate-check tree: scope `shop`\n\n**Not done.** Plan: `.unlazy/shop/PLAN.md`.\n\n```mermaid\nflowchart TD\n"), "{markdown}");
-    assert!(
-        markdown.contains(&format!("```\n\n| Node | Title | Ledger | Gates | Declared | Lease | Wave |\n")),
-        "{markdown}"
-    );
+    assert!(markdown.contains("```\n\n| Node | Title | Ledger | Gates | Declared | Lease | Wave |\n"), "{markdown}");
     assert!(
         markdown.contains("| 1.1.1 | Price model | gates/leaf-1.1.1.md | 1/2 met (M2) | VERIFIED | - | - |\n"),
         "{markdown}"

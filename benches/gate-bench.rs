@@ -2,7 +2,7 @@
 //! itself and, given `--node DIR`, against the real Node.js unlazy checker:
 //!
 //!     cargo bench --bench gate-bench -- all [--node DIR] [--quick]
-//!     cargo bench --bench gate-bench -- status | scaling | lint | hook | reverify | backreference | jobs | flood
+//!     cargo bench --bench gate-bench -- status | scaling | lint | hook | reverify | backreference | jobs | flood | tree
 //!
 //! DIR is an unlazy skill directory (`scripts/gate-check.mjs`,
 //! `scripts/gate-lint.mjs`, `scripts/stop-hook.mjs`, `scripts/lib/`); each
@@ -89,6 +89,8 @@ enum Benchmark {
     },
     /// A check that prints 1 GiB: time until it fails and gate-check's peak RSS
     Flood,
+    /// `tree` on a 1,000-leaf pipeline against `--status` on the same pipeline
+    Tree,
 }
 
 #[derive(Debug, Subcommand)]
@@ -1106,6 +1108,71 @@ fn bench_flood(tools: &Tools, tally: &mut Tally) -> Result<()> {
     Ok(())
 }
 
+/// A pipeline of `branches` branches of `per_branch` leaves each, every
+/// leaf with a ledger of five gates, one met; its PLAN.md in the skill's
+/// list form with a dispatch table row per leaf.
+fn pipeline(workspace: &Workspace, branches: usize, per_branch: usize) -> Result<()> {
+    let base = workspace.root.join(".unlazy/big");
+    fs::create_dir_all(base.join("gates"))?;
+    let mut tree = String::from("# Plan: benchmark\n\n## Tree\n\n- 1 Everything ...... GATES.md\n");
+    let mut table = String::from(
+        "\n## Leaf dispatch table\n\n| Leaf | Owns | Needs | Tier | Planned wave | State |\n|---|---|---|---|---|---|\n",
+    );
+    fs::write(base.join("GATES.md"), "- [ ] R1: everything integrated\n")?;
+    for branch in 1..=branches {
+        tree.push_str(&format!("  - 1.{branch} Branch {branch} ...... gates/node-1.{branch}.md\n"));
+        fs::write(base.join(format!("gates/node-1.{branch}.md")), format!("- [ ] N{branch}: integrated\n"))?;
+        for leaf in 1..=per_branch {
+            let id = format!("1.{branch}.{leaf}");
+            tree.push_str(&format!("    - {id} Leaf {id} ...... gates/leaf-{id}.md\n"));
+            table.push_str(&format!("| {id} | src/l{branch}_{leaf}/** | - | mechanical | 1 | READY |\n"));
+            let mut text = format!("OWNS: src/l{branch}_{leaf}/**\n\n- [x] G0: done\n  EVIDENCE: seen\n");
+            for gate in 1..5 {
+                text.push_str(&format!(
+                    "- [ ] G{gate}: file {gate} exists\n  CHECK: test -s f/{gate}\n  EXPECT: /^ok {gate}$/\n"
+                ));
+            }
+            fs::write(base.join(format!("gates/leaf-{id}.md")), text)?;
+        }
+    }
+    fs::write(base.join("PLAN.md"), format!("{tree}{table}"))?;
+    Ok(())
+}
+
+fn bench_tree(tools: &Tools, tally: &mut Tally) -> Result<()> {
+    let workspace = Workspace::new()?;
+    pipeline(&workspace, 10, 100)?;
+    let mut contenders = vec![
+        Contender {
+            name: "tree".into(),
+            run: Box::new(|| {
+                let measured =
+                    measure(&mut tools.gate_check(&workspace, &["tree", "--scope", "big", "--color", "never"]), None)?;
+                measured.expect("gate-check tree", 1, "TREE NOT DONE: 1011 node(s) not met")?;
+                Ok(measured)
+            }),
+        },
+        Contender {
+            name: "status".into(),
+            run: Box::new(|| {
+                let measured = measure(&mut tools.gate_check(&workspace, &["--status", "--scope", "big", "-q"]), None)?;
+                measured.expect("gate-check --status", 1, "UNMET: ")?;
+                Ok(measured)
+            }),
+        },
+    ];
+    let figures = paired(tools.rounds, &mut contenders)?;
+    let mut row =
+        Row::new("tree, a pipeline of 1,000 leaves (5,011 gates) with its PLAN.md", "tree <= 2x --status on it");
+    row.figure("gate-check tree", &figures["tree"]);
+    row.figure("gate-check --status", &figures["status"]);
+    let ratio = figures["tree"].times(&figures["status"]);
+    row.ratio(format!("tree / --status: {ratio:.2}x"));
+    row.check(format!("tree / --status {ratio:.2}x <= 2x"), Verdict::of(ratio <= 2.0));
+    row.print(tally);
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let cli = Cli::parse();
     let benchmark = match cli.invocation {
@@ -1145,6 +1212,7 @@ fn main() -> Result<()> {
             bench_scaling(&tools, &mut matrix)?;
             bench_jobs(&tools, 16, "0.2", 8)?;
             bench_flood(&tools, &mut tally)?;
+            bench_tree(&tools, &mut tally)?;
         }
         Benchmark::Status => bench_status(&tools, &mut StatusMatrix::new()?, &mut tally)?,
         Benchmark::Scaling => bench_scaling(&tools, &mut StatusMatrix::new()?)?,
@@ -1154,6 +1222,7 @@ fn main() -> Result<()> {
         Benchmark::Backreference => bench_backreference(&tools, &mut tally)?,
         Benchmark::Jobs { checks, sleep, jobs } => bench_jobs(&tools, checks, &sleep, jobs)?,
         Benchmark::Flood => bench_flood(&tools, &mut tally)?,
+        Benchmark::Tree => bench_tree(&tools, &mut tally)?,
     }
     if tally.pass + tally.miss + tally.unmeasured > 0 {
         println!("goals: {} PASS, {} MISS, {} not measured", tally.pass, tally.miss, tally.unmeasured);

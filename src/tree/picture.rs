@@ -111,8 +111,7 @@ pub fn leaf_name(ledger: &str) -> &str {
     file.strip_suffix(".md").unwrap_or(file)
 }
 
-fn kind_of(plan: &Plan, id: &str, declared_kind: Option<&str>) -> &'static str {
-    let has_children = plan.nodes.iter().any(|node| node.id.starts_with(&format!("{id}.")));
+fn kind_of(id: &str, has_children: bool, declared_kind: Option<&str>) -> &'static str {
     match declared_kind {
         Some("leaf") => "leaf",
         Some("root") => "root",
@@ -126,14 +125,15 @@ fn kind_of(plan: &Plan, id: &str, declared_kind: Option<&str>) -> &'static str {
 /// The tree with live states and its drift.
 pub fn with_plan(scope: Option<String>, plan_path: String, plan: &Plan, gathered: &Gathered) -> Picture {
     let mut nodes = Vec::with_capacity(plan.nodes.len());
+    let mut children: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for node in &plan.nodes {
-        let kind = kind_of(plan, &node.id, node.kind.as_deref());
-        let children = plan
-            .nodes
-            .iter()
-            .filter(|child| child.id.rsplit_once('.').is_some_and(|(parent, _)| parent == node.id))
-            .map(|child| child.id.clone())
-            .collect();
+        if let Some((parent, _)) = node.id.rsplit_once('.') {
+            children.entry(parent).or_default().push(node.id.clone());
+        }
+    }
+    for node in &plan.nodes {
+        let children = children.remove(node.id.as_str()).unwrap_or_default();
+        let kind = kind_of(&node.id, !children.is_empty(), node.kind.as_deref());
         let name = leaf_name(&node.ledger);
         let wave = gathered.waves.get(&node.id).or_else(|| gathered.waves.get(name)).cloned();
         nodes.push(NodeView {
@@ -181,7 +181,9 @@ fn drift(plan: &Plan, nodes: &[NodeView], gathered: &Gathered) -> Vec<Drift> {
     let mut add = |node: Option<&str>, kind: &'static str, message: String| {
         found.push(Drift { node: node.map(str::to_string), kind, message });
     };
-    let state_of = |id: &str| nodes.iter().find(|node| node.id == id).and_then(|node| node.declared.as_deref());
+    let states: BTreeMap<&str, Option<&str>> =
+        nodes.iter().map(|node| (node.id.as_str(), node.declared.as_deref())).collect();
+    let state_of = |id: &str| states.get(id).copied().flatten();
     for node in nodes {
         let id = Some(node.id.as_str());
         if node.live == LedgerView::Missing {

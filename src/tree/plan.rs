@@ -220,12 +220,16 @@ fn read_dispatch_table(plan: &mut Plan, rows: &[(usize, &str)]) -> Result<(), Pl
     };
     let (owns, needs) = (column(&header, &["owns"]), column(&header, &["needs"]));
     let (wave, state) = (column(&header, &["planned wave", "wave"]), column(&header, &["state"]));
+    let ids: std::collections::HashSet<&str> = plan.nodes.iter().map(|node| node.id.as_str()).collect();
+    let parents: std::collections::HashSet<&str> =
+        plan.nodes.iter().filter_map(|node| node.id.rsplit_once('.').map(|(parent, _)| parent)).collect();
+    let mut declared_rows = Vec::with_capacity(rows.len());
     for (line, row) in rows {
         let id = row[leaf].trim_matches('`').to_string();
-        let Some(node) = plan.nodes.iter().find(|node| node.id == id) else {
+        if !ids.contains(id.as_str()) {
             return error(line, format!("dispatch row for {id}, which the tree does not list"));
-        };
-        if plan.nodes.iter().any(|other| other.id.starts_with(&format!("{}.", node.id))) {
+        }
+        if parents.contains(id.as_str()) {
             return error(line, format!("dispatch row for {id}, which is a branch, not a leaf"));
         }
         let declared = Declared {
@@ -235,11 +239,12 @@ fn read_dispatch_table(plan: &mut Plan, rows: &[(usize, &str)]) -> Result<(), Pl
             state: state.map(|at| state_cell(line, &row[at], &LEAF_STATES)).transpose()?.flatten(),
             line,
         };
-        if let Some(unknown) = declared.needs.iter().find(|need| !plan.nodes.iter().any(|node| &node.id == *need)) {
+        if let Some(unknown) = declared.needs.iter().find(|need| !ids.contains(need.as_str())) {
             return error(line, format!("{id} needs {unknown}, which the tree does not list"));
         }
-        plan.declared.insert(id, declared);
+        declared_rows.push((id, declared));
     }
+    plan.declared.extend(declared_rows);
     Ok(())
 }
 

@@ -73,17 +73,11 @@ fn cut(text: &str, width: usize) -> String {
 fn prefixes(picture: &Picture, drawing: Drawing) -> Vec<String> {
     let (pipe, space, tee, elbow) =
         if drawing.unicode { ("│  ", "   ", "├─ ", "└─ ") } else { ("|  ", "   ", "|- ", "`- ") };
-    let is_last = |id: &str| -> bool {
-        match id.rsplit_once('.') {
-            None => picture.nodes.iter().rfind(|node| !node.id.contains('.')).is_some_and(|n| n.id == id),
-            Some((parent, _)) => picture
-                .nodes
-                .iter()
-                .find(|node| node.id == parent)
-                .and_then(|parent| parent.children.last())
-                .is_some_and(|last| last == id),
-        }
-    };
+    // The last child of every node, and the last root.
+    let mut last: std::collections::HashSet<&str> =
+        picture.nodes.iter().filter_map(|node| node.children.last().map(String::as_str)).collect();
+    last.extend(picture.nodes.iter().rfind(|node| !node.id.contains('.')).map(|node| node.id.as_str()));
+    let is_last = |id: &str| last.contains(id);
     picture
         .nodes
         .iter()

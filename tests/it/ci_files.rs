@@ -414,3 +414,37 @@ fn the_action_installs_its_own_version_checks_pinned_checksums_and_can_only_inst
     let (code, _, _) = share("");
     assert_eq!(code, 1);
 }
+
+#[test]
+fn the_action_appends_the_checked_pipelines_tree_to_the_job_summary() {
+    let sandbox = Sandbox::new();
+    let action = yaml("action.yml", &source("action.yml"));
+    let step = &action["runs"]["steps"][2];
+    assert_eq!(step["id"].as_str(), Some("tree"));
+    assert_eq!(step["if"].as_str(), Some("always() && inputs.run != 'false' && inputs.tree-summary != 'false'"));
+    let summary = sandbox.root.parent().unwrap().join("step-summary.md");
+    let run = |args: &str| {
+        let _ = fs::remove_file(&summary);
+        let values = [
+            ("GATE_CHECK_ARGS", args.to_string()),
+            ("GATE_CHECK_BIN", assert_cmd::cargo::cargo_bin("gate-check").display().to_string()),
+            ("GITHUB_STEP_SUMMARY", summary.display().to_string()),
+            ("UNLAZY_APPROVAL_DIR", sandbox.approvals.display().to_string()),
+        ];
+        let (code, out, err) = outcome(&action_step(step, &sandbox.root, &values, "/usr/bin:/bin"));
+        assert_eq!(code, 0, "{out}{err}");
+        fs::read_to_string(&summary).unwrap_or_default()
+    };
+    // No pipeline: the summary is left alone.
+    sandbox.write("GATES.md", "- [ ] G1: x\n");
+    assert_eq!(run("--status"), "");
+    // The only pipeline, or the one --scope names: its tree.
+    sandbox.write(".unlazy/api/PLAN.md", "## Tree\n\n- 1 API ...... GATES.md\n");
+    sandbox.write(".unlazy/api/GATES.md", "- [x] A1: done\n  EVIDENCE: seen\n");
+    let only = run("--status");
+    assert!(only.starts_with("## gate-check tree: scope `api`\n\n**All met, no drift.**"), "{only}");
+    sandbox.write(".unlazy/web/GATES.md", "- [ ] W1: x\n");
+    assert_eq!(run("--status"), "", "two pipelines and no --scope: which one ran is unknown");
+    let named = run("--status --scope web");
+    assert!(named.starts_with("## gate-check tree: scope `web`\n\n**Not done.** No `PLAN.md`"), "{named}");
+}

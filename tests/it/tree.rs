@@ -50,7 +50,19 @@ fn pipeline() -> Sandbox {
     at("gates/leaf-1.2.1.md", "OWNS: src/table/**\n\n- [x] T1: table\n  EVIDENCE: ok\n");
     at("gates/leaf-1.2.2.md", "OWNS: src/toggle/**\n\n- [ ] G1: toggle\n");
     at("gates/leaf-9.9.md", "OWNS: src/stray/**\n\n- [x] S1: stray\n  EVIDENCE: ok\n");
-    sandbox.run(&["--claim", "--scope", "shop", "--leaf", "leaf-1.1.2"]).code(0).stdout_starts_with("CLAIMED 1 ");
+    // The lease gate-check --claim writes, with a fixed pid so the drawing
+    // is the same on every run.
+    let name = &crate::core_support::sha256_hex("shop::leaf-1.1.2")[..24];
+    sandbox.write(
+        &format!(".unlazy/locks/{name}.lease"),
+        r#"{"scope":"shop","leaf":"leaf-1.1.2","globs":["src/api/**"],"pid":4242}"#,
+    );
+    // gate-check's own registry reads that record as a lease like its own.
+    sandbox.run(&["--claim", "--scope", "shop", "--leaf", "leaf-1.2.1"]).code(0).stdout_starts_with("CLAIMED 1 ");
+    sandbox
+        .run(&["--release", "--scope", "shop", "--leaf", "leaf-1.2.1"])
+        .code(0)
+        .stdout_starts_with("released 1 lease(s)");
     let dispatch = |args: &[&str], said: &str| {
         let mut command = sandbox.cmd();
         command.arg("dispatch").args(args).args(["--scope", "shop", "--wave", "w2"]);
@@ -62,15 +74,8 @@ fn pipeline() -> Sandbox {
 }
 
 /// The pid the lease record of `leaf-1.1.2` holds.
-fn lease_pid(sandbox: &Sandbox) -> u64 {
-    let locks = sandbox.path(".unlazy/locks");
-    let record = std::fs::read_dir(&locks)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .find(|path| path.extension().is_some_and(|ext| ext == "lease"))
-        .expect("a lease record");
-    let lease: Value = serde_json::from_str(&std::fs::read_to_string(record).unwrap()).unwrap();
-    lease["pid"].as_u64().unwrap()
+fn lease_pid(_: &Sandbox) -> u64 {
+    4242
 }
 
 fn tree(sandbox: &Sandbox, args: &[&str]) -> Run {
@@ -86,7 +91,7 @@ fn the_tree_shows_live_states_leases_waves_and_every_drift() {
 1 Ship the pricing page  GATES.md  1/1 met
 |- 1.1 Backend  node-1.1.md  0/1 met (N1)
 |  |- 1.1.1 Price model  leaf-1.1.1.md  1/2 met (M2)  VERIFIED
-|  `- 1.1.2 Price...  leaf-1.1.2.md  0/1 met (A1)  IN-FLIGHT  lease pid {pid}  wave w2 open, started
+|  `- 1.1.2 Price API  leaf-1.1.2.md  0/1 met (A1)  IN-FLIGHT  lease pid {pid}  wave w2 open, started
 `- 1.2 Frontend  node-1.2.md  no ledger
    |- 1.2.1 Pricing table  leaf-1.2.1.md  1/1 met  READY
    `- 1.2.2 Toggle  leaf-1.2.2.md  0/1 met (G1)  WAITING  wave w2 open, not started
@@ -109,6 +114,15 @@ TREE NOT DONE: 5 node(s) not met, 4 drift warning(s)
     // Coloured only when asked: the state carries the colour.
     let coloured = tree(&sandbox, &["--color", "always"]).code(1).into_stdout();
     assert!(coloured.contains("\u{1b}[31m0/1 met (N1)\u{1b}[0m"), "{coloured}");
+    // A long title is cut so every node keeps to 100 columns, its state whole.
+    sandbox.write(".unlazy/shop/PLAN.md", &PLAN.replace("Toggle", &"Toggle with a very long title ".repeat(8)));
+    let long = tree(&sandbox, &["--color", "never"]).code(1).into_stdout();
+    let line = long.lines().find(|line| line.contains("1.2.2 Toggle")).unwrap();
+    assert!(
+        line.chars().count() <= 100 && line.ends_with("0/1 met (G1)  WAITING  wave w2 open, not started"),
+        "{line}"
+    );
+    assert!(line.contains("...  leaf-1.2.2.md"), "{line}");
     // tree never executes or writes: the pipeline is as it was.
     assert!(!sandbox.path(".unlazy/shop/hook-state.json").exists());
 }
@@ -285,4 +299,15 @@ fn mermaid_markdown_and_json_carry_the_same_tree() {
     assert_eq!(json["nodes"][3]["lease"], format!("pid {}", lease_pid(&sandbox)));
     assert_eq!(json["nodes"][3]["wave"]["started"], true);
     assert_eq!(json["drift"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn the_shipped_plan_template_is_read_as_a_tree() {
+    let sandbox = Sandbox::new();
+    let template = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/PLAN.md")).unwrap();
+    sandbox.write(".unlazy/demo/PLAN.md", &template);
+    sandbox.write(".unlazy/demo/GATES.md", "- [ ] R1: the task is done\n");
+    let out = tree(&sandbox, &["--color", "never"]).code(1).into_stdout();
+    assert!(out.starts_with("tree of .unlazy/demo/ from .unlazy/demo/PLAN.md: 6 node(s), 3 leaf(s)\n1  GATES.md  0/1 met (R1)  OPEN\n|- 1.1  node-1.1.md  no ledger  OPEN\n"), "{out}");
+    assert!(out.contains("   `- 1.2.1  leaf-1.2.1.md  no ledger  READY\n"), "{out}");
 }

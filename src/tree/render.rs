@@ -25,10 +25,13 @@ fn status(live: &LedgerView) -> String {
         LedgerView::Missing => "no ledger".to_string(),
         LedgerView::Invalid { line: Some(line) } => format!("does not parse (line {line})"),
         LedgerView::Invalid { line: None } => "cannot be read".to_string(),
-        LedgerView::Read { met, total, unmet, abandoned, .. } => {
+        LedgerView::Read { met, total, unmet, stale, abandoned, .. } => {
             let mut text = format!("{met}/{total} met");
             if !unmet.is_empty() {
                 text.push_str(&format!(" ({})", unmet_text(unmet)));
+            }
+            if *stale > 0 {
+                text.push_str(&format!(", {stale} stale"));
             }
             if !abandoned.is_empty() {
                 text.push_str(&format!(", HANDOFF {}", unmet_text(abandoned)));
@@ -292,4 +295,19 @@ pub fn json(picture: &Picture) -> String {
     let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
     text.push('\n');
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_names_unmet_stale_and_abandoned_gates() {
+        let unmet: Vec<String> = ["G1", "G2", "G3", "G4"].iter().map(|id| id.to_string()).collect();
+        let live =
+            LedgerView::Read { met: 1, total: 6, unmet, stale: 2, abandoned: vec!["G6".into()], owns: Vec::new() };
+        assert_eq!(status(&live), "1/6 met (G1, G2, G3, +1 more), 2 stale, HANDOFF G6");
+        assert_eq!(status(&LedgerView::Invalid { line: Some(7) }), "does not parse (line 7)");
+        assert_eq!(mermaid_text("a \"b\" <c> #d"), "a #quot;b#quot; #lt;c#gt; #35;d");
+    }
 }

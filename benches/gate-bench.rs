@@ -2,7 +2,8 @@
 //! itself and, given `--node DIR`, against the real Node.js unlazy checker:
 //!
 //!     cargo bench --bench gate-bench -- all [--node DIR] [--quick]
-//!     cargo bench --bench gate-bench -- status | scaling | lint | hook | reverify | backreference | jobs | flood | tree
+//!     cargo bench --bench gate-bench -- status | stale | scope | scaling | lint | hook | reverify | backreference |
+//!                                        worst | jobs | flood | tree
 //!
 //! DIR is an unlazy skill directory (`scripts/gate-check.mjs`,
 //! `scripts/gate-lint.mjs`, `scripts/stop-hook.mjs`, `scripts/lib/`); each
@@ -91,6 +92,12 @@ enum Benchmark {
     Flood,
     /// `tree` on a 1,000-leaf pipeline against `--status` on the same pipeline
     Tree,
+    /// `--status` on 80,000 checked regex gates whose evidence is stale
+    Stale,
+    /// `--status` on a scope of 1,000 leaf ledgers (20,000 gates) against `cat` of them
+    Scope,
+    /// Worst-case EXPECT families on 1 MiB of output that holds the required literal
+    Worst,
 }
 
 #[derive(Debug, Subcommand)]
@@ -1139,6 +1146,144 @@ fn pipeline(workspace: &Workspace, branches: usize, per_branch: usize) -> Result
     Ok(())
 }
 
+fn bench_stale(tools: &Tools, tally: &mut Tally) -> Result<()> {
+    const GATES: usize = 80_000;
+    let workspace = Workspace::new()?;
+    let mut text = format!("# Benchmark: {GATES} checked gates with stale evidence\n\n");
+    for index in 0..GATES {
+        text.push_str(&format!(
+            "- [x] G{index}: file {index} exists\n  CHECK: test -s f/{index}\n  EXPECT: /^ok {index}$/\n  EVIDENCE: exit=0\n"
+        ));
+    }
+    workspace.write("GATES.md", &text)?;
+    let summary = format!("UNMET: {GATES} (met: 0)");
+    let workspace = &workspace;
+    let mut contenders = vec![
+        Contender {
+            name: "gate-check".into(),
+            run: Box::new(|| {
+                let measured = measure(&mut tools.gate_check(workspace, &["--status", "GATES.md"]), None)?;
+                measured.expect("gate-check --status", 1, &summary)?;
+                Ok(measured)
+            }),
+        },
+        grep_floor(workspace, "GATES.md", GATES),
+    ];
+    let figures = paired(tools.rounds, &mut contenders)?;
+    let mut row = Row::new(
+        format!("--status, {} checked /regex/ gates with stale evidence", thousands(GATES)),
+        "<= 10x the grep floor",
+    );
+    row.figure("gate-check", &figures["gate-check"]);
+    row.figure("floor: grep -c over the file", &figures["floor"]);
+    let ratio = figures["gate-check"].times(&figures["floor"]);
+    row.ratio(format!("gate-check / floor: {ratio:.1}x"));
+    row.check(format!("{ratio:.1}x the floor <= 10x"), Verdict::of(ratio <= 10.0));
+    row.print(tally);
+    Ok(())
+}
+
+fn bench_scope(tools: &Tools, tally: &mut Tally) -> Result<()> {
+    const LEAVES: usize = 1_000;
+    const GATES_PER_LEAF: usize = 20;
+    let workspace = Workspace::new()?;
+    let gates = workspace.root.join(".unlazy/wide/gates");
+    fs::create_dir_all(&gates)?;
+    for leaf in 0..LEAVES {
+        let mut text = format!("OWNS: src/l{leaf}/**\n\n");
+        for gate in 0..GATES_PER_LEAF {
+            text.push_str(&format!(
+                "- [ ] G{gate}: file {gate} exists\n  CHECK: test -s f/{gate}\n  EXPECT: ok {gate}\n"
+            ));
+        }
+        fs::write(gates.join(format!("leaf-{leaf}.md")), text)?;
+    }
+    let total = LEAVES * GATES_PER_LEAF;
+    let summary = format!("UNMET: {total} (met: 0)");
+    let workspace = &workspace;
+    let mut contenders = vec![
+        Contender {
+            name: "gate-check".into(),
+            run: Box::new(|| {
+                let measured = measure(&mut tools.gate_check(workspace, &["--status", "--scope", "wide"]), None)?;
+                measured.expect("gate-check --status --scope", 1, &summary)?;
+                Ok(measured)
+            }),
+        },
+        Contender {
+            name: "floor".into(),
+            run: Box::new(|| {
+                let mut command = workspace.command(Path::new("/bin/sh"));
+                command.args(["-c", "cat .unlazy/wide/gates/*.md | wc -l"]);
+                let measured = measure(&mut command, None)?;
+                ensure!(measured.exit_code == Some(0), "cat of the ledgers failed");
+                Ok(measured)
+            }),
+        },
+    ];
+    let figures = paired(tools.rounds, &mut contenders)?;
+    let mut row = Row::new(
+        format!("--status, a scope of {} leaf ledgers ({} gates)", thousands(LEAVES), thousands(total)),
+        "<= 1.5x cat of the files",
+    );
+    row.figure("gate-check", &figures["gate-check"]);
+    row.figure("floor: cat of the files", &figures["floor"]);
+    let ratio = figures["gate-check"].times(&figures["floor"]);
+    row.ratio(format!("gate-check / floor: {ratio:.2}x"));
+    row.check(format!("{ratio:.2}x the floor <= 1.5x"), Verdict::of(ratio <= 1.5));
+    row.print(tally);
+    Ok(())
+}
+
+/// Worst-case EXPECT families: each must be decided (matched, not
+/// matched, or failed for its budget) within 2 s, whole process, on 1 MiB
+/// of output that holds the literal it requires, so no prefilter answers.
+fn bench_worst(tools: &Tools, tally: &mut Tally) -> Result<()> {
+    const FAMILIES: [(&str, &str); 7] = [
+        ("nested counted repetition", "/(?:(?:a|b){100}){100}c/"),
+        ("nested counted repetition, /i", "/(?:(?:a|b){100}){100}c/i"),
+        ("nested quantifiers", "/(a+)+d$/"),
+        ("ambiguous alternation", "/(?:a|aa)+d$/"),
+        ("lookbehind over a loop", "/(?<=a+)d$/"),
+        ("backreference", "/^(a*)\\1d$/"),
+        ("backreference over alternation", "/^(a|aa)*\\1d$/"),
+    ];
+    let workspace = Workspace::new()?;
+    // The literals c and d come first, so every family sees them.
+    let output = format!("cd\n{}\n", "a".repeat((1 << 20) - 64));
+    workspace.write("out.txt", &output)?;
+    let mut ledger = String::from("# Benchmark: worst-case EXPECT families on 1 MiB\n\n");
+    for (index, (_, pattern)) in FAMILIES.iter().enumerate() {
+        ledger.push_str(&format!("- [ ] W{index}: family {index}\n  CHECK: cat out.txt\n  EXPECT: {pattern}\n"));
+    }
+    workspace.write("GATES.md", &ledger)?;
+    let approve = measure(&mut tools.gate_check(&workspace, &["--approve", "-q", "--gate", "W0"]), None)?;
+    ensure!(approve.exit_code.is_some(), "gate-check --approve did not finish");
+    let approve = measure(&mut tools.gate_check(&workspace, &["--approve", "-q"]), None)?;
+    ensure!(matches!(approve.exit_code, Some(0 | 1)), "gate-check --approve: {}", tail(&approve.stderr));
+    let workspace = &workspace;
+    let mut row =
+        Row::new("worst-case EXPECT families on 1 MiB holding the required literal", "each <= 2 s, whole process");
+    for (index, (family, pattern)) in FAMILIES.iter().enumerate() {
+        let gate = format!("W{index}");
+        let mut contenders = vec![Contender {
+            name: "gate-check".into(),
+            run: Box::new(|| {
+                let measured = measure(&mut tools.gate_check(workspace, &["--reverify", "-q", "--gate", &gate]), None)?;
+                ensure!(matches!(measured.exit_code, Some(0 | 1)), "{pattern}: {}", tail(&measured.stderr));
+                Ok(measured)
+            }),
+        }];
+        let figures = paired(tools.rounds, &mut contenders)?;
+        let figure = &figures["gate-check"];
+        row.figure(format!("{family} {pattern}"), figure);
+        let seconds = figure.median.as_secs_f64();
+        row.check(format!("{family}: {seconds:.2} s <= 2 s"), Verdict::of(seconds <= 2.0));
+    }
+    row.print(tally);
+    Ok(())
+}
+
 fn bench_tree(tools: &Tools, tally: &mut Tally) -> Result<()> {
     let workspace = Workspace::new()?;
     pipeline(&workspace, 10, 100)?;
@@ -1213,6 +1358,9 @@ fn main() -> Result<()> {
             bench_jobs(&tools, 16, "0.2", 8)?;
             bench_flood(&tools, &mut tally)?;
             bench_tree(&tools, &mut tally)?;
+            bench_stale(&tools, &mut tally)?;
+            bench_scope(&tools, &mut tally)?;
+            bench_worst(&tools, &mut tally)?;
         }
         Benchmark::Status => bench_status(&tools, &mut StatusMatrix::new()?, &mut tally)?,
         Benchmark::Scaling => bench_scaling(&tools, &mut StatusMatrix::new()?)?,
@@ -1223,6 +1371,9 @@ fn main() -> Result<()> {
         Benchmark::Jobs { checks, sleep, jobs } => bench_jobs(&tools, checks, &sleep, jobs)?,
         Benchmark::Flood => bench_flood(&tools, &mut tally)?,
         Benchmark::Tree => bench_tree(&tools, &mut tally)?,
+        Benchmark::Stale => bench_stale(&tools, &mut tally)?,
+        Benchmark::Scope => bench_scope(&tools, &mut tally)?,
+        Benchmark::Worst => bench_worst(&tools, &mut tally)?,
     }
     if tally.pass + tally.miss + tally.unmeasured > 0 {
         println!("goals: {} PASS, {} MISS, {} not measured", tally.pass, tally.miss, tally.unmeasured);

@@ -130,6 +130,14 @@ pub fn gate_state(gate: &Gate, abandoned: bool) -> GateState {
     if abandoned || !gate.checked {
         return gate_state_with_digest(gate, abandoned, None);
     }
+    // A checked runnable gate is met only by a v1 record of its own
+    // digest: evidence that is no such record decides the state without
+    // hashing the definition.
+    let runnable = matches!((gate.check.as_deref(), gate.expect.as_deref()),
+        (Some(check), Some(expect)) if !check.is_empty() && !expect.is_empty());
+    if runnable && !gate.evidence.as_deref().is_some_and(|evidence| evidence.starts_with(TAG)) {
+        return GateState::StaleUnmet;
+    }
     gate_state_with_digest(gate, abandoned, gate_digest(gate).as_deref())
 }
 
@@ -280,6 +288,41 @@ mod tests {
         for state in [Abandoned, Unmet, UnmetNoEvidence, StaleUnmet, Met] {
             assert_eq!(serde_json::to_value(state).unwrap(), state.name());
         }
+    }
+
+    #[test]
+    fn the_state_without_a_digest_is_the_state_with_one() {
+        let digest = definition_digest("make t", "OK", None);
+        let current = format!(
+            "{TAG}{digest}; exit=0; EXPECT=matched; output-sha256={}; output-bytes=2; shell=/bin/sh",
+            "a".repeat(64)
+        );
+        let evidences = ["", "  EVIDENCE: pending\n", "  EVIDENCE: read it myself\n", "  EVIDENCE: exit=0\n"];
+        let mut texts: Vec<String> = evidences
+            .iter()
+            .flat_map(|evidence| {
+                [
+                    "- [x] G: t\n  CHECK: make t\n  EXPECT: OK\n",
+                    "- [ ] G: t\n  CHECK: make t\n  EXPECT: OK\n",
+                    "- [x] G: t\n",
+                ]
+                .map(|gate| format!("{gate}{evidence}"))
+            })
+            .collect();
+        texts.push(format!("- [x] G: t\n  CHECK: make t\n  EXPECT: OK\n  EVIDENCE: {current}\n"));
+        texts.push(format!("- [x] G: t\n  CHECK: make u\n  EXPECT: OK\n  EVIDENCE: {current}\n"));
+        let mut seen = std::collections::BTreeSet::new();
+        for text in &texts {
+            let outcome = crate::ledger::parse(text);
+            assert!(outcome.errors.is_empty(), "{text}: {:?}", outcome.errors);
+            let gate = &outcome.document.gates[0];
+            for abandoned in [false, true] {
+                let state = gate_state(gate, abandoned);
+                assert_eq!(state, gate_state_with_digest(gate, abandoned, gate_digest(gate).as_deref()), "{text}");
+                seen.insert(state.name());
+            }
+        }
+        assert_eq!(seen.len(), 5, "every state was reached: {seen:?}");
     }
 
     const DIGEST_OF_KNOWN_GATE: &str = "37356384d550809d07f81f88a95c036d6f7241819876ea68fa8cfd150e0ba6db";

@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 pub struct SandboxUnavailable(pub String);
 
 /// What this run confines checks with, probed once before any runs.
+/// Elsewhere than on Linux none is ever made: `prepare` refuses.
 #[derive(Debug, Clone)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub struct Confinement {
     /// The only tree a check may write to (besides its TMPDIR).
     write_root: PathBuf,

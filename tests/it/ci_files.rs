@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use yaml_rust2::{Yaml, YamlLoader};
 
@@ -237,11 +237,12 @@ fn action_step(step: &Yaml, cwd: &Path, values: &[(&str, String)], path: &str) -
     command.output().unwrap()
 }
 
-#[test]
-fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
-    let sandbox = Sandbox::new();
+/// A release v0.1.0 of the binary under test, packed and checksummed as
+/// release.yml packs it, served by a stand-in curl: (work directory,
+/// archive name, releases directory, PATH with the stand-in first).
+fn staged_release(sandbox: &Sandbox) -> (PathBuf, String, PathBuf, String) {
     let work = sandbox.root.parent().unwrap().join("action");
-    let (os, arch, target) = runner_target();
+    let (_, _, target) = runner_target();
     let name = format!("gate-check-0.1.0-{target}");
     let releases = work.join("releases");
     let staged = releases.join("v0.1.0").join(&name);
@@ -255,6 +256,14 @@ fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
     assert!(std::process::Command::new("sh").arg("-c").arg(&pack).status().unwrap().success(), "{pack}");
     fake_curl(&work.join("bin"), &releases);
     let path = format!("{}:{}", work.join("bin").display(), std::env::var("PATH").unwrap());
+    (work, name, releases, path)
+}
+
+#[test]
+fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
+    let sandbox = Sandbox::new();
+    let (os, arch, _) = runner_target();
+    let (work, name, releases, path) = staged_release(&sandbox);
 
     let action = yaml("action.yml", &source("action.yml"));
     let (install, run) = (&action["runs"]["steps"][0], &action["runs"]["steps"][1]);
@@ -331,22 +340,9 @@ fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
 #[test]
 fn the_action_installs_its_own_version_checks_pinned_checksums_and_can_only_install() {
     let sandbox = Sandbox::new();
-    let work = sandbox.root.parent().unwrap().join("action");
-    let (os, arch, target) = runner_target();
-    let name = format!("gate-check-0.1.0-{target}");
-    let releases = work.join("releases");
-    let staged = releases.join("v0.1.0").join(&name);
-    fs::create_dir_all(&staged).unwrap();
-    fs::copy(assert_cmd::cargo::cargo_bin("gate-check"), staged.join("gate-check")).unwrap();
-    let pack = format!(
-        "cd '{dir}' && tar -czf {name}.tar.gz {name} && rm -r {name} && \
-         (sha256sum {name}.tar.gz 2>/dev/null || shasum -a 256 {name}.tar.gz) > {name}.tar.gz.sha256",
-        dir = releases.join("v0.1.0").display()
-    );
-    assert!(std::process::Command::new("sh").arg("-c").arg(&pack).status().unwrap().success(), "{pack}");
+    let (os, arch, _) = runner_target();
+    let (work, name, releases, path) = staged_release(&sandbox);
     let real_sum = fs::read_to_string(releases.join(format!("v0.1.0/{name}.tar.gz.sha256"))).unwrap();
-    fake_curl(&work.join("bin"), &releases);
-    let path = format!("{}:{}", work.join("bin").display(), std::env::var("PATH").unwrap());
     let action = yaml("action.yml", &source("action.yml"));
     let install = &action["runs"]["steps"][0];
     let install_as = |case: &str, version: &str, action_ref: &str, checksums: &str| {

@@ -60,7 +60,7 @@ const LINT_EXIT: &[(&str, &str)] = &[
 
 const HOOK_EXIT: &[(&str, &str)] = &[(
     "0",
-    "Always, even for a broken command line: Claude Code reads exit status 2 as a block, so the decision is only ever the JSON document on stdout.",
+    "Always, even for a broken command line: every agent host reads exit status 2 as a block, so the decision is only ever the JSON document on stdout (or nothing).",
 )];
 
 const INSTALL_EXIT: &[(&str, &str)] = &[
@@ -78,6 +78,8 @@ const ROOT_ENVIRONMENT: &[(&str, &str)] = &[
     ("UNLAZY_APPROVAL_DIR", "The approval store, instead of ~/.unlazy/approved. It must be a real, owner-owned 0700 directory whose canonical path lies outside the checked repository."),
     ("UNLAZY_SCOPE", "The pipeline to use when --scope is not given."),
     ("UNLAZY_SHELL", "The shell for checks when --shell is not given (default /bin/sh). A bare name is looked up on PATH."),
+    ("UNLAZY_SANDBOX", "1 confines every check as --sandbox does; 0 does not. Any other value is a usage error."),
+    ("COMPLETE", "Set by a shell's completion script (gate-check completions SHELL): the process answers the completion request instead of running."),
     ("PATH", "Searched for a bare shell name and inherited by every check. The full value is part of each approval."),
     ("HOME", "Locates the default approval store ~/.unlazy/approved. The search for a ledger never climbs to HOME or above it."),
     ("NO_COLOR", "When set and not empty, no colour."),
@@ -90,7 +92,13 @@ const ROOT_ENVIRONMENT: &[(&str, &str)] = &[
 const HOOK_ENVIRONMENT: &[(&str, &str)] =
     &[("UNLAZY_SCOPE", "The pipeline to guard when neither --scope nor a session binding chooses one.")];
 
-const INSTALL_ENVIRONMENT: &[(&str, &str)] = &[("HOME", "Locates ~/.claude/settings.json for --global.")];
+const TREE_ENVIRONMENT: &[(&str, &str)] = &[
+    ("UNLAZY_SCOPE", "The pipeline to draw when --scope is not given."),
+    ("LANG, LC_ALL, LC_CTYPE", "A UTF-8 locale draws the tree with box characters; otherwise plain ASCII."),
+];
+
+const INSTALL_ENVIRONMENT: &[(&str, &str)] =
+    &[("HOME", "Locates the user's file for --global: ~/.claude/settings.json, ~/.codex/hooks.json, ~/.gemini/settings.json or ~/.cursor/hooks.json.")];
 
 const ROOT_FILES: &[(&str, &str)] = &[
     ("GATES.md, gates/*.md", "Ledgers under the root when no pipeline is chosen."),
@@ -99,6 +107,19 @@ const ROOT_FILES: &[(&str, &str)] = &[
     (".unlazy/locks/", "Write-back locks and ownership leases (*.lease)."),
     (".unlazy/.gitignore", "Written only when gate-check itself creates .unlazy/; it keeps locks and session state out of version control, never the ledgers."),
     ("~/.unlazy/approved/", "Approval records, one <sha256>.json per exact oracle (see UNLAZY_APPROVAL_DIR)."),
+];
+
+const TREE_EXIT: &[(&str, &str)] = &[
+    ("0", "Every node's ledger is met and nothing drifts: TREE OK."),
+    ("1", "A node is not met, or the plan and the ledgers disagree: TREE NOT DONE."),
+    ("2", "Usage error, a pipeline that cannot be found, or a PLAN.md section that cannot be read (PLAN.md:N: error: ...)."),
+];
+
+const TREE_FILES: &[(&str, &str)] = &[
+    (".unlazy/<scope>/PLAN.md", "Its ## Tree and ## Leaf dispatch table sections."),
+    (".unlazy/<scope>/GATES.md, .unlazy/<scope>/gates/*.md", "The ledgers whose live state the tree shows."),
+    (".unlazy/locks/*.lease", "Whose lease each leaf holds."),
+    (".unlazy/<scope>/dispatch.json", "Each leaf's latest wave."),
 ];
 
 const DISPATCH_FILES: &[(&str, &str)] = &[
@@ -112,9 +133,12 @@ const HOOK_FILES: &[(&str, &str)] = &[
 ];
 
 const INSTALL_FILES: &[(&str, &str)] = &[
-    (".claude/settings.local.json", "Written by default."),
-    (".claude/settings.json", "Written with --shared."),
-    ("~/.claude/settings.json", "Written with --global."),
+    (".claude/settings.local.json", "Written by default (Claude Code)."),
+    (".claude/settings.json", "Written with --shared (Claude Code)."),
+    ("~/.claude/settings.json", "Written with --global (Claude Code)."),
+    (".codex/hooks.json, ~/.codex/hooks.json", "--agent codex, and with --global."),
+    (".gemini/settings.json, ~/.gemini/settings.json", "--agent gemini, and with --global."),
+    (".cursor/hooks.json, ~/.cursor/hooks.json", "--agent cursor, and with --global."),
     ("<settings file>.unlazy.bak", "The previous settings, saved before each replacement."),
 ];
 
@@ -122,6 +146,7 @@ fn extra(page: &str) -> Extra {
     let (exit_status, environment, files): (&[_], &[_], &[_]) = match page {
         "gate-check" => (ROOT_EXIT, ROOT_ENVIRONMENT, ROOT_FILES),
         "gate-check-lint" => (LINT_EXIT, &[], &[]),
+        "gate-check-tree" => (TREE_EXIT, TREE_ENVIRONMENT, TREE_FILES),
         "gate-check-hook" | "gate-check-hook-stop" => (HOOK_EXIT, HOOK_ENVIRONMENT, HOOK_FILES),
         "gate-check-install-hooks" => (INSTALL_EXIT, INSTALL_ENVIRONMENT, INSTALL_FILES),
         name if name.starts_with("gate-check-dispatch") => (DISPATCH_EXIT, &[], DISPATCH_FILES),

@@ -93,11 +93,19 @@ fn broken_attribute(key: &str) -> String {
 
 /// The first character a CHECK, EXPECT or CWD value may not contain.
 fn forbidden_character(value: &str) -> Option<char> {
+    if value.is_ascii() {
+        // The ASCII controls but TAB.
+        return value.bytes().find(|&b| (b < 0x20 && b != b'\t') || b == 0x7f).map(char::from);
+    }
     value.chars().find(|&c| crate::visible::is_forbidden_in_definition(c))
 }
 
 fn leading_space_len(text: &str) -> usize {
-    text.len() - text.trim_start_matches(is_js_space).len()
+    match text.as_bytes().first() {
+        // Printable ASCII starts no JavaScript space.
+        Some(&first) if (0x21..0x80).contains(&first) => 0,
+        _ => text.len() - text.trim_start_matches(is_js_space).len(),
+    }
 }
 
 /// An indented attribute line, as the write-back's insertion point scans for.
@@ -520,6 +528,19 @@ fn path_hint(expect: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ascii_fast_path_finds_what_the_character_class_finds() {
+        for c in (0u32..0x3000).filter_map(char::from_u32) {
+            for value in [format!("{c}"), format!("echo {c} done"), format!("é{c}")] {
+                let slow = value.chars().find(|&c| crate::visible::is_forbidden_in_definition(c));
+                assert_eq!(forbidden_character(&value), slow, "{c:?}");
+            }
+        }
+        assert_eq!(leading_space_len("  x"), 2);
+        assert_eq!(leading_space_len("\u{3000}x"), 3);
+        assert_eq!(leading_space_len("x  "), 0);
+    }
 
     fn errors_of(text: &str) -> Vec<String> {
         parse(text).errors.iter().map(ToString::to_string).collect()

@@ -389,7 +389,7 @@ fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>) 
     }
     // A turn the person aborted, or that ended in an error, is not sent
     // back to work (Cursor says which in `status`).
-    if payload.status.as_deref().is_some_and(|status| status != "completed") {
+    if host == Host::Cursor && payload.status.as_deref().is_some_and(|status| status != "completed") {
         return;
     }
     if pinned.is_some_and(|scope| target::validate_scope_id(scope, "scope").is_err()) {

@@ -451,12 +451,23 @@ fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>) 
 /// such leaf, or wave state that cannot be read, nothing holds it (the
 /// driver's own stop still judges the whole scope).
 fn decide_subagent(host: Host, root: &Path, choice: &Choice, session: &str, agent_id: Option<&str>) {
-    let (Choice::Scope(scope), Some(agent_id)) = (choice, agent_id) else {
-        return;
+    let Some(agent_id) = agent_id else { return };
+    // The chosen pipeline first, then every other: a host may give a
+    // subagent a session of its own, which no pipeline is bound to, but
+    // its handle names its leaf wherever the driver recorded it.
+    let mut scopes = match choice {
+        Choice::Scope(scope) => vec![scope.clone()],
+        Choice::Untrusted => return,
+        Choice::Legacy | Choice::Skip(_) => Vec::new(),
     };
-    let Ok(Some(leaf)) = crate::dispatch::leaf_launched_as(root, scope, agent_id) else {
-        return;
-    };
+    let others: Vec<String> = target::list_scopes(root).into_iter().filter(|scope| !scopes.contains(scope)).collect();
+    scopes.extend(others);
+    let found = scopes.into_iter().find_map(|scope| {
+        let leaf = crate::dispatch::leaf_launched_as(root, &scope, agent_id).ok()??;
+        Some((scope, leaf))
+    });
+    let Some((scope, leaf)) = found else { return };
+    let (scope, choice) = (scope.as_str(), &Choice::Scope(scope.clone()));
     let ledger = crate::layout::StateDir::new(root).leaf_ledger(scope, &leaf);
     let assessment = match discover(root, choice) {
         Some(files) if files.contains(&ledger) => assess(&[ledger]),

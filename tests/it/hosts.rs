@@ -285,3 +285,27 @@ fn an_abandoned_wave_holds_no_subagent() {
         .stdout_starts_with("ABANDONED w1");
     hook(&sandbox, &subagent_stop(&sandbox, "agent-a1"), &[]).code(0).stdout_is("").stderr_is("");
 }
+
+#[test]
+fn a_subagent_with_a_session_of_its_own_is_still_held_by_its_handle() {
+    let sandbox = two_leaf_scope_bound_to("driver-1");
+    // A host that gives the subagent its own session: no pipeline is bound
+    // to it, yet its handle names its leaf.
+    let mut own_session = subagent_stop(&sandbox, "agent-a1");
+    own_session["session_id"] = json!("child-thread-9");
+    let reply = hook(&sandbox, &own_session, &["--agent", "codex"]).code(0).stderr_is("").stdout_json();
+    assert!(
+        reply["reason"].as_str().unwrap().starts_with("unlazy [scope api, leaf leaf-a]: 1 gate/ledger item(s)"),
+        "{reply}"
+    );
+    // The driver's own stop under that other session is not this pipeline's.
+    own_session["hook_event_name"] = json!("Stop");
+    hook(&sandbox, &own_session, &[]).code(0).stdout_is("").stderr_is("");
+}
+
+fn two_leaf_scope_bound_to(session: &str) -> Sandbox {
+    let sandbox = Sandbox::new();
+    two_leaf_scope(&sandbox);
+    sandbox.write(".unlazy/api/session", &format!("{session}\n"));
+    sandbox
+}

@@ -79,7 +79,7 @@ const ROOT_ENVIRONMENT: &[(&str, &str)] = &[
     ("UNLAZY_SCOPE", "The pipeline to use when --scope is not given."),
     ("UNLAZY_SHELL", "The shell for checks when --shell is not given (default /bin/sh). A bare name is looked up on PATH."),
     ("UNLAZY_SANDBOX", "1 confines every check as --sandbox does; 0 does not. Any other value is a usage error."),
-    ("COMPLETE", "Set by a shell's completion script (gate-check completions SHELL): the process answers the completion request instead of running."),
+    ("GATE_CHECK_COMPLETE", "Set by a shell's completion script (gate-check completions SHELL): the process answers the completion request instead of running."),
     ("PATH", "Searched for a bare shell name and inherited by every check. The full value is part of each approval."),
     ("HOME", "Locates the default approval store ~/.unlazy/approved. The search for a ledger never climbs to HOME or above it."),
     ("NO_COLOR", "When set and not empty, no colour."),

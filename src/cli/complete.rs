@@ -1,5 +1,5 @@
 //! Shell completion through clap_complete's dynamic engine: the shell
-//! calls `gate-check` back on each TAB (`COMPLETE=<shell>` in its
+//! calls `gate-check` back on each TAB (`GATE_CHECK_COMPLETE=<shell>` in its
 //! environment), so completion always matches this binary's command line
 //! and can offer the project's own scope ids, gate ids and leaf names.
 //! `gate-check completions SHELL` prints the script that registers it.
@@ -16,8 +16,10 @@ use crate::exit::Exit;
 use crate::layout::{StateDir, GATES_DIR};
 use crate::target::{self, Looking, Root};
 
-/// The variable that asks this process for completions instead of a run.
-const VARIABLE: &str = "COMPLETE";
+/// The variable that asks this process for completions instead of a run:
+/// named for this tool, so a `COMPLETE` another program set never turns a
+/// run (or a hook) into a completion answer.
+const VARIABLE: &str = "GATE_CHECK_COMPLETE";
 
 /// Answers the shell and exits when it asked for completions; returns
 /// otherwise.

@@ -432,7 +432,7 @@ fn unknown_beside_help(arguments: &[OsString]) -> Option<clap::Error> {
 
 /// Parses the process arguments, runs, and returns the exit status.
 pub fn main() -> Exit {
-    // A shell asking for completions (COMPLETE=<shell>) is answered alone.
+    // A shell asking for completions (GATE_CHECK_COMPLETE=<shell>) is answered alone.
     complete::answer_if_asked();
     // Every line any subcommand prints is neutralized alike.
     terminal::set_workflow_commands_live(crate::config::github_actions());

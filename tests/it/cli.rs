@@ -183,7 +183,7 @@ fn completions_and_man_page_come_from_the_clap_definition() {
         ("zsh", "#compdef gate-check"),
         ("fish", "complete --keep-order --exclusive --command gate-check"),
     ] {
-        sandbox.run(&["completions", shell]).code(0).stdout_contains(marker).stdout_contains("COMPLETE=");
+        sandbox.run(&["completions", shell]).code(0).stdout_contains(marker).stdout_contains("GATE_CHECK_COMPLETE=");
     }
     sandbox.run(&["man"]).code(0).stdout_contains(".TH gate-check 1").stdout_contains("\\-\\-reverify");
     sandbox.run_with(sandbox.cmd().args(["completions", "tcsh"])).code(2).stderr_contains(

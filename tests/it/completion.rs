@@ -90,7 +90,7 @@ fn zsh_registers_the_completer_and_the_callback_it_makes_answers() {
     assert_eq!(shell(&sandbox, "zsh", script), "_clap_dynamic_completer_gate_check\n");
     // The call the zsh function makes on TAB, word for word.
     let answer = sandbox.run_with(
-        sandbox.cmd().env("COMPLETE", "zsh").env("_CLAP_COMPLETE_INDEX", "2").env("_CLAP_IFS", "\n").args([
+        sandbox.cmd().env("GATE_CHECK_COMPLETE", "zsh").env("_CLAP_COMPLETE_INDEX", "2").env("_CLAP_IFS", "\n").args([
             "--",
             "gate-check",
             "lint",
@@ -98,4 +98,23 @@ fn zsh_registers_the_completer_and_the_callback_it_makes_answers() {
         ]),
     );
     answer.code(0).stdout_starts_with("--strict:");
+}
+
+#[test]
+fn a_complete_variable_of_another_program_changes_nothing() {
+    let sandbox = project();
+    // The positive: the tool's own variable answers completions.
+    sandbox
+        .run_with(sandbox.cmd().env("GATE_CHECK_COMPLETE", "bash").env("_CLAP_COMPLETE_INDEX", "2").args([
+            "--",
+            "gate-check",
+            "lint",
+            "--st",
+        ]))
+        .code(0)
+        .stdout_is("--strict");
+    sandbox
+        .run_with(sandbox.cmd().env("COMPLETE", "bash").args(["--status", "-q", "GATES.md"]))
+        .code(1)
+        .stdout_contains("UNMET: 1");
 }

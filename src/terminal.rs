@@ -25,11 +25,17 @@ pub fn safe(text: &str) -> String {
     sanitize(text).into_owned()
 }
 
+/// Whether every byte of `text` is printable ASCII (0x20 to 0x7E). Folded
+/// without an early exit, which compiles to a vector loop: most lines
+/// printed are short and wholly printable.
+pub fn is_printable_ascii(text: &str) -> bool {
+    !text.bytes().fold(false, |unprintable, byte| unprintable | !(0x20..0x7f).contains(&byte))
+}
+
 /// [`safe`] without a copy when `text` is already safe, as nearly every
-/// line is: printable ASCII is recognised a byte at a time.
+/// line is: printable ASCII is recognised without decoding characters.
 pub fn sanitize(text: &str) -> Cow<'_, str> {
-    let printable_ascii = text.bytes().all(|b| (0x20..0x7f).contains(&b));
-    if printable_ascii || !text.chars().any(is_unsafe) {
+    if is_printable_ascii(text) || !text.chars().any(is_unsafe) {
         Cow::Borrowed(text)
     } else {
         Cow::Owned(text.chars().map(|c| if is_unsafe(c) { ' ' } else { c }).collect())

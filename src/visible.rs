@@ -76,8 +76,7 @@ pub fn is_forbidden_in_definition(c: char) -> bool {
 /// other ASCII controls, `\u{202E}` for the rest. Text without such
 /// characters is returned unchanged.
 pub fn visible(text: &str) -> Cow<'_, str> {
-    let printable_ascii = text.bytes().all(|b| (0x20..0x7f).contains(&b));
-    if printable_ascii || !text.chars().any(is_hidden) {
+    if crate::terminal::is_printable_ascii(text) || !text.chars().any(is_hidden) {
         return Cow::Borrowed(text);
     }
     let mut shown = String::with_capacity(text.len() + 16);

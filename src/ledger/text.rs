@@ -34,12 +34,10 @@ pub fn js_trim(text: &str) -> &str {
 /// True when `(.*)$` (no flags) can match the whole of `text`.
 pub fn is_single_js_line(text: &str) -> bool {
     // LF, CR, and 0xE2, the first byte of U+2028 and U+2029: text without
-    // any of the three has no line terminator, and a hit is always the
-    // start of a character.
-    match memchr::memchr3(b'\n', b'\r', 0xE2, text.as_bytes()) {
-        None => true,
-        Some(at) => !text[at..].chars().any(is_js_line_terminator),
-    }
+    // any of the three has no line terminator. Folded without an early
+    // exit, which compiles to a vector loop over these short values.
+    let candidate = text.bytes().fold(false, |found, byte| found | matches!(byte, b'\n' | b'\r' | 0xE2));
+    !candidate || !text.chars().any(is_js_line_terminator)
 }
 
 /// Length in UTF-16 code units, the unit JavaScript's `length` counts.

@@ -25,9 +25,9 @@ pub fn definition_digest(check: &str, expect: &str, cwd: Option<&str>) -> String
 
 /// The definition digest of a runnable gate.
 pub fn gate_digest(gate: &Gate) -> Option<String> {
-    match (gate.check.as_deref(), gate.expect.as_deref()) {
+    match (gate.check(), gate.expect()) {
         (Some(check), Some(expect)) if !check.is_empty() && !expect.is_empty() => {
-            Some(definition_digest(check, expect, gate.cwd.as_deref()))
+            Some(definition_digest(check, expect, gate.cwd()))
         }
         _ => None,
     }
@@ -133,9 +133,9 @@ pub fn gate_state(gate: &Gate, abandoned: bool) -> GateState {
     // A checked runnable gate is met only by a v1 record of its own
     // digest: evidence that is no such record decides the state without
     // hashing the definition.
-    let runnable = matches!((gate.check.as_deref(), gate.expect.as_deref()),
+    let runnable = matches!((gate.check(), gate.expect()),
         (Some(check), Some(expect)) if !check.is_empty() && !expect.is_empty());
-    if runnable && !gate.evidence.as_deref().is_some_and(|evidence| evidence.starts_with(TAG)) {
+    if runnable && !gate.evidence().is_some_and(|evidence| evidence.starts_with(TAG)) {
         return GateState::StaleUnmet;
     }
     gate_state_with_digest(gate, abandoned, gate_digest(gate).as_deref())
@@ -150,7 +150,7 @@ pub fn gate_state_with_digest(gate: &Gate, abandoned: bool, digest: Option<&str>
     if !gate.checked {
         return GateState::Unmet;
     }
-    let kind = classify(gate.evidence.as_deref(), digest);
+    let kind = classify(gate.evidence(), digest);
     match (digest.is_some(), kind) {
         (true, EvidenceKind::AutomaticCurrent) => GateState::Met,
         (true, _) => GateState::StaleUnmet,

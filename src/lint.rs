@@ -245,10 +245,10 @@ pub fn lint(file: &str, document: &Document) -> Vec<Finding> {
         });
     };
 
-    let live: Vec<&Gate> = document.gates.iter().filter(|g| !document.is_abandoned(&g.id)).collect();
+    let live: Vec<&Gate> = document.gates.iter().filter(|g| !document.is_abandoned(g.id())).collect();
     for gate in &live {
         for (severity, code, message) in gate_findings(gate) {
-            add(Some(gate.line + 1), Some(&gate.id), severity, code, message);
+            add(Some(gate.line + 1), Some(gate.id()), severity, code, message);
         }
     }
     for entry in &document.abandoned {
@@ -295,8 +295,8 @@ type GateFinding = (Severity, &'static str, String);
 
 fn gate_findings(gate: &Gate) -> Vec<GateFinding> {
     let mut found = Vec::new();
-    let title = gate.title.as_str();
-    match (gate.check.as_deref(), gate.expect.as_deref(), gate.expectation().as_ref()) {
+    let title = gate.title();
+    match (gate.check(), gate.expect(), gate.expectation().as_ref()) {
         (Some(check), Some(expect), Some(expectation)) => {
             runnable_findings(check, expect, expectation, title, &mut found);
         }

@@ -48,7 +48,7 @@ pub fn seek_approvals(
     let mut lookups = runtime.store.lookups();
     for task in tasks {
         let ledger = &ledgers[task.ledger];
-        let admitted = match lookups.approved(&ledger.text_path, &task.gate.id, &task.oracle) {
+        let admitted = match lookups.approved(&ledger.text_path, task.gate.id(), &task.oracle) {
             Ok(true) => true,
             Ok(false) => {
                 reporter.event(&Event::ApprovalRequired {
@@ -62,7 +62,7 @@ pub fn seek_approvals(
                     admit(false);
                     continue;
                 }
-                match runtime.store.approve(&ledger.text_path, &task.gate.id, &task.oracle) {
+                match runtime.store.approve(&ledger.text_path, task.gate.id(), &task.oracle) {
                     Ok(record) => {
                         reporter.event(&Event::Approved { record: &record });
                         true
@@ -100,7 +100,7 @@ fn explain_reapproval(
     let loaded = earlier.get_or_insert_with(|| runtime.store.earlier_records());
     match loaded {
         Ok(records) => {
-            let records = records.records_for(ledger, &task.gate.id);
+            let records = records.records_for(ledger, task.gate.id());
             if !records.is_empty() {
                 let reasons = closest_differences(records, &task.oracle);
                 reporter.event(&Event::ApprovalChanged { reasons: &reasons });

@@ -89,7 +89,7 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout: Duration, containment: 
         &CheckRequest {
             shell: &runtime.shell,
             environment: &runtime.child_environment,
-            command: task.gate.check.as_deref().unwrap_or(""),
+            command: task.gate.check().unwrap_or(""),
             cwd: &task.cwd,
             timeout,
             max_output_bytes: MAX_OUTPUT_BYTES,

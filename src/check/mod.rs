@@ -314,7 +314,7 @@ impl<'a> Run<'a> {
             if *admitted {
                 self.reporter.event(&Event::CheckStarted(task.run_line(runtime)));
             } else {
-                self.executed.checks.insert((task.ledger, task.gate.id.clone()), not_run_record(reason));
+                self.executed.checks.insert((task.ledger, task.gate.id().to_string()), not_run_record(reason));
             }
         }
         self.reporter.flush();
@@ -324,7 +324,7 @@ impl<'a> Run<'a> {
     /// next batch; a check without a result of its gate is only recorded.
     fn finished(&mut self, index: usize, result: CheckResult) {
         let task = &self.tasks[index];
-        let key = (task.ledger, task.gate.id.clone());
+        let key = (task.ledger, task.gate.id().to_string());
         match &result.unjudged {
             Some(Unjudged::Resources(failure)) => {
                 let line = error_line(&format!("could not run {}: {failure}", task.qualified));
@@ -333,7 +333,7 @@ impl<'a> Run<'a> {
                 self.executed.checks.insert(key, not_run_record("infrastructure failure"));
             }
             Some(Unjudged::InterruptedWhileRunning) => {
-                self.reporter.event(&Event::CheckInterrupted { qualified: &task.qualified, title: &task.gate.title });
+                self.reporter.event(&Event::CheckInterrupted { qualified: &task.qualified, title: task.gate.title() });
                 self.executed.interrupted.push(task.qualified.clone());
                 self.executed
                     .checks
@@ -348,7 +348,7 @@ impl<'a> Run<'a> {
                     .then(|| OutputTail::of(&result.output, tail::SHOWN_LINES, tail::SHOWN_BYTES));
                 self.reporter.event(&Event::CheckFinished(FinishedCheck {
                     qualified: &task.qualified,
-                    title: &task.gate.title,
+                    title: task.gate.title(),
                     passed,
                     reason: result.error.as_deref(),
                     outcome: &result.outcome_line(),
@@ -379,7 +379,7 @@ impl<'a> Run<'a> {
                 Ok(decisions) => {
                     for ((index, (task, result)), decision) in indexes.iter().zip(&batch).zip(decisions) {
                         let written = !matches!(decision, WriteBack::Stale);
-                        self.executed.checks.insert((task.ledger, task.gate.id.clone()), result.record(written));
+                        self.executed.checks.insert((task.ledger, task.gate.id().to_string()), result.record(written));
                         if !written {
                             self.reporter.event(&Event::ResultStale { qualified: &task.qualified });
                             self.executed.stale.push(*index);
@@ -455,7 +455,7 @@ fn summarize(
             .iter()
             .enumerate()
             .map(|(at, gate)| {
-                let abandoned = ledger.document.is_abandoned(&gate.id);
+                let abandoned = ledger.document.is_abandoned(gate.id());
                 match ledger_digests {
                     Some(digests) => evidence::gate_state_with_digest(gate, abandoned, digests[at].as_deref()),
                     None => evidence::gate_state(gate, abandoned),
@@ -467,13 +467,13 @@ fn summarize(
             // costs no allocation per line.
             let mut qualified = String::new();
             for (gate, state) in ledger.document.gates.iter().zip(&ledger_states) {
-                if !matches!(state, GateState::Met | GateState::Abandoned) && setup.selects(index, &gate.id) {
+                if !matches!(state, GateState::Met | GateState::Abandoned) && setup.selects(index, gate.id()) {
                     qualified.clear();
-                    qualified.extend([prefix.as_str(), gate.id.as_str()]);
+                    qualified.extend([prefix.as_str(), gate.id()]);
                     reporter.event(&Event::GateUnmet {
                         qualified: &qualified,
                         reason: state.reason(),
-                        title: &gate.title,
+                        title: gate.title(),
                     });
                 }
             }
@@ -505,13 +505,13 @@ fn summarize(
         not_rerun_met: approvals
             .not_run()
             .filter(|task| task.starting_state == GateState::Met)
-            .map(|task| (task.ledger, task.gate.id.as_str(), task.qualified.as_str()))
+            .map(|task| (task.ledger, task.gate.id(), task.qualified.as_str()))
             .collect(),
         stale: executed
             .stale
             .iter()
             .map(|&index| &approvals.tasks[index])
-            .map(|task| (task.ledger, task.gate.id.as_str(), task.qualified.as_str()))
+            .map(|task| (task.ledger, task.gate.id(), task.qualified.as_str()))
             .collect(),
         selection: setup.selection.as_ref(),
     };
@@ -564,15 +564,15 @@ fn run_report(
             gates.push(GateRecord {
                 ledger: ledger.text_path.clone(),
                 line: gate.line + 1,
-                id: gate.id.clone(),
-                qualified_id: [prefix.as_str(), gate.id.as_str()].concat(),
-                title: gate.title.clone(),
+                id: gate.id().to_string(),
+                qualified_id: [prefix.as_str(), gate.id()].concat(),
+                title: gate.title().to_string(),
                 state: *state,
                 checked: gate.checked,
                 runnable: gate.is_runnable(),
                 definition_digest: digest,
-                selected: setup.selection.as_ref().map(|selection| selection.contains(index, &gate.id)),
-                check: checks.remove(&(index, gate.id.clone())),
+                selected: setup.selection.as_ref().map(|selection| selection.contains(index, gate.id())),
+                check: checks.remove(&(index, gate.id().to_string())),
             });
         }
     }

@@ -150,16 +150,16 @@ impl Selection {
         let mut chosen = Vec::new();
         for (index, ledger) in ledgers.iter().enumerate() {
             for gate in &ledger.document.gates {
-                let qualified = qualify(&ledger.path, &gate.id);
+                let qualified = qualify(&ledger.path, gate.id());
                 let mut picked = names.is_empty();
                 for (_, name, used) in names.iter_mut() {
-                    if name.names(&gate.id, &qualified) {
+                    if name.names(gate.id(), &qualified) {
                         *used = true;
                         picked = true;
                     }
                 }
                 if picked {
-                    chosen.push((index, gate.id.clone()));
+                    chosen.push((index, gate.id().to_string()));
                 }
             }
         }
@@ -361,7 +361,7 @@ fn gate_cwd(options: &CheckConfig, setup: &Setup, ledger: &Ledger, gate: &Gate) 
     } else {
         setup.root.clone()
     };
-    match gate.cwd.as_deref() {
+    match gate.cwd() {
         Some(cwd) if !cwd.is_empty() => paths::resolve(&base, Path::new(cwd)),
         _ => base,
     }
@@ -370,8 +370,8 @@ fn gate_cwd(options: &CheckConfig, setup: &Setup, ledger: &Ledger, gate: &Gate) 
 /// The exact approval identity of running `gate` in `cwd` here.
 pub fn oracle_for(runtime: &Runtime, gate: &Gate, cwd: &str) -> Oracle {
     Oracle::new(
-        gate.check.as_deref().unwrap_or(""),
-        gate.expect.as_deref().unwrap_or(""),
+        gate.check().unwrap_or(""),
+        gate.expect().unwrap_or(""),
         cwd,
         &runtime.shell_text,
         runtime.timeout_secs,
@@ -388,7 +388,7 @@ pub fn plan_tasks(options: &CheckConfig, setup: &Setup, runtime: &Runtime) -> Re
     let mut expectations: HashMap<&str, Arc<Expectation>> = HashMap::new();
     for (index, ledger) in setup.ledgers.iter().enumerate() {
         for gate in &ledger.document.gates {
-            if ledger.document.is_abandoned(&gate.id) || !gate.is_runnable() || !setup.selects(index, &gate.id) {
+            if ledger.document.is_abandoned(gate.id()) || !gate.is_runnable() || !setup.selects(index, gate.id()) {
                 continue;
             }
             let digest = evidence::gate_digest(gate);
@@ -396,18 +396,18 @@ pub fn plan_tasks(options: &CheckConfig, setup: &Setup, runtime: &Runtime) -> Re
             if !options.mode.reverifies() && state == GateState::Met {
                 continue;
             }
-            let qualified = qualify(&ledger.path, &gate.id);
+            let qualified = qualify(&ledger.path, gate.id());
             let cwd = gate_cwd(options, setup, ledger, gate);
             if !inspected.contains(&cwd) {
                 require_gate_directory(&cwd, ledger, gate, &qualified)?;
                 inspected.insert(cwd.clone());
             }
             let oracle = oracle_for(runtime, gate, &path_text(&cwd)?);
-            crate::approval::store::check_recordable(&ledger.text_path, &gate.id, &oracle).map_err(|error| {
+            crate::approval::store::check_recordable(&ledger.text_path, gate.id(), &oracle).map_err(|error| {
                 let shown = ledger.path.display().to_string();
                 Error::Invalid(vec![Diagnostic::new(shown, Some(gate.line + 1), error.to_string())])
             })?;
-            let expectation = gate.expect.as_deref().and_then(|expect| match expectations.get(expect) {
+            let expectation = gate.expect().and_then(|expect| match expectations.get(expect) {
                 Some(shared) => Some(Arc::clone(shared)),
                 None => {
                     let fresh = Arc::new(gate.expectation()?);

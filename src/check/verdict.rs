@@ -45,18 +45,18 @@ pub fn verdict(
     for (index, (ledger, states)) in ledgers.iter().zip(states).enumerate() {
         let prefix = crate::ledger::qualify(&ledger.path, "");
         for (gate, state) in ledger.document.gates.iter().zip(states) {
-            if facts.selection.is_some_and(|selection| !selection.contains(index, &gate.id)) {
+            if facts.selection.is_some_and(|selection| !selection.contains(index, gate.id())) {
                 not_selected += 1;
                 continue;
             }
             match state {
-                GateState::Abandoned => abandoned_ids.push([prefix.as_str(), gate.id.as_str()].concat()),
+                GateState::Abandoned => abandoned_ids.push([prefix.as_str(), gate.id()].concat()),
                 GateState::Met => met += 1,
                 _ => {
                     unmet += 1;
-                    unmet_ids.push([prefix.as_str(), gate.id.as_str()].concat());
+                    unmet_ids.push([prefix.as_str(), gate.id()].concat());
                     if !gate.is_runnable() {
-                        manual_unmet.push([prefix.as_str(), gate.id.as_str()].concat());
+                        manual_unmet.push([prefix.as_str(), gate.id()].concat());
                     }
                 }
             }
@@ -73,7 +73,7 @@ pub fn verdict(
             .zip(states)
             .enumerate()
             .flat_map(|(index, (ledger, states))| {
-                ledger.document.gates.iter().zip(states).map(move |(gate, state)| ((index, gate.id.as_str()), *state))
+                ledger.document.gates.iter().zip(states).map(move |(gate, state)| ((index, gate.id()), *state))
             })
             .collect();
         // A gate deleted from its ledger meanwhile is in no final state: its
@@ -134,7 +134,7 @@ mod tests {
     fn ledger(text: &str) -> (Vec<Ledger>, Vec<Vec<GateState>>) {
         let document = crate::ledger::parse(text).document;
         let states =
-            document.gates.iter().map(|g| crate::evidence::gate_state(g, document.is_abandoned(&g.id))).collect();
+            document.gates.iter().map(|g| crate::evidence::gate_state(g, document.is_abandoned(g.id()))).collect();
         (
             vec![Ledger {
                 path: "/r/GATES.md".into(),

@@ -38,7 +38,7 @@ fn decide(
     let mut decisions = Vec::with_capacity(batch.len());
     let mut edits = Vec::new();
     for (task, result) in batch {
-        let Some(fresh) = document.gate_near(&task.gate.id, task.gate.line) else {
+        let Some(fresh) = document.gate_near(task.gate.id(), task.gate.line) else {
             decisions.push(WriteBack::Stale);
             continue;
         };
@@ -48,7 +48,7 @@ fn decide(
             decisions.push(WriteBack::Stale);
             continue;
         }
-        if document.is_abandoned(&fresh.id) {
+        if document.is_abandoned(fresh.id()) {
             decisions.push(WriteBack::Unchanged);
             continue;
         }
@@ -104,7 +104,7 @@ mod tests {
     }
 
     fn task(runtime: &Runtime, document: &Document, id: &str) -> Task {
-        let gate = document.gates.iter().find(|g| g.id == id).unwrap().clone();
+        let gate = document.gates.iter().find(|g| g.id() == id).unwrap().clone();
         let digest = evidence::gate_digest(&gate).unwrap();
         let starting_state = evidence::gate_state(&gate, document.is_abandoned(id));
         Task {
@@ -152,11 +152,11 @@ mod tests {
 
         let (decisions, edits) = decide(false, &runtime, &document, &[(&u, &passed), (&c, &failed)]);
         assert_eq!(kinds(&decisions), ["written", "written"]);
-        assert_eq!((edits[0].gate.id.as_str(), edits[0].checked), ("U", true));
+        assert_eq!((edits[0].gate.id(), edits[0].checked), ("U", true));
         assert!(edits[0].evidence.contains(&format!("output-sha256={}", Fingerprint::of("ok").sha256)));
         assert!(edits[0].evidence.contains("shell=/bin/sh; cwd=/r; path=/bin"), "{}", edits[0].evidence);
         // A checked gate that fails is unchecked again, evidence pending.
-        assert_eq!((edits[1].gate.id.as_str(), edits[1].checked, edits[1].evidence.as_str()), ("C", false, "pending"));
+        assert_eq!((edits[1].gate.id(), edits[1].checked, edits[1].evidence.as_str()), ("C", false, "pending"));
 
         // An unchecked gate that fails stays as it is.
         let (decisions, edits) = decide(false, &runtime, &document, &[(&u, &failed)]);

@@ -84,8 +84,8 @@ pub fn gate_ids(current: &OsStr) -> Vec<CompletionCandidate> {
     for ledger in every_ledger(&root) {
         let Ok(text) = crate::ledger::file::read(&ledger) else { continue };
         for gate in crate::ledger::parse(&text).document.gates {
-            ids.push(crate::ledger::qualify(&ledger, &gate.id));
-            ids.push(gate.id);
+            ids.push(crate::ledger::qualify(&ledger, gate.id()));
+            ids.push(gate.id().to_string());
         }
     }
     starting_with(current, ids)

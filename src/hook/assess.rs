@@ -59,8 +59,8 @@ impl Assessment {
     /// Adds every gate of a parsed, error-free ledger.
     pub fn add_document(&mut self, file: &Path, document: &Document) {
         for gate in &document.gates {
-            let state = evidence::gate_state(gate, document.is_abandoned(&gate.id));
-            let name = item(file, &gate.id);
+            let state = evidence::gate_state(gate, document.is_abandoned(gate.id()));
+            let name = item(file, gate.id());
             self.resolved.push(format!("{name}={}", state.name()));
             match state {
                 GateState::Met => {}

@@ -8,7 +8,9 @@ pub mod text;
 
 pub use parse::{normalize_owns_glob, parse, ParseError, ParseOutcome};
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use js_regex::Expectation;
 
@@ -53,23 +55,118 @@ impl LineSpan {
     }
 }
 
+/// A run of the ledger text a gate's value was read from.
+#[derive(Debug, Clone, Copy)]
+struct TextSpan {
+    start: u32,
+    len: u32,
+}
+
+impl TextSpan {
+    fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..(self.start + self.len) as usize
+    }
+}
+
+/// One gate. Its id, title and attribute values are spans of the ledger
+/// text it shares with its document, so a 100,000-gate ledger costs one
+/// buffer and a fixed-size record per gate rather than a `String` per value.
 #[derive(Debug, Clone)]
 pub struct Gate {
+    source: Arc<str>,
     /// Zero-based index of the gate line.
     pub line: usize,
     pub checked: bool,
-    pub id: String,
-    pub title: String,
-    pub check: Option<String>,
-    pub expect: Option<String>,
-    pub cwd: Option<String>,
+    id: GateId,
+    title: TextSpan,
+    check: Option<TextSpan>,
+    expect: Option<TextSpan>,
+    cwd: Option<TextSpan>,
     /// Zero-based index of the CWD line, for diagnostics about it.
     pub cwd_line: Option<usize>,
-    pub evidence: Option<String>,
+    evidence: Option<TextSpan>,
     pub evidence_line: Option<usize>,
 }
 
+/// A gate's id: written in the ledger, or the `L<line>` stand-in of a gate
+/// written without one (a parse error, kept so diagnostics can name it).
+#[derive(Debug, Clone)]
+enum GateId {
+    Written(TextSpan),
+    StandIn(Box<str>),
+}
+
 impl Gate {
+    /// A gate declared on line `line` of `source`; `title` (and later each
+    /// attribute value) must be a slice of `source`.
+    pub(crate) fn new(source: &Arc<str>, line: usize, checked: bool, id: Cow<'_, str>, title: &str) -> Gate {
+        let id = match id {
+            Cow::Borrowed(id) => GateId::Written(span_of(source, id)),
+            Cow::Owned(id) => GateId::StandIn(id.into_boxed_str()),
+        };
+        Gate {
+            source: Arc::clone(source),
+            line,
+            checked,
+            id,
+            title: span_of(source, title),
+            check: None,
+            expect: None,
+            cwd: None,
+            cwd_line: None,
+            evidence: None,
+            evidence_line: None,
+        }
+    }
+
+    fn text(&self, span: Option<TextSpan>) -> Option<&str> {
+        span.map(|span| &self.source[span.range()])
+    }
+
+    pub fn id(&self) -> &str {
+        match &self.id {
+            GateId::Written(span) => &self.source[span.range()],
+            GateId::StandIn(id) => id,
+        }
+    }
+
+    pub fn title(&self) -> &str {
+        &self.source[self.title.range()]
+    }
+
+    pub fn check(&self) -> Option<&str> {
+        self.text(self.check)
+    }
+
+    pub fn expect(&self) -> Option<&str> {
+        self.text(self.expect)
+    }
+
+    pub fn cwd(&self) -> Option<&str> {
+        self.text(self.cwd)
+    }
+
+    pub fn evidence(&self) -> Option<&str> {
+        self.text(self.evidence)
+    }
+
+    /// Records an attribute value, a slice of the gate's source.
+    pub(crate) fn set_attribute(&mut self, key: &str, value: &str, line: usize) {
+        let span = Some(span_of(&self.source, value));
+        match key {
+            "CHECK" => self.check = span,
+            "EXPECT" => self.expect = span,
+            "CWD" => {
+                self.cwd = span;
+                self.cwd_line = Some(line);
+            }
+            _ => {
+                self.evidence = span;
+                self.evidence_line = Some(line);
+            }
+        }
+    }
+
     /// A runnable gate has both CHECK and EXPECT; the parser guarantees that
     /// a gate has both or neither.
     pub fn is_runnable(&self) -> bool {
@@ -80,8 +177,20 @@ impl Gate {
     /// nothing, which costs far less for a 100,000-gate ledger than keeping
     /// a pattern per gate. A pattern's engine is built on its first match.
     pub fn expectation(&self) -> Option<Expectation> {
-        self.expect.as_deref().filter(|e| !e.is_empty()).and_then(|e| Expectation::parse(e).ok())
+        self.expect().filter(|e| !e.is_empty()).and_then(|e| Expectation::parse(e).ok())
     }
+}
+
+/// The span `part` covers in `source`; `part` must be a slice of it, which
+/// every caller's value is (the parser only trims and splits).
+fn span_of(source: &str, part: &str) -> TextSpan {
+    if part.is_empty() {
+        return TextSpan { start: 0, len: 0 };
+    }
+    let start = (part.as_ptr() as usize).wrapping_sub(source.as_ptr() as usize);
+    assert!(start <= source.len() && part.len() <= source.len() - start, "a gate value outside its ledger text");
+    let narrow = |n: usize| u32::try_from(n).expect("ledger text exceeds 4 GiB");
+    TextSpan { start: narrow(start), len: narrow(part.len()) }
 }
 
 #[derive(Debug, Clone)]
@@ -95,7 +204,7 @@ pub struct Abandonment {
 pub struct Document {
     /// The ledger as parsed, byte order mark included; edits are kept
     /// beside it, never applied to it.
-    text: String,
+    text: Arc<str>,
     lines: Vec<LineSpan>,
     /// Whether any line ends with CRLF, which inserted lines then use.
     crlf: bool,
@@ -110,7 +219,7 @@ pub struct Document {
 
 impl Document {
     pub(crate) fn new(
-        text: String,
+        text: Arc<str>,
         lines: Vec<LineSpan>,
         gates: Vec<Gate>,
         abandoned: Vec<Abandonment>,
@@ -122,7 +231,7 @@ impl Document {
     }
 
     pub fn gate(&self, id: &str) -> Option<&Gate> {
-        self.gates.iter().find(|gate| gate.id == id)
+        self.gates.iter().find(|gate| gate.id() == id)
     }
 
     /// The gate `id`, looked for first on `line`, where it was when the
@@ -131,7 +240,7 @@ impl Document {
     pub fn gate_near(&self, id: &str, line: usize) -> Option<&Gate> {
         let at = self.gates.partition_point(|gate| gate.line < line);
         match self.gates.get(at) {
-            Some(gate) if gate.id == id => Some(gate),
+            Some(gate) if gate.id() == id => Some(gate),
             _ => self.gate(id),
         }
     }
@@ -154,7 +263,7 @@ impl Document {
     /// without a mutable document (a write-back judging a shared one).
     pub fn render_with(&self, edits: &LineEdits) -> String {
         if edits.replaced.is_empty() && edits.inserted.is_empty() {
-            return self.text.clone();
+            return self.text.to_string();
         }
         let extra: usize = edits.replaced.values().chain(edits.inserted.values().flatten()).map(|l| l.len() + 2).sum();
         let mut out = String::with_capacity(self.text.len() + extra);

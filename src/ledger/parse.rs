@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use super::fence::{self, Fence};
 use super::text::{is_js_space, is_single_js_line, js_trim, strip_one_space};
@@ -226,7 +227,7 @@ impl Builder<'_> {
 /// can report every diagnostic; it must not be acted on when `errors` is
 /// non-empty.
 pub fn parse(text: impl Into<String>) -> ParseOutcome {
-    let text: String = text.into();
+    let text: Arc<str> = Arc::from(text.into());
     // A UTF-8 byte order mark is kept for rendering but is not part of the
     // first line, so it cannot hide a gate there.
     let body = if text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
@@ -237,7 +238,7 @@ pub fn parse(text: impl Into<String>) -> ParseOutcome {
 
 type Parsed = (Vec<Gate>, Vec<Abandonment>, HashSet<String>, Vec<String>, Vec<ParseError>, Vec<String>);
 
-fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
+fn parse_lines(source: &Arc<str>, lines: &[LineSpan]) -> Parsed {
     // Sized up front (gate lines outside fences can only be fewer), so a
     // 100,000-gate ledger never holds two copies of a growing table.
     let gate_lines = lines.iter().filter(|line| source[line.range()].starts_with("- [")).count();
@@ -299,19 +300,7 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
             } else {
                 b.gate_lines.declare(id.clone(), index + 1);
             }
-            let id = id.into_owned();
-            b.gates.push(Gate {
-                line: index,
-                checked,
-                id,
-                title: title.to_string(),
-                check: None,
-                expect: None,
-                cwd: None,
-                evidence: None,
-                cwd_line: None,
-                evidence_line: None,
-            });
+            b.gates.push(Gate::new(source, index, checked, id, title));
             b.seen_attributes.push(0);
             current = Some(b.gates.len() - 1);
             detached = false;
@@ -359,9 +348,9 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
                     }
                     continue;
                 };
-                let value = js_trim(value).to_string();
+                let value = js_trim(value);
                 if key != "EVIDENCE" {
-                    if let Some(c) = forbidden_character(&value) {
+                    if let Some(c) = forbidden_character(value) {
                         let shown = crate::visible::visible(c.encode_utf8(&mut [0; 4])).into_owned();
                         b.error(
                             index,
@@ -375,23 +364,11 @@ fn parse_lines(source: &str, lines: &[LineSpan]) -> Parsed {
                 }
                 let bit = 1 << ATTRIBUTES.iter().position(|known| *known == key).unwrap_or_default();
                 if b.seen_attributes[gate_index] & bit != 0 {
-                    let id = b.gates[gate_index].id.clone();
+                    let id = b.gates[gate_index].id().to_string();
                     b.error(index, format!("duplicate {key} for gate {id}"));
                 }
                 b.seen_attributes[gate_index] |= bit;
-                let gate = &mut b.gates[gate_index];
-                match key {
-                    "CHECK" => gate.check = Some(value),
-                    "EXPECT" => gate.expect = Some(value),
-                    "CWD" => {
-                        gate.cwd = Some(value);
-                        gate.cwd_line = Some(index);
-                    }
-                    _ => {
-                        gate.evidence = Some(value);
-                        gate.evidence_line = Some(index);
-                    }
-                }
+                b.gates[gate_index].set_attribute(key, value, index);
                 continue;
             }
         }
@@ -481,10 +458,10 @@ fn parse_abandon(b: &mut Builder, index: usize, rest: &str) -> bool {
 fn finish_gates(b: &mut Builder<'_>) {
     for gate in &b.gates {
         let line = Some(gate.line + 1);
-        let id = &gate.id;
-        let has_check = gate.check.as_deref().is_some_and(|c| !c.is_empty());
-        let has_expect = gate.expect.as_deref().is_some_and(|e| !e.is_empty());
-        if gate.check.as_deref() == Some("") || gate.expect.as_deref() == Some("") {
+        let id = gate.id();
+        let has_check = gate.check().is_some_and(|c| !c.is_empty());
+        let has_expect = gate.expect().is_some_and(|e| !e.is_empty());
+        if gate.check() == Some("") || gate.expect() == Some("") {
             b.errors.push(ParseError { line, message: format!("gate {id}: CHECK and EXPECT cannot be blank") });
         } else if has_check != has_expect {
             b.errors.push(ParseError {
@@ -492,7 +469,7 @@ fn finish_gates(b: &mut Builder<'_>) {
                 message: format!("gate {id}: runnable gates require both non-blank CHECK and EXPECT"),
             });
         }
-        let Some(expect) = gate.expect.as_deref().filter(|e| !e.is_empty()) else { continue };
+        let Some(expect) = gate.expect().filter(|e| !e.is_empty()) else { continue };
         match js_regex::validate(expect) {
             Ok(js_regex::Validated::Pattern { path_like: true }) => b.warnings.push(format!(
                 "gate {id}: EXPECT {} is read as a regular expression, so its dots and other metacharacters are \
@@ -553,7 +530,7 @@ mod tests {
         let gates = &out.document.gates;
         assert_eq!(gates.len(), 2);
         assert!(gates[0].is_runnable() && !gates[0].checked);
-        assert_eq!(gates[1].evidence.as_deref(), Some("seen"));
+        assert_eq!(gates[1].evidence(), Some("seen"));
         assert_eq!(gates[1].evidence_line, Some(5));
     }
 
@@ -588,7 +565,7 @@ mod tests {
         let text = "\u{feff}- [ ] A: a\n  CHECK: x\n  EXPECT: y\n";
         let out = parse(text);
         assert!(out.errors.is_empty(), "{:?}", out.errors);
-        assert_eq!(out.document.gates[0].id, "A");
+        assert_eq!(out.document.gates[0].id(), "A");
         let mut document = out.document;
         document.set_checked(0, true);
         assert_eq!(document.render(), text.replacen("[ ]", "[x]", 1));
@@ -610,7 +587,7 @@ mod tests {
         assert!(errors_of("- [ ] a/b: x\n")[0].contains("invalid gate id a/b"));
         assert!(errors_of("- [ ] A: x\n- [ ] A: y\n")[0].contains("duplicate gate id A (first declared on line 1)"));
         assert!(errors_of("- [ ] A:\n")[0].contains("outcome is blank"));
-        assert_eq!(parse("- [ ] a:b: x\n").document.gates[0].id, "a:b");
+        assert_eq!(parse("- [ ] a:b: x\n").document.gates[0].id(), "a:b");
     }
 
     #[test]

@@ -72,12 +72,12 @@ fn view(path: &Path) -> LedgerView {
     let document = outcome.document;
     let (mut met, mut unmet, mut stale, mut abandoned) = (0, Vec::new(), 0, Vec::new());
     for gate in &document.gates {
-        match evidence::gate_state(gate, document.is_abandoned(&gate.id)) {
+        match evidence::gate_state(gate, document.is_abandoned(gate.id())) {
             GateState::Met => met += 1,
-            GateState::Abandoned => abandoned.push(gate.id.clone()),
+            GateState::Abandoned => abandoned.push(gate.id().to_string()),
             state => {
                 stale += usize::from(state == GateState::StaleUnmet);
-                unmet.push(gate.id.clone());
+                unmet.push(gate.id().to_string());
             }
         }
     }

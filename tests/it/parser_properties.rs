@@ -64,7 +64,13 @@ fn valid_ledger() -> impl Strategy<Value = (String, usize)> {
 type Definition = (String, Option<String>, Option<String>, Option<String>);
 
 fn gate_definitions(document: &Document) -> Vec<Definition> {
-    document.gates.iter().map(|g| (g.id.clone(), g.check.clone(), g.expect.clone(), g.cwd.clone())).collect()
+    document
+        .gates
+        .iter()
+        .map(|g| {
+            (g.id().to_string(), g.check().map(String::from), g.expect().map(String::from), g.cwd().map(String::from))
+        })
+        .collect()
 }
 
 proptest! {
@@ -101,7 +107,7 @@ proptest! {
         let fresh = &reparsed.document.gates[target];
         prop_assert_eq!(fresh.checked, pass);
         let expected_evidence = if pass { "recorded" } else { "pending" };
-        prop_assert_eq!(fresh.evidence.as_deref(), Some(expected_evidence));
+        prop_assert_eq!(fresh.evidence(), Some(expected_evidence));
 
         // Every other line is byte-identical, in order.
         let before: Vec<&str> = text.split_inclusive('\n').collect();

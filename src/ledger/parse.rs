@@ -87,6 +87,18 @@ fn attribute_after(text: &str) -> Option<AttributeShape<'_>> {
     })
 }
 
+/// A line the grammar has no use for, told by its first byte: empty, or
+/// starting with printable ASCII that opens no fence, gate, attribute,
+/// statement or heading (and, not being a space, no indentation either).
+fn is_plain_prose(text: &str) -> bool {
+    match text.as_bytes().first() {
+        None => true,
+        Some(&first) => {
+            (0x21..0x7f).contains(&first) && !matches!(first, b'-' | b'`' | b'~' | b'#' | b'A' | b'O' | b'C' | b'E')
+        }
+    }
+}
+
 /// The error for an attribute whose value holds a line terminator.
 fn broken_attribute(key: &str) -> String {
     format!("{key} value contains a line terminator (CR, U+2028 or U+2029); keep each attribute on one line")
@@ -267,18 +279,22 @@ fn parse_lines(source: &Arc<str>, lines: &[LineSpan]) -> Parsed {
             }
             continue;
         }
+        if is_plain_prose(text) {
+            continue;
+        }
         if let Some(fence) = fence::opening(text) {
             open_fence = Some((fence, index));
             continue;
         }
 
-        if gate_line(text).is_some_and(|(_, rest)| !is_single_js_line(rest)) {
+        let gate = gate_line(text);
+        if gate.is_some_and(|(_, rest)| !is_single_js_line(rest)) {
             // The Node tool reads this as prose, so the gate would vanish.
             b.error(index, "gate line contains a line terminator (CR, U+2028 or U+2029); keep a gate on one line");
             current = None;
             continue;
         }
-        if let Some((checked, rest)) = gate_line(text) {
+        if let Some((checked, rest)) = gate {
             let raw_title = js_trim(rest);
             let (id, title) = match split_id(raw_title) {
                 Some((id, title)) => {
@@ -505,6 +521,33 @@ fn path_hint(expect: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_skipped_as_prose_is_one_no_rule_of_the_grammar_reads() {
+        let mut skipped = 0;
+        for first in 0u8..0x80 {
+            for rest in ["", " ", "[ ] A: x", "HECK: x", "WNS: a", "BANDON: A why", "``", "~~ x", ": y", "\u{2028}"] {
+                let line = format!("{}{rest}", first as char);
+                if !is_plain_prose(&line) {
+                    continue;
+                }
+                skipped += 1;
+                let body = &line[leading_space_len(&line)..];
+                assert_eq!(leading_space_len(&line), 0, "{line:?}");
+                assert!(fence::opening(&line).is_none() && gate_line(&line).is_none(), "{line:?}");
+                assert!(attribute_after(body).is_none(), "{line:?}");
+                for statement in ["ABANDON:", "OWNS:", "#", "- "] {
+                    assert!(!line.starts_with(statement), "{line:?}");
+                }
+            }
+        }
+        // Empty lines and prose starting with letters, digits and most
+        // punctuation are skipped; the check above is not vacuous.
+        assert!(is_plain_prose("") && is_plain_prose("Some prose.") && skipped > 500, "{skipped}");
+        for line in ["- [ ] A: x", "CHECK: x", "EVIDENCE: y", "OWNS: a", "ABANDON: A why", "# h", "```", " x", "\tx"] {
+            assert!(!is_plain_prose(line), "{line:?}");
+        }
+    }
 
     #[test]
     fn the_ascii_fast_path_finds_what_the_character_class_finds() {

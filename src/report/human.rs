@@ -131,8 +131,15 @@ impl<O: Write, E: Write> Human<O, E> {
         } else {
             line.push_str(marker);
         }
-        for part in parts {
-            line.push_str(&sanitize(part));
+        // Sanitizing is per character, so the joined parts are checked in
+        // one pass; only a line with something to replace is built again.
+        let text_start = line.len();
+        parts.iter().for_each(|part| line.push_str(part));
+        if !crate::terminal::is_printable_ascii(&line[text_start..]) {
+            line.truncate(text_start);
+            for part in parts {
+                line.push_str(&sanitize(part));
+            }
         }
         line.push('\n');
         let _ = self.out.write_all(line.as_bytes());

@@ -259,10 +259,32 @@ fn staged_release(sandbox: &Sandbox) -> (PathBuf, String, PathBuf, String) {
     (work, name, releases, path)
 }
 
+/// The environment the action's install step runs with: the runner's
+/// variables for this machine, then the step's inputs (`version`, a pinned
+/// `sha256`, and the ref the action was used at).
+fn install_step_env(
+    temp: &Path,
+    action_path: &Path,
+    [version, pinned, action_ref]: [&str; 3],
+) -> [(&'static str, String); 10] {
+    let (os, arch, _) = runner_target();
+    [
+        ("RUNNER_OS", os.to_string()),
+        ("RUNNER_ARCH", arch.to_string()),
+        ("RUNNER_TEMP", temp.display().to_string()),
+        ("GITHUB_PATH", temp.join("github_path").display().to_string()),
+        ("GITHUB_OUTPUT", temp.join("github_output").display().to_string()),
+        ("GATE_CHECK_VERSION", version.to_string()),
+        ("GATE_CHECK_SHA256", pinned.to_string()),
+        ("GATE_CHECK_ACTION_REF", action_ref.to_string()),
+        ("GATE_CHECK_ACTION_PATH", action_path.display().to_string()),
+        ("GH_TOKEN", "test-token".to_string()),
+    ]
+}
+
 #[test]
 fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
     let sandbox = Sandbox::new();
-    let (os, arch, _) = runner_target();
     let (work, name, releases, path) = staged_release(&sandbox);
 
     let action = yaml("action.yml", &source("action.yml"));
@@ -275,18 +297,7 @@ fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
     let install_as = |temp: &str, pinned: &str, version: &str, action_ref: &str| {
         let temp = work.join(temp);
         fs::create_dir_all(&temp).unwrap();
-        let values = [
-            ("RUNNER_OS", os.to_string()),
-            ("RUNNER_ARCH", arch.to_string()),
-            ("RUNNER_TEMP", temp.display().to_string()),
-            ("GITHUB_PATH", temp.join("github_path").display().to_string()),
-            ("GITHUB_OUTPUT", temp.join("github_output").display().to_string()),
-            ("GATE_CHECK_VERSION", version.to_string()),
-            ("GATE_CHECK_SHA256", pinned.to_string()),
-            ("GATE_CHECK_ACTION_REF", action_ref.to_string()),
-            ("GATE_CHECK_ACTION_PATH", action_path.display().to_string()),
-            ("GH_TOKEN", "test-token".to_string()),
-        ];
+        let values = install_step_env(&temp, &action_path, [version, pinned, action_ref]);
         let output = action_step(install, &work, &values, &path);
         (output, temp)
     };
@@ -340,7 +351,6 @@ fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
 #[test]
 fn the_action_installs_its_own_version_checks_pinned_checksums_and_can_only_install() {
     let sandbox = Sandbox::new();
-    let (os, arch, _) = runner_target();
     let (work, name, releases, path) = staged_release(&sandbox);
     let real_sum = fs::read_to_string(releases.join(format!("v0.1.0/{name}.tar.gz.sha256"))).unwrap();
     let action = yaml("action.yml", &source("action.yml"));
@@ -351,18 +361,7 @@ fn the_action_installs_its_own_version_checks_pinned_checksums_and_can_only_inst
         fs::create_dir_all(&action_path).unwrap();
         fs::write(action_path.join("Cargo.toml"), "[package]\nname = \"gate-check\"\nversion = \"0.1.0\"\n").unwrap();
         fs::write(action_path.join("checksums.txt"), checksums).unwrap();
-        let values = [
-            ("RUNNER_OS", os.to_string()),
-            ("RUNNER_ARCH", arch.to_string()),
-            ("RUNNER_TEMP", temp.display().to_string()),
-            ("GITHUB_PATH", temp.join("github_path").display().to_string()),
-            ("GITHUB_OUTPUT", temp.join("github_output").display().to_string()),
-            ("GATE_CHECK_VERSION", version.to_string()),
-            ("GATE_CHECK_SHA256", String::new()),
-            ("GATE_CHECK_ACTION_REF", action_ref.to_string()),
-            ("GATE_CHECK_ACTION_PATH", action_path.display().to_string()),
-            ("GH_TOKEN", "test-token".to_string()),
-        ];
+        let values = install_step_env(&temp, &action_path, [version, "", action_ref]);
         let output = action_step(install, &work, &values, &path);
         let (code, out, err) = outcome(&output);
         (code, format!("{out}{err}"), temp.join(format!("gate-check-0.1.0/{name}")).exists())

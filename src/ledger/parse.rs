@@ -114,10 +114,14 @@ fn forbidden_character(value: &str) -> Option<char> {
 }
 
 fn leading_space_len(text: &str) -> usize {
-    match text.as_bytes().first() {
-        // Printable ASCII starts no JavaScript space.
-        Some(&first) if (0x21..0x80).contains(&first) => 0,
-        _ => text.len() - text.trim_start_matches(is_js_space).len(),
+    // Indentation is nearly always spaces or tabs followed by printable
+    // ASCII, which starts no JavaScript space; anything else is decoded.
+    let bytes = text.as_bytes();
+    let plain = bytes.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+    match bytes.get(plain) {
+        None => plain,
+        Some(&next) if (0x21..0x80).contains(&next) => plain,
+        Some(_) => text.len() - text.trim_start_matches(is_js_space).len(),
     }
 }
 
@@ -556,6 +560,10 @@ mod tests {
                 let slow = value.chars().find(|&c| crate::visible::is_forbidden_in_definition(c));
                 assert_eq!(forbidden_character(&value), slow, "{c:?}");
             }
+        }
+        for line in ["  x", "\t x", "   ", "", "x  ", "  \u{3000}x", " \u{b}\u{a0}x", "\u{2028} x", " \u{7f}", "  é"] {
+            let decoded = line.len() - line.trim_start_matches(is_js_space).len();
+            assert_eq!(leading_space_len(line), decoded, "{line:?}");
         }
         assert_eq!(leading_space_len("  x"), 2);
         assert_eq!(leading_space_len("\u{3000}x"), 3);

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use crate::dispatch::DispatchSummary;
 use crate::evidence::GateState;
 
-use super::events::{Outcome, Verdict};
+use super::events::{IdList, Outcome, Verdict};
 use super::plan::{Ledger, Selection};
 
 /// What this run did beyond the ledgers on disk.
@@ -38,7 +38,7 @@ pub fn verdict(
     scope: Option<&str>,
 ) -> Verdict {
     let (mut met, mut unmet) = (0usize, 0usize);
-    let mut unmet_ids = Vec::new();
+    let mut unmet_ids = IdList::default();
     let mut abandoned_ids = Vec::new();
     let mut not_selected = 0usize;
     let mut manual_unmet = Vec::new();
@@ -54,7 +54,7 @@ pub fn verdict(
                 GateState::Met => met += 1,
                 _ => {
                     unmet += 1;
-                    unmet_ids.push([prefix.as_str(), gate.id()].concat());
+                    unmet_ids.push_joined(&[prefix.as_str(), gate.id()]);
                     if !gate.is_runnable() {
                         manual_unmet.push([prefix.as_str(), gate.id()].concat());
                     }
@@ -97,8 +97,8 @@ pub fn verdict(
     }
     let unmet = unmet + doubted.len() + waves.blocking.len();
     let confirmed_met = met.saturating_sub(doubted.len());
-    unmet_ids.extend(doubted.into_iter().map(|(_, label)| label));
-    unmet_ids.extend(waves.blocking.iter().cloned());
+    doubted.iter().for_each(|(_, label)| unmet_ids.push(label));
+    waves.blocking.iter().for_each(|wave| unmet_ids.push(wave));
     let outcome = if facts.approval_failures > 0 || facts.check_failures > 0 {
         Outcome::Error
     } else if unmet == 0 && abandoned == 0 {
@@ -154,7 +154,7 @@ mod tests {
         let waves = DispatchSummary { blocking: vec!["dispatch:w1 open (0/1 started)".into()], abandoned: vec![] };
         let v = verdict(&ledgers, &states, &RunFacts::default(), &waves, Some("s"));
         assert_eq!((v.outcome, v.met, v.unmet, v.abandoned), (Outcome::Unmet, 1, 2, 0));
-        assert_eq!(v.unmet_ids, ["GATES:B", "dispatch:w1 open (0/1 started)"]);
+        assert_eq!(v.unmet_ids.iter().collect::<Vec<_>>(), ["GATES:B", "dispatch:w1 open (0/1 started)"]);
         assert_eq!(v.exit(), Exit::Unmet);
     }
 
@@ -164,7 +164,7 @@ mod tests {
         let facts = RunFacts { stale: vec![(0, "A", "GATES:A")], ..RunFacts::default() };
         let v = verdict(&ledgers, &states, &facts, &DispatchSummary::default(), None);
         assert_eq!((v.outcome, v.met, v.confirmed_met, v.unmet), (Outcome::Unmet, 1, 0, 1));
-        assert_eq!(v.unmet_ids, ["GATES:A (stale result discarded)"]);
+        assert_eq!(v.unmet_ids.iter().collect::<Vec<_>>(), ["GATES:A (stale result discarded)"]);
     }
 
     #[test]

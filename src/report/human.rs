@@ -180,7 +180,7 @@ impl<O: Write, E: Write> Human<O, E> {
                         "HANDOFF REQUIRED",
                         &format!(": {abandoned} abandoned (met: {met}{unmet_note}{verify_note}){scope_note}"),
                     );
-                    self.plain(&format!("  {}", capped_list(&verdict.abandoned_ids)));
+                    self.plain(&format!("  {}", capped_list(verdict.abandoned_ids.iter().map(String::as_str))));
                 }
                 if unmet > 0 {
                     let abandoned_note =
@@ -190,7 +190,7 @@ impl<O: Write, E: Write> Human<O, E> {
                         "UNMET:",
                         &format!(" {unmet} (met: {met}{abandoned_note}{verify_note}){scope_note}"),
                     );
-                    self.plain(&format!("  {}", capped_list(&verdict.unmet_ids)));
+                    self.plain(&format!("  {}", capped_list(verdict.unmet_ids.iter())));
                     self.manual_hint(&verdict.manual_unmet);
                 }
             }
@@ -205,7 +205,7 @@ impl<O: Write, E: Write> Human<O, E> {
         self.plain(&format!(
             "  manual: {} need{} a person: after checking by hand, tick the box and write EVIDENCE: with what was seen \
              (gate-check never runs a gate without CHECK)",
-            capped_list(manual),
+            capped_list(manual.iter().map(String::as_str)),
             if manual.len() == 1 { "s" } else { "" }
         ));
     }
@@ -314,7 +314,7 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                     &format!(" by {signal}: {} running check(s) stopped; their gates were not updated", stopped.len()),
                 );
                 if !stopped.is_empty() {
-                    self.plain(&format!("  {}", capped_list(stopped)));
+                    self.plain(&format!("  {}", capped_list(stopped.iter().map(String::as_str))));
                 }
             }
             Event::ResultStale { qualified } => self.marked(
@@ -356,10 +356,11 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
 }
 
 /// At most twelve ids, then `+N more`.
-fn capped_list(ids: &[String]) -> String {
-    let mut text = ids.iter().take(12).cloned().collect::<Vec<_>>().join(", ");
-    if ids.len() > 12 {
-        text.push_str(&format!(", +{} more", ids.len() - 12));
+fn capped_list<'a>(ids: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let count = ids.len();
+    let mut text = ids.take(12).collect::<Vec<_>>().join(", ");
+    if count > 12 {
+        text.push_str(&format!(", +{} more", count - 12));
     }
     text
 }
@@ -402,7 +403,10 @@ mod tests {
             confirmed_met: 2,
             unmet: unmet.len(),
             abandoned: 0,
-            unmet_ids: unmet.iter().map(|s| s.to_string()).collect(),
+            unmet_ids: unmet.iter().fold(crate::check::events::IdList::default(), |mut list, id| {
+                list.push(id);
+                list
+            }),
             abandoned_ids: Vec::new(),
             reran: None,
             reverified: None,

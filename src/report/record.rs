@@ -112,7 +112,7 @@ pub struct RunReport {
     pub summary: Summary,
     /// Everything counted unmet, qualified, with a note where the reason
     /// is not the gate's own state (for example `(reverify not run)`).
-    pub unmet: Vec<String>,
+    pub unmet: crate::check::events::IdList,
     pub abandoned: Vec<String>,
     pub ledgers: Vec<LedgerRecord>,
     pub gates: Vec<GateRecord>,
@@ -212,7 +212,7 @@ impl RunReport {
                 previously_met_reverified: None,
                 not_selected: None,
             },
-            unmet: Vec::new(),
+            unmet: Default::default(),
             abandoned: Vec::new(),
             ledgers: Vec::new(),
             gates: Vec::new(),

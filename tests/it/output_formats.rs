@@ -28,6 +28,8 @@ fn json_document_describes_every_gate() {
     assert_eq!(doc["summary"]["met"], 2);
     assert_eq!(doc["summary"]["unmet"], 1);
     assert_eq!(doc["summary"]["abandoned"], 1);
+    assert_eq!(doc["unmet"], serde_json::json!(["GATES:FAILS"]));
+    assert_eq!(doc["abandoned"], serde_json::json!(["GATES:DROPPED"]));
     let gates = doc["gates"].as_array().unwrap();
     let by_id = |id: &str| gates.iter().find(|g| g["id"] == id).unwrap().clone();
     let passes = by_id("PASSES");

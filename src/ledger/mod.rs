@@ -73,7 +73,7 @@ impl TextSpan {
 /// buffer and a fixed-size record per gate rather than a `String` per value.
 #[derive(Debug, Clone)]
 pub struct Gate {
-    source: Arc<str>,
+    source: Arc<String>,
     /// Zero-based index of the gate line.
     pub line: usize,
     pub checked: bool,
@@ -99,7 +99,7 @@ enum GateId {
 impl Gate {
     /// A gate declared on line `line` of `source`; `title` (and later each
     /// attribute value) must be a slice of `source`.
-    pub(crate) fn new(source: &Arc<str>, line: usize, checked: bool, id: Cow<'_, str>, title: &str) -> Gate {
+    pub(crate) fn new(source: &Arc<String>, line: usize, checked: bool, id: Cow<'_, str>, title: &str) -> Gate {
         let id = match id {
             Cow::Borrowed(id) => GateId::Written(span_of(source, id)),
             Cow::Owned(id) => GateId::StandIn(id.into_boxed_str()),
@@ -204,7 +204,7 @@ pub struct Abandonment {
 pub struct Document {
     /// The ledger as parsed, byte order mark included; edits are kept
     /// beside it, never applied to it.
-    text: Arc<str>,
+    text: Arc<String>,
     lines: Vec<LineSpan>,
     /// Whether any line ends with CRLF, which inserted lines then use.
     crlf: bool,
@@ -219,7 +219,7 @@ pub struct Document {
 
 impl Document {
     pub(crate) fn new(
-        text: Arc<str>,
+        text: Arc<String>,
         lines: Vec<LineSpan>,
         gates: Vec<Gate>,
         abandoned: Vec<Abandonment>,

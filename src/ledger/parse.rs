@@ -243,7 +243,9 @@ impl Builder<'_> {
 /// can report every diagnostic; it must not be acted on when `errors` is
 /// non-empty.
 pub fn parse(text: impl Into<String>) -> ParseOutcome {
-    let text: Arc<str> = Arc::from(text.into());
+    // The read buffer itself is shared, not copied: a copy would fault in
+    // the whole ledger twice.
+    let text: Arc<String> = Arc::new(text.into());
     // A UTF-8 byte order mark is kept for rendering but is not part of the
     // first line, so it cannot hide a gate there.
     let body = if text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
@@ -254,7 +256,7 @@ pub fn parse(text: impl Into<String>) -> ParseOutcome {
 
 type Parsed = (Vec<Gate>, Vec<Abandonment>, HashSet<String>, Vec<String>, Vec<ParseError>, Vec<String>);
 
-fn parse_lines(source: &Arc<str>, lines: &[LineSpan]) -> Parsed {
+fn parse_lines(source: &Arc<String>, lines: &[LineSpan]) -> Parsed {
     // Sized up front (gate lines outside fences can only be fewer), so a
     // 100,000-gate ledger never holds two copies of a growing table.
     let gate_lines = lines.iter().filter(|line| source[line.range()].starts_with("- [")).count();

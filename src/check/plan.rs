@@ -189,7 +189,7 @@ impl Selection {
 fn require_gate_directory(path: &Path, ledger: &Ledger, gate: &Gate, qualified: &str) -> Result<(), Error> {
     match target::require_directory(path, &format!("gate {qualified} CWD")) {
         Err(error) if error.is_mistake() => {
-            let line = gate.cwd_line.unwrap_or(gate.line) + 1;
+            let line = gate.cwd_line().unwrap_or(gate.line) + 1;
             Err(Error::Invalid(vec![Diagnostic::new(ledger.path.display().to_string(), Some(line), error.to_string())]))
         }
         other => Ok(other?),

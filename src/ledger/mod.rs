@@ -91,10 +91,11 @@ pub struct Gate {
     check: TextSpan,
     expect: TextSpan,
     cwd: TextSpan,
-    /// Zero-based index of the CWD line, for diagnostics about it.
-    pub cwd_line: Option<usize>,
+    /// Zero-based index of the CWD line, `u32::MAX` without one.
+    cwd_line: u32,
     evidence: TextSpan,
-    pub evidence_line: Option<usize>,
+    /// Zero-based index of the EVIDENCE line, `u32::MAX` without one.
+    evidence_line: u32,
 }
 
 /// A gate's id: written in the ledger, or the `L<line>` stand-in of a gate
@@ -102,7 +103,9 @@ pub struct Gate {
 #[derive(Debug, Clone)]
 enum GateId {
     Written(TextSpan),
-    StandIn(Box<str>),
+    /// Boxed twice so the rare stand-in keeps every gate a word smaller.
+    #[allow(clippy::box_collection)]
+    StandIn(Box<String>),
 }
 
 impl Gate {
@@ -111,7 +114,7 @@ impl Gate {
     pub(crate) fn new(source: &Arc<String>, line: usize, checked: bool, id: Cow<'_, str>, title: &str) -> Gate {
         let id = match id {
             Cow::Borrowed(id) => GateId::Written(span_of(source, id)),
-            Cow::Owned(id) => GateId::StandIn(id.into_boxed_str()),
+            Cow::Owned(id) => GateId::StandIn(Box::new(id)),
         };
         Gate {
             source: Arc::clone(source),
@@ -122,9 +125,9 @@ impl Gate {
             check: TextSpan::ABSENT,
             expect: TextSpan::ABSENT,
             cwd: TextSpan::ABSENT,
-            cwd_line: None,
+            cwd_line: u32::MAX,
             evidence: TextSpan::ABSENT,
-            evidence_line: None,
+            evidence_line: u32::MAX,
         }
     }
 
@@ -141,6 +144,16 @@ impl Gate {
 
     pub fn title(&self) -> &str {
         &self.source[self.title.range()]
+    }
+
+    /// Zero-based index of the CWD line, for diagnostics about it.
+    pub fn cwd_line(&self) -> Option<usize> {
+        (self.cwd_line != u32::MAX).then_some(self.cwd_line as usize)
+    }
+
+    /// Zero-based index of the EVIDENCE line, where a write-back replaces it.
+    pub fn evidence_line(&self) -> Option<usize> {
+        (self.evidence_line != u32::MAX).then_some(self.evidence_line as usize)
     }
 
     pub fn check(&self) -> Option<&str> {
@@ -167,11 +180,11 @@ impl Gate {
             "EXPECT" => self.expect = span,
             "CWD" => {
                 self.cwd = span;
-                self.cwd_line = Some(line);
+                self.cwd_line = narrow_line(line);
             }
             _ => {
                 self.evidence = span;
-                self.evidence_line = Some(line);
+                self.evidence_line = narrow_line(line);
             }
         }
     }
@@ -188,6 +201,12 @@ impl Gate {
     pub fn expectation(&self) -> Option<Expectation> {
         self.expect().filter(|e| !e.is_empty()).and_then(|e| Expectation::parse(e).ok())
     }
+}
+
+/// A line index as stored in a gate: a ledger of at most 8 MiB has far
+/// fewer than `u32::MAX` lines.
+fn narrow_line(line: usize) -> u32 {
+    u32::try_from(line).ok().filter(|&line| line != u32::MAX).expect("ledger has more than 4 billion lines")
 }
 
 /// The span `part` covers in `source`; `part` must be a slice of it, which
@@ -362,7 +381,7 @@ impl LineEdits {
 
     /// [`Document::set_evidence`] on `document`.
     pub fn set_evidence(&mut self, document: &Document, gate: &Gate, value: &str) {
-        if let Some(index) = gate.evidence_line {
+        if let Some(index) = gate.evidence_line() {
             let text = self.line(document, index);
             let indent = &text[..text.len() - text.trim_start_matches(text::is_js_space).len()];
             let edited = format!("{indent}EVIDENCE: {value}");

@@ -584,7 +584,7 @@ mod tests {
         assert_eq!(gates.len(), 2);
         assert!(gates[0].is_runnable() && !gates[0].checked);
         assert_eq!(gates[1].evidence(), Some("seen"));
-        assert_eq!(gates[1].evidence_line, Some(5));
+        assert_eq!(gates[1].evidence_line(), Some(5));
     }
 
     #[test]

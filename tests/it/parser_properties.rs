@@ -114,8 +114,8 @@ proptest! {
         let after: Vec<&str> = edited.split_inclusive('\n').collect();
         let changed: Vec<usize> = (0..after.len()).filter(|&i| before.get(i) != after.get(i)).collect();
         let gate_line = gate.line;
-        let evidence_line = fresh.evidence_line.unwrap();
-        if gate.evidence_line.is_some() {
+        let evidence_line = fresh.evidence_line().unwrap();
+        if gate.evidence_line().is_some() {
             prop_assert_eq!(before.len(), after.len());
             prop_assert!(changed.iter().all(|&i| i == gate_line || i == evidence_line), "{:?}", changed);
         } else {

@@ -94,15 +94,17 @@ fn printable(line: &str) -> Cow<'_, str> {
     }
 }
 
-/// The process's buffered stdout: large reports cost one write per 8 KiB,
-/// and callers flush before anything slow. Everything that writes either
+/// The process's buffered stdout: large reports cost one write per 64 KiB
+/// (a pipe's default capacity), and callers flush before anything slow. Everything that writes either
 /// stream goes through here, so stdout and stderr interleave in the order
 /// they were written.
+const STDOUT_BUFFER: usize = 64 * 1024;
+
 static CONSOLE: Mutex<Option<BufWriter<Stdout>>> = Mutex::new(None);
 
 fn with_stdout<T>(act: impl FnOnce(&mut BufWriter<Stdout>) -> T) -> T {
     let mut guard = CONSOLE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    act(guard.get_or_insert_with(|| BufWriter::new(std::io::stdout())))
+    act(guard.get_or_insert_with(|| BufWriter::with_capacity(STDOUT_BUFFER, std::io::stdout())))
 }
 
 /// Prints one sanitized line on stdout (subcommands' own output). A closed

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::approval::Oracle;
 use crate::exit::Exit;
-use crate::report::record::{RunReport, SandboxRecord};
+use crate::report::record::{IdList, RunReport, SandboxRecord};
 use crate::report::tail::OutputTail;
 
 /// What a RUN line shows of a check: where and how it runs.
@@ -162,39 +162,6 @@ impl Outcome {
     }
 }
 
-/// Qualified ids in one buffer, in order: a verdict over 100,000 unmet
-/// gates costs two growing allocations rather than a string per gate.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct IdList {
-    text: String,
-    ends: Vec<usize>,
-}
-
-impl IdList {
-    /// Appends one id written as the concatenation of `parts`.
-    pub fn push_joined(&mut self, parts: &[&str]) {
-        parts.iter().for_each(|part| self.text.push_str(part));
-        self.ends.push(self.text.len());
-    }
-
-    pub fn push(&mut self, id: &str) {
-        self.push_joined(&[id]);
-    }
-
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        self.ends.iter().enumerate().map(|(at, &end)| {
-            let start = if at == 0 { 0 } else { self.ends[at - 1] };
-            &self.text[start..end]
-        })
-    }
-}
-
-impl serde::Serialize for IdList {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.iter())
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     pub outcome: Outcome,
@@ -222,22 +189,5 @@ pub struct Verdict {
 impl Verdict {
     pub fn exit(&self) -> Exit {
         self.outcome.exit()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::IdList;
-
-    #[test]
-    fn an_id_list_keeps_each_id_whole_and_in_order() {
-        let mut list = IdList::default();
-        list.push_joined(&["GATES:", "A"]);
-        list.push("");
-        list.push("dispatch:w1 open (0/1 started)");
-        assert_eq!(list.iter().collect::<Vec<_>>(), ["GATES:A", "", "dispatch:w1 open (0/1 started)"]);
-        assert_eq!(list.iter().len(), 3);
-        let json = serde_json::to_string(&list).unwrap();
-        assert_eq!(json, r#"["GATES:A","","dispatch:w1 open (0/1 started)"]"#);
     }
 }

@@ -6,8 +6,9 @@ use std::collections::HashMap;
 use crate::dispatch::DispatchSummary;
 use crate::evidence::GateState;
 
-use super::events::{IdList, Outcome, Verdict};
+use super::events::{Outcome, Verdict};
 use super::plan::{Ledger, Selection};
+use crate::report::record::IdList;
 
 /// What this run did beyond the ledgers on disk.
 #[derive(Debug, Default)]

@@ -403,7 +403,7 @@ mod tests {
             confirmed_met: 2,
             unmet: unmet.len(),
             abandoned: 0,
-            unmet_ids: unmet.iter().fold(crate::check::events::IdList::default(), |mut list, id| {
+            unmet_ids: unmet.iter().fold(crate::report::record::IdList::default(), |mut list, id| {
                 list.push(id);
                 list
             }),

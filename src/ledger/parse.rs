@@ -2,7 +2,8 @@
 //! all problems of a ledger in one pass; any error makes the ledger unusable.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use super::fence::{self, Fence};
@@ -61,11 +62,6 @@ fn split_lines(text: &str, body: usize) -> Vec<LineSpan> {
     }
     lines
 }
-
-/// The parser's lookup tables. Keys are the ledger's own text and the
-/// tables live for one parse, so foldhash's seeded hash is ample and far
-/// cheaper than SipHash on 100,000 gate ids.
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// A line that starts with `KEY:` for one of the attribute keywords.
 enum AttributeShape<'a> {
@@ -191,39 +187,40 @@ pub fn normalize_owns_glob(value: &str) -> Result<String, String> {
     Ok(normalized.join("/"))
 }
 
-/// Gate id → one-based line of its first declaration. Ids written in the
-/// ledger are borrowed from it; only the `L<line>` stand-ins of gates
-/// without an id are owned.
-struct DeclaredIds<'t> {
-    written: FastMap<&'t str, u32>,
-    stand_ins: FastMap<String, u32>,
+/// Each gate id's first declaration, as an index into the parsed gates,
+/// hashed by the id's text (the table lives for one parse, so foldhash's
+/// seeded hash is ample and far cheaper than SipHash): a slot is 4 bytes, so the table for 100,000
+/// gates is about half a megabyte rather than a borrowed key and a line
+/// per slot.
+struct DeclaredIds {
+    first: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
 }
 
-impl<'t> DeclaredIds<'t> {
-    fn with_capacity(capacity: usize) -> DeclaredIds<'t> {
-        DeclaredIds {
-            written: FastMap::with_capacity_and_hasher(capacity, Default::default()),
-            stand_ins: FastMap::default(),
-        }
+impl DeclaredIds {
+    fn with_capacity(capacity: usize) -> DeclaredIds {
+        DeclaredIds { first: hashbrown::HashTable::with_capacity(capacity), hasher: Default::default() }
     }
 
-    fn first_line(&self, id: &str) -> Option<usize> {
-        self.written.get(id).or_else(|| self.stand_ins.get(id)).map(|&line| line as usize)
+    /// One-based line of the first gate declared as `id`.
+    fn first_line(&self, gates: &[Gate], id: &str) -> Option<usize> {
+        let hash = self.hasher.hash_one(id);
+        self.first.find(hash, |&at| gates[at as usize].id() == id).map(|&at| gates[at as usize].line + 1)
     }
 
-    /// Lines fit in `u32`: a ledger is at most 8 MiB.
-    fn declare(&mut self, id: Cow<'t, str>, line: usize) {
-        let line = line as u32;
-        match id {
-            Cow::Borrowed(id) => self.written.insert(id, line),
-            Cow::Owned(id) => self.stand_ins.insert(id, line),
-        };
+    /// Records `gates[at]` as the first declaration of its id, which the
+    /// caller has looked up and not found. Gate counts fit in `u32`: a
+    /// ledger is at most 8 MiB.
+    fn declare(&mut self, gates: &[Gate], at: usize) {
+        let hasher = &self.hasher;
+        let hash = hasher.hash_one(gates[at].id());
+        self.first.insert_unique(hash, at as u32, |&other| hasher.hash_one(gates[other as usize].id()));
     }
 }
 
-struct Builder<'t> {
+struct Builder {
     gates: Vec<Gate>,
-    gate_lines: DeclaredIds<'t>,
+    gate_lines: DeclaredIds,
     /// Per gate, one bit per `ATTRIBUTES` keyword already given.
     seen_attributes: Vec<u8>,
     abandoned: Vec<Abandonment>,
@@ -233,7 +230,7 @@ struct Builder<'t> {
     warnings: Vec<String>,
 }
 
-impl Builder<'_> {
+impl Builder {
     fn error(&mut self, index: usize, message: impl Into<String>) {
         self.errors.push(ParseError { line: Some(index + 1), message: message.into() });
     }
@@ -317,12 +314,14 @@ fn parse_lines(source: &Arc<String>, lines: &[LineSpan]) -> Parsed {
             if title.is_empty() {
                 b.error(index, "gate outcome is blank");
             }
-            if let Some(first) = b.gate_lines.first_line(&id) {
+            let duplicate_of = b.gate_lines.first_line(&b.gates, &id);
+            if let Some(first) = duplicate_of {
                 b.error(index, format!("duplicate gate id {id} (first declared on line {first})"));
-            } else {
-                b.gate_lines.declare(id.clone(), index + 1);
             }
             b.gates.push(Gate::new(source, index, checked, id, title));
+            if duplicate_of.is_none() {
+                b.gate_lines.declare(&b.gates, b.gates.len() - 1);
+            }
             b.seen_attributes.push(0);
             current = Some(b.gates.len() - 1);
             detached = false;
@@ -435,7 +434,7 @@ fn parse_lines(source: &Arc<String>, lines: &[LineSpan]) -> Parsed {
     let unknown: Vec<(usize, String)> = b
         .abandoned
         .iter()
-        .filter(|entry| b.gate_lines.first_line(&entry.id).is_none())
+        .filter(|entry| b.gate_lines.first_line(&b.gates, &entry.id).is_none())
         .map(|entry| (entry.line, entry.id.clone()))
         .collect();
     for (line, id) in unknown {
@@ -477,7 +476,7 @@ fn parse_abandon(b: &mut Builder, index: usize, rest: &str) -> bool {
 /// Whole-gate rules: runnable gates need both CHECK and EXPECT, and EXPECT
 /// must compile. Patterns are only validated here: a check that runs builds
 /// its own (see `check::plan`), so reading a ledger keeps nothing per pattern.
-fn finish_gates(b: &mut Builder<'_>) {
+fn finish_gates(b: &mut Builder) {
     for gate in &b.gates {
         let line = Some(gate.line + 1);
         let id = gate.id();
@@ -639,6 +638,11 @@ mod tests {
         assert!(errors_of("- [ ] no id here\n")[0].contains("explicit ID"));
         assert!(errors_of("- [ ] a/b: x\n")[0].contains("invalid gate id a/b"));
         assert!(errors_of("- [ ] A: x\n- [ ] A: y\n")[0].contains("duplicate gate id A (first declared on line 1)"));
+        // A stand-in id is declared too, and ABANDON finds a gate declared
+        // anywhere in the ledger, and only such a gate.
+        assert!(errors_of("- [ ] no id\n- [ ] L1: x\n")[1].contains("duplicate gate id L1 (first declared on line 1)"));
+        assert!(errors_of("- [ ] A: x\n- [ ] B: y\nABANDON: B gone\n").is_empty());
+        assert!(errors_of("- [ ] A: x\nABANDON: C gone\n")[0].contains("ABANDON references unknown gate C"));
         assert!(errors_of("- [ ] A:\n")[0].contains("outcome is blank"));
         assert_eq!(parse("- [ ] a:b: x\n").document.gates[0].id(), "a:b");
     }

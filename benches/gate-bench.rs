@@ -359,6 +359,15 @@ impl Row {
     fn check(&mut self, text: String, verdict: Verdict) {
         self.checks.push((text, verdict));
     }
+    /// The paired `gate-check` and `floor` figures, their ratio, and the
+    /// goal that the ratio is at most `limit` (shown with `decimals`).
+    fn against_floor(&mut self, figures: &BTreeMap<String, Figure>, floor_label: &str, limit: f64, decimals: usize) {
+        self.figure("gate-check", &figures["gate-check"]);
+        self.figure(floor_label, &figures["floor"]);
+        let ratio = figures["gate-check"].times(&figures["floor"]);
+        self.ratio(format!("gate-check / floor: {ratio:.decimals$}x"));
+        self.check(format!("{ratio:.decimals$}x the floor <= {limit}x"), Verdict::of(ratio <= limit));
+    }
     fn print(&self, tally: &mut Tally) {
         println!("{}", self.title);
         println!("  goal: {}", self.goal);
@@ -1174,11 +1183,7 @@ fn bench_stale(tools: &Tools, tally: &mut Tally) -> Result<()> {
         format!("--status, {} checked /regex/ gates with stale evidence", thousands(GATES)),
         "<= 10x the grep floor",
     );
-    row.figure("gate-check", &figures["gate-check"]);
-    row.figure("floor: grep -c over the file", &figures["floor"]);
-    let ratio = figures["gate-check"].times(&figures["floor"]);
-    row.ratio(format!("gate-check / floor: {ratio:.1}x"));
-    row.check(format!("{ratio:.1}x the floor <= 10x"), Verdict::of(ratio <= 10.0));
+    row.against_floor(&figures, "floor: grep -c over the file", 10.0, 1);
     row.print(tally);
     Ok(())
 }
@@ -1226,11 +1231,7 @@ fn bench_scope(tools: &Tools, tally: &mut Tally) -> Result<()> {
         format!("--status, a scope of {} leaf ledgers ({} gates)", thousands(LEAVES), thousands(total)),
         "<= 1.5x cat of the files",
     );
-    row.figure("gate-check", &figures["gate-check"]);
-    row.figure("floor: cat of the files", &figures["floor"]);
-    let ratio = figures["gate-check"].times(&figures["floor"]);
-    row.ratio(format!("gate-check / floor: {ratio:.2}x"));
-    row.check(format!("{ratio:.2}x the floor <= 1.5x"), Verdict::of(ratio <= 1.5));
+    row.against_floor(&figures, "floor: cat of the files", 1.5, 2);
     row.print(tally);
     Ok(())
 }

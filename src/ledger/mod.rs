@@ -44,9 +44,6 @@ pub(crate) struct LineSpan {
 
 impl LineSpan {
     pub(crate) fn new(start: usize, len: usize, ending: Ending) -> LineSpan {
-        // The 8 MiB ledger cap keeps offsets far below u32::MAX; a caller
-        // passing a larger text hits this instead of a wrong slice.
-        let narrow = |n: usize| u32::try_from(n).expect("ledger text exceeds 4 GiB");
         LineSpan { start: narrow(start), len: narrow(len), ending }
     }
 
@@ -180,11 +177,11 @@ impl Gate {
             "EXPECT" => self.expect = span,
             "CWD" => {
                 self.cwd = span;
-                self.cwd_line = narrow_line(line);
+                self.cwd_line = narrow(line);
             }
             _ => {
                 self.evidence = span;
-                self.evidence_line = narrow_line(line);
+                self.evidence_line = narrow(line);
             }
         }
     }
@@ -203,10 +200,11 @@ impl Gate {
     }
 }
 
-/// A line index as stored in a gate: a ledger of at most 8 MiB has far
-/// fewer than `u32::MAX` lines.
-fn narrow_line(line: usize) -> u32 {
-    u32::try_from(line).ok().filter(|&line| line != u32::MAX).expect("ledger has more than 4 billion lines")
+/// An offset, length or line index of a ledger as stored: the 8 MiB cap
+/// keeps each far below `u32::MAX`, which marks an absent value. A caller
+/// passing a larger text hits this instead of a wrong slice.
+fn narrow(n: usize) -> u32 {
+    u32::try_from(n).ok().filter(|&n| n != u32::MAX).expect("ledger text exceeds 4 GiB")
 }
 
 /// The span `part` covers in `source`; `part` must be a slice of it, which
@@ -217,7 +215,6 @@ fn span_of(source: &str, part: &str) -> TextSpan {
     }
     let start = (part.as_ptr() as usize).wrapping_sub(source.as_ptr() as usize);
     assert!(start <= source.len() && part.len() <= source.len() - start, "a gate value outside its ledger text");
-    let narrow = |n: usize| u32::try_from(n).expect("ledger text exceeds 4 GiB");
     TextSpan { start: narrow(start), len: narrow(part.len()) }
 }
 

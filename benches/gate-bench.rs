@@ -718,13 +718,21 @@ fn bench_status(tools: &Tools, matrix: &mut StatusMatrix, tally: &mut Tally) -> 
     row.print(tally);
 
     let plain_100k = matrix.get(tools, 100_000, Expect::Plain)?.clone();
-    let mut row = Row::new("--status, 100,000 gates with plain EXPECTs", "<= 150 ms, <= 64 MiB");
-    row.figure("gate-check", &plain_100k["gate-check"]);
-    floor_ratio(&mut row, &plain_100k, grep);
+    let mut row = Row::new(
+        "--status, 100,000 gates with plain EXPECTs",
+        "<= 8x the floor, peak RSS <= 2.5x the ledger file, <= 150 ms",
+    );
+    row.against_floor(&plain_100k, &format!("floor: {grep}"), 8.0, 1);
     node_ratio(&mut row, &plain_100k);
     let millis = plain_100k["gate-check"].millis();
     row.check(format!("{millis:.1} ms <= 150 ms"), Verdict::of(millis <= 150.0));
-    rss_check(&mut row, &plain_100k["gate-check"], 64.0);
+    let file_mib = ledger(100_000, Expect::Plain).len() as f64 / (1024.0 * KIB_PER_MIB);
+    let rss_mib = plain_100k["gate-check"].rss_mib().unwrap_or(f64::INFINITY);
+    let times_file = rss_mib / file_mib;
+    row.check(
+        format!("peak RSS {rss_mib:.1} MiB = {times_file:.2}x the {file_mib:.1} MiB ledger <= 2.5x"),
+        Verdict::of(times_file <= 2.5),
+    );
     row.print(tally);
     Ok(())
 }
@@ -987,7 +995,7 @@ fn bench_reverify(tools: &Tools, checks: usize, tally: &mut Tally) -> Result<()>
     let floor = &figures["floor"];
     let mut row = Row::new(
         format!("--reverify, {checks} trivial checks (`true`, EXPECT /^$/)"),
-        "<= 1.15x a bare fork/exec/wait loop of the same `sh -c`",
+        "<= 1.10x a bare fork/exec/wait loop of the same `sh -c`",
     );
     row.figure("gate-check", ours);
     row.figure("floor: sh -c true loop (in-process)", floor);
@@ -1004,7 +1012,7 @@ fn bench_reverify(tools: &Tools, checks: usize, tally: &mut Tally) -> Result<()>
             node.times(paired_ours)
         ));
     }
-    row.check(format!("gate-check / floor {versus_floor:.2}x <= 1.15x"), Verdict::of(versus_floor <= 1.15));
+    row.check(format!("gate-check / floor {versus_floor:.2}x <= 1.10x"), Verdict::of(versus_floor <= 1.10));
     row.print(tally);
     Ok(())
 }

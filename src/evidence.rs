@@ -127,7 +127,7 @@ impl GateState {
 }
 
 pub fn gate_state(gate: &Gate, abandoned: bool) -> GateState {
-    if abandoned || !gate.checked {
+    if abandoned || !gate.checked() {
         return gate_state_with_digest(gate, abandoned, None);
     }
     // A checked runnable gate is met only by a v1 record of its own
@@ -147,7 +147,7 @@ pub fn gate_state_with_digest(gate: &Gate, abandoned: bool, digest: Option<&str>
     if abandoned {
         return GateState::Abandoned;
     }
-    if !gate.checked {
+    if !gate.checked() {
         return GateState::Unmet;
     }
     let kind = classify(gate.evidence(), digest);

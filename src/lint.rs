@@ -248,7 +248,7 @@ pub fn lint(file: &str, document: &Document) -> Vec<Finding> {
     let live: Vec<&Gate> = document.gates.iter().filter(|g| !document.is_abandoned(g.id())).collect();
     for gate in &live {
         for (severity, code, message) in gate_findings(gate) {
-            add(Some(gate.line + 1), Some(gate.id()), severity, code, message);
+            add(Some(gate.line() + 1), Some(gate.id()), severity, code, message);
         }
     }
     for entry in &document.abandoned {

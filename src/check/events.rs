@@ -172,7 +172,8 @@ pub struct Verdict {
     pub unmet: usize,
     pub abandoned: usize,
     /// Everything counted unmet, with a note where the reason is not the
-    /// gate's own state.
+    /// gate's own state: every id when a reporter renders records, else as
+    /// many as the human report lists.
     pub unmet_ids: IdList,
     pub abandoned_ids: Vec<String>,
     pub reran: Option<usize>,
@@ -182,8 +183,9 @@ pub struct Verdict {
     pub check_failures: usize,
     /// With `--gate`: the gates left out of the count.
     pub not_selected: Option<usize>,
-    /// The unmet gates with no CHECK: only a person can meet them.
-    pub manual_unmet: Vec<String>,
+    /// The unmet gates with no CHECK: only a person can meet them. Kept
+    /// as far as the human report lists them; counted in full.
+    pub manual_unmet: IdList,
 }
 
 impl Verdict {

@@ -515,7 +515,9 @@ fn summarize(
             .collect(),
         selection: setup.selection.as_ref(),
     };
-    let verdict = verdict::verdict(finals, &states, &facts, &waves, target.scope.as_deref());
+    // Only a machine report shows every unmet id; the human one lists a few.
+    let kept = if reporter.needs_records() { verdict::UnmetIds::All } else { verdict::UnmetIds::Listed };
+    let verdict = verdict::verdict(finals, &states, &facts, &waves, target.scope.as_deref(), kept);
     reporter.event(&Event::Verdict(&verdict));
     // Oracles left pending for approval are why this run is unmet; the
     // command that shows and approves exactly them is the next step.
@@ -563,12 +565,12 @@ fn run_report(
         for ((gate, state), digest) in ledger.document.gates.iter().zip(states).zip(digests) {
             gates.push(GateRecord {
                 ledger: ledger.text_path.clone(),
-                line: gate.line + 1,
+                line: gate.line() + 1,
                 id: gate.id().to_string(),
                 qualified_id: [prefix.as_str(), gate.id()].concat(),
                 title: gate.title().to_string(),
                 state: *state,
-                checked: gate.checked,
+                checked: gate.checked(),
                 runnable: gate.is_runnable(),
                 definition_digest: digest,
                 selected: setup.selection.as_ref().map(|selection| selection.contains(index, gate.id())),

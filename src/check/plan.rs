@@ -189,7 +189,7 @@ impl Selection {
 fn require_gate_directory(path: &Path, ledger: &Ledger, gate: &Gate, qualified: &str) -> Result<(), Error> {
     match target::require_directory(path, &format!("gate {qualified} CWD")) {
         Err(error) if error.is_mistake() => {
-            let line = gate.cwd_line().unwrap_or(gate.line) + 1;
+            let line = gate.cwd_line().unwrap_or(gate.line()) + 1;
             Err(Error::Invalid(vec![Diagnostic::new(ledger.path.display().to_string(), Some(line), error.to_string())]))
         }
         other => Ok(other?),
@@ -405,7 +405,7 @@ pub fn plan_tasks(options: &CheckConfig, setup: &Setup, runtime: &Runtime) -> Re
             let oracle = oracle_for(runtime, gate, &path_text(&cwd)?);
             crate::approval::store::check_recordable(&ledger.text_path, gate.id(), &oracle).map_err(|error| {
                 let shown = ledger.path.display().to_string();
-                Error::Invalid(vec![Diagnostic::new(shown, Some(gate.line + 1), error.to_string())])
+                Error::Invalid(vec![Diagnostic::new(shown, Some(gate.line() + 1), error.to_string())])
             })?;
             let expectation = gate.expect().and_then(|expect| match expectations.get(expect) {
                 Some(shared) => Some(Arc::clone(shared)),
@@ -448,7 +448,7 @@ mod tests {
 
         let reloaded = reload_ledgers(loaded, &mut reporter).unwrap();
         assert_eq!(reloaded[0].document.source().as_ptr(), kept_buffer, "an unchanged ledger is not parsed again");
-        assert!(reloaded[1].document.gates[0].checked, "a changed ledger is read as it is now");
+        assert!(reloaded[1].document.gates[0].checked(), "a changed ledger is read as it is now");
         let (_, err) = reporter.into_parts();
         let warnings = String::from_utf8(err).unwrap();
         assert_eq!(warnings.matches("a.md: warning: gate A: EXPECT").count(), 2, "{warnings}");

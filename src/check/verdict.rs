@@ -8,6 +8,7 @@ use crate::evidence::GateState;
 
 use super::events::{Outcome, Verdict};
 use super::plan::{Ledger, Selection};
+use crate::report::human::LISTED_IDS;
 use crate::report::record::IdList;
 
 /// What this run did beyond the ledgers on disk.
@@ -30,6 +31,14 @@ pub struct RunFacts<'a> {
     pub selection: Option<&'a Selection>,
 }
 
+/// Which unmet ids a verdict keeps: all of them, or only as many as the
+/// human report lists (the rest are counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnmetIds {
+    All,
+    Listed,
+}
+
 /// `states[l][g]` is the final state of gate `g` of ledger `l`.
 pub fn verdict(
     ledgers: &[Ledger],
@@ -37,12 +46,16 @@ pub fn verdict(
     facts: &RunFacts,
     waves: &DispatchSummary,
     scope: Option<&str>,
+    kept: UnmetIds,
 ) -> Verdict {
     let (mut met, mut unmet) = (0usize, 0usize);
-    let mut unmet_ids = IdList::default();
+    let mut unmet_ids = match kept {
+        UnmetIds::All => IdList::default(),
+        UnmetIds::Listed => IdList::keeping(LISTED_IDS),
+    };
     let mut abandoned_ids = Vec::new();
     let mut not_selected = 0usize;
-    let mut manual_unmet = Vec::new();
+    let mut manual_unmet = IdList::keeping(LISTED_IDS);
     for (index, (ledger, states)) in ledgers.iter().zip(states).enumerate() {
         let prefix = crate::ledger::qualify(&ledger.path, "");
         for (gate, state) in ledger.document.gates.iter().zip(states) {
@@ -57,7 +70,7 @@ pub fn verdict(
                     unmet += 1;
                     unmet_ids.push_joined(&[prefix.as_str(), gate.id()]);
                     if !gate.is_runnable() {
-                        manual_unmet.push([prefix.as_str(), gate.id()].concat());
+                        manual_unmet.push_joined(&[prefix.as_str(), gate.id()]);
                     }
                 }
             }
@@ -153,7 +166,7 @@ mod tests {
     fn unmet_gates_and_blocking_waves_count_unmet() {
         let (ledgers, states) = ledger(TWO);
         let waves = DispatchSummary { blocking: vec!["dispatch:w1 open (0/1 started)".into()], abandoned: vec![] };
-        let v = verdict(&ledgers, &states, &RunFacts::default(), &waves, Some("s"));
+        let v = verdict(&ledgers, &states, &RunFacts::default(), &waves, Some("s"), UnmetIds::All);
         assert_eq!((v.outcome, v.met, v.unmet, v.abandoned), (Outcome::Unmet, 1, 2, 0));
         assert_eq!(v.unmet_ids.iter().collect::<Vec<_>>(), ["GATES:B", "dispatch:w1 open (0/1 started)"]);
         assert_eq!(v.exit(), Exit::Unmet);
@@ -163,7 +176,7 @@ mod tests {
     fn a_stale_result_puts_a_met_gate_in_doubt() {
         let (ledgers, states) = ledger("- [x] A: done\n  EVIDENCE: looked\n");
         let facts = RunFacts { stale: vec![(0, "A", "GATES:A")], ..RunFacts::default() };
-        let v = verdict(&ledgers, &states, &facts, &DispatchSummary::default(), None);
+        let v = verdict(&ledgers, &states, &facts, &DispatchSummary::default(), None, UnmetIds::All);
         assert_eq!((v.outcome, v.met, v.confirmed_met, v.unmet), (Outcome::Unmet, 1, 0, 1));
         assert_eq!(v.unmet_ids.iter().collect::<Vec<_>>(), ["GATES:A (stale result discarded)"]);
     }
@@ -171,10 +184,10 @@ mod tests {
     #[test]
     fn approval_failures_are_an_error_and_all_met_needs_nothing_open() {
         let (ledgers, states) = ledger("- [x] A: done\n  EVIDENCE: looked\n");
-        let clean = verdict(&ledgers, &states, &RunFacts::default(), &DispatchSummary::default(), None);
+        let clean = verdict(&ledgers, &states, &RunFacts::default(), &DispatchSummary::default(), None, UnmetIds::All);
         assert_eq!(clean.outcome, Outcome::AllMet);
         let facts = RunFacts { approval_failures: 1, ..RunFacts::default() };
-        let failed = verdict(&ledgers, &states, &facts, &DispatchSummary::default(), None);
+        let failed = verdict(&ledgers, &states, &facts, &DispatchSummary::default(), None, UnmetIds::All);
         assert_eq!(failed.exit(), Exit::Error);
     }
 
@@ -183,9 +196,9 @@ mod tests {
         let (ledgers, states) = ledger(TWO);
         let selection = Selection::resolve(&ledgers, &["GATES:A".to_string()], None).unwrap();
         let facts = RunFacts { selection: Some(&selection), ..RunFacts::default() };
-        let v = verdict(&ledgers, &states, &facts, &DispatchSummary::default(), None);
+        let v = verdict(&ledgers, &states, &facts, &DispatchSummary::default(), None, UnmetIds::All);
         assert_eq!((v.outcome, v.met, v.unmet, v.not_selected), (Outcome::AllMet, 1, 0, Some(1)));
-        let all = verdict(&ledgers, &states, &RunFacts::default(), &DispatchSummary::default(), None);
+        let all = verdict(&ledgers, &states, &RunFacts::default(), &DispatchSummary::default(), None, UnmetIds::All);
         assert_eq!((all.outcome, all.not_selected), (Outcome::Unmet, None));
         assert!(Selection::resolve(&ledgers, &["leaf-1:A".to_string()], None).is_err());
     }

@@ -38,7 +38,7 @@ fn decide(
     let mut decisions = Vec::with_capacity(batch.len());
     let mut edits = Vec::new();
     for (task, result) in batch {
-        let Some(fresh) = document.gate_near(task.gate.id(), task.gate.line) else {
+        let Some(fresh) = document.gate_near(task.gate.id(), task.gate.line()) else {
             decisions.push(WriteBack::Stale);
             continue;
         };
@@ -53,7 +53,8 @@ fn decide(
             continue;
         }
         let was_met = task.starting_state == GateState::Met;
-        let must_write_failure = task.starting_state == GateState::StaleUnmet || (reverify && was_met) || fresh.checked;
+        let must_write_failure =
+            task.starting_state == GateState::StaleUnmet || (reverify && was_met) || fresh.checked();
         if result.ok() {
             let line = evidence::success_evidence(
                 &task.digest,

@@ -170,7 +170,7 @@ pub fn update<T>(
         }
         let mut line_edits = LineEdits::default();
         for edit in &edits {
-            line_edits.set_checked(document, edit.gate.line, edit.checked);
+            line_edits.set_checked(document, edit.gate.line(), edit.checked);
             line_edits.set_evidence(document, &edit.gate, &edit.evidence);
         }
         let bytes = document.render_with(&line_edits).into_bytes();
@@ -194,7 +194,7 @@ mod tests {
         let path = dir.path().join("GATES.md");
         fs::write(&path, "- [ ] A: a\n  CHECK: c\n  EXPECT: e\n").unwrap();
         let known = parse(read(&path).unwrap()).document;
-        let judge = |document: &Document| (std::ptr::eq(document, &known), document.gates[0].checked);
+        let judge = |document: &Document| (std::ptr::eq(document, &known), document.gates[0].checked());
 
         let edit = Edit { gate: known.gates[0].clone(), checked: true, evidence: "seen".into() };
         let (reused, _) = update(dir.path(), &path, Some(&known), |d| (judge(d), vec![edit])).unwrap();

@@ -8,9 +8,8 @@ pub mod text;
 
 pub use parse::{normalize_owns_glob, parse, ParseError, ParseOutcome};
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use js_regex::Expectation;
 
@@ -32,125 +31,199 @@ impl Ending {
     }
 }
 
-/// One line of the ledger as a range of the document's text (without its
-/// terminator), so a large ledger costs one buffer rather than a `String`
-/// per line. Ledgers are capped at 8 MiB, so `u32` offsets suffice.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LineSpan {
-    start: u32,
-    len: u32,
-    ending: Ending,
-}
-
-impl LineSpan {
-    pub(crate) fn new(start: usize, len: usize, ending: Ending) -> LineSpan {
-        LineSpan { start: narrow(start), len: narrow(len), ending }
-    }
-
-    fn range(self) -> std::ops::Range<usize> {
-        self.start as usize..(self.start + self.len) as usize
+/// Where the ledger's first line starts: after a UTF-8 byte order mark,
+/// which is kept for rendering but is not part of the first line, so it
+/// cannot hide a gate there.
+pub(crate) fn body_start(text: &str) -> usize {
+    if text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
     }
 }
 
-/// A run of the ledger text a gate's value was read from.
-#[derive(Debug, Clone, Copy)]
-struct TextSpan {
-    start: u32,
-    len: u32,
+/// The line that starts at byte `start`: its body (without the
+/// terminator) and its terminator, `\n` or `\r\n` (none for an
+/// unterminated last line).
+pub(crate) fn line_at(text: &str, start: usize) -> (std::ops::Range<usize>, Ending) {
+    let bytes = text.as_bytes();
+    match memchr::memchr(b'\n', &bytes[start..]).map(|offset| start + offset) {
+        Some(at) if at > start && bytes[at - 1] == b'\r' => (start..at - 1, Ending::CrLf),
+        Some(at) => (start..at, Ending::Lf),
+        None => (start..bytes.len(), Ending::None),
+    }
 }
+
+/// The starts of the ledger's lines from `body` on, in order: one per `\n`
+/// and one for an unterminated last line.
+pub(crate) fn line_starts(text: &str, body: usize) -> impl Iterator<Item = usize> + '_ {
+    let ends = memchr::memchr_iter(b'\n', &text.as_bytes()[body..]).map(move |offset| body + offset + 1);
+    std::iter::once(body).chain(ends).filter(move |&start| start < text.len())
+}
+
+/// The text of one parsed ledger, shared by its document and every gate
+/// read from it: the buffer read from disk, never copied.
+#[derive(Debug)]
+pub(crate) struct LedgerText {
+    text: String,
+    /// The `L<line>` ids of gates written without one (each a parse error),
+    /// by zero-based gate line; set once the parser has read every line.
+    stand_ins: OnceLock<Vec<(u32, String)>>,
+}
+
+impl LedgerText {
+    pub(crate) fn new(text: String) -> LedgerText {
+        LedgerText { text, stand_ins: OnceLock::new() }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Hands over the stand-in ids, once, when the parse is done.
+    pub(crate) fn keep_stand_ins(&self, stand_ins: Vec<(u32, String)>) {
+        let _ = self.stand_ins.set(stand_ins);
+    }
+
+    fn stand_in(&self, line: u32) -> &str {
+        let ids = self.stand_ins.get().map(Vec::as_slice).unwrap_or_default();
+        ids.binary_search_by_key(&line, |(at, _)| *at).map(|at| ids[at].1.as_str()).unwrap_or_default()
+    }
+}
+
+/// Each field of a [`TextSpan`] is 24 bits: ledgers are capped at 8 MiB
+/// (2^23 bytes, `file::MAX_LEDGER_BYTES`), which the parser enforces.
+const SPAN_FIELD: u64 = (1 << 24) - 1;
+
+/// A run of the ledger text a gate's value was read from: a 24-bit start
+/// and a 24-bit length packed into three `u16`s, so a gate's six spans
+/// take 36 bytes rather than 48. An empty value keeps its place in the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TextSpan([u16; 3]);
 
 impl TextSpan {
-    /// An attribute the gate does not have. No span of a ledger (at most
-    /// 8 MiB) starts at `u32::MAX`, and this keeps a gate 16 bytes smaller
-    /// than an `Option` per attribute would.
-    const ABSENT: TextSpan = TextSpan { start: u32::MAX, len: 0 };
+    /// An attribute the gate does not have: no ledger text reaches this start.
+    const ABSENT: TextSpan = TextSpan::pack(SPAN_FIELD, 0);
+    /// The id of a gate written without one, kept in `LedgerText::stand_ins`.
+    const STAND_IN: TextSpan = TextSpan::pack(SPAN_FIELD - 1, 0);
+
+    const fn pack(start: u64, len: u64) -> TextSpan {
+        let packed = start | len << 24;
+        TextSpan([packed as u16, (packed >> 16) as u16, (packed >> 32) as u16])
+    }
+
+    /// The span of `part`, which must be a slice of `source` (every value
+    /// the parser keeps is: it only trims and splits lines).
+    fn of(source: &str, part: &str) -> TextSpan {
+        let start = (part.as_ptr() as usize).wrapping_sub(source.as_ptr() as usize);
+        assert!(start <= source.len() && part.len() <= source.len() - start, "a gate value outside its ledger text");
+        let field = |n: usize| u64::try_from(n).ok().filter(|&n| n < SPAN_FIELD - 1).expect("ledger text over 8 MiB");
+        TextSpan::pack(field(start), field(part.len()))
+    }
+
+    fn start(self) -> usize {
+        let [low, middle, _] = self.0;
+        (u64::from(low) | (u64::from(middle) & 0xff) << 16) as usize
+    }
+
+    fn len(self) -> usize {
+        let [_, middle, high] = self.0;
+        (u64::from(middle) >> 8 | u64::from(high) << 8) as usize
+    }
 
     fn is_absent(self) -> bool {
-        self.start == u32::MAX
+        self == TextSpan::ABSENT
     }
 
     fn range(self) -> std::ops::Range<usize> {
-        self.start as usize..(self.start + self.len) as usize
+        self.start()..self.start() + self.len()
     }
 }
 
 /// One gate. Its id, title and attribute values are spans of the ledger
 /// text it shares with its document, so a 100,000-gate ledger costs one
-/// buffer and a fixed-size record per gate rather than a `String` per value.
+/// buffer and a 48-byte record per gate rather than a `String` per value.
 #[derive(Debug, Clone)]
 pub struct Gate {
-    source: Arc<String>,
-    /// Zero-based index of the gate line.
-    pub line: usize,
-    pub checked: bool,
-    id: GateId,
+    source: Arc<LedgerText>,
+    /// Zero-based index of the gate line, and `CHECKED` when its box is
+    /// ticked (a ledger of at most 8 MiB has far fewer than 2^31 lines).
+    line_and_box: u32,
+    id: TextSpan,
     title: TextSpan,
     check: TextSpan,
     expect: TextSpan,
     cwd: TextSpan,
-    /// Zero-based index of the CWD line, `u32::MAX` without one.
-    cwd_line: u32,
     evidence: TextSpan,
-    /// Zero-based index of the EVIDENCE line, `u32::MAX` without one.
-    evidence_line: u32,
 }
 
-/// A gate's id: written in the ledger, or the `L<line>` stand-in of a gate
-/// written without one (a parse error, kept so diagnostics can name it).
-#[derive(Debug, Clone)]
-enum GateId {
-    Written(TextSpan),
-    /// Boxed twice so the rare stand-in keeps every gate a word smaller.
-    #[allow(clippy::box_collection)]
-    StandIn(Box<String>),
-}
+/// The bit of `Gate::line_and_box` that says the box is ticked.
+const CHECKED: u32 = 1 << 31;
 
 impl Gate {
-    /// A gate declared on line `line` of `source`; `title` (and later each
-    /// attribute value) must be a slice of `source`.
-    pub(crate) fn new(source: &Arc<String>, line: usize, checked: bool, id: Cow<'_, str>, title: &str) -> Gate {
-        let id = match id {
-            Cow::Borrowed(id) => GateId::Written(span_of(source, id)),
-            Cow::Owned(id) => GateId::StandIn(Box::new(id)),
-        };
+    /// A gate declared on line `line` of `source`; `id` (`None` for a gate
+    /// written without one) and `title` (and later each attribute value)
+    /// must be slices of the source text.
+    pub(crate) fn new(source: &Arc<LedgerText>, line: usize, checked: bool, id: Option<&str>, title: &str) -> Gate {
+        let line = u32::try_from(line).ok().filter(|&line| line < CHECKED).expect("ledger text over 8 MiB");
         Gate {
             source: Arc::clone(source),
-            line,
-            checked,
-            id,
-            title: span_of(source, title),
+            line_and_box: line | if checked { CHECKED } else { 0 },
+            id: id.map_or(TextSpan::STAND_IN, |id| TextSpan::of(&source.text, id)),
+            title: TextSpan::of(&source.text, title),
             check: TextSpan::ABSENT,
             expect: TextSpan::ABSENT,
             cwd: TextSpan::ABSENT,
-            cwd_line: u32::MAX,
             evidence: TextSpan::ABSENT,
-            evidence_line: u32::MAX,
         }
     }
 
     fn text(&self, span: TextSpan) -> Option<&str> {
-        (!span.is_absent()).then(|| &self.source[span.range()])
+        (!span.is_absent()).then(|| &self.source.text[span.range()])
+    }
+
+    /// Zero-based index of the gate line.
+    pub fn line(&self) -> usize {
+        (self.line_and_box & !CHECKED) as usize
+    }
+
+    /// Whether the gate's box is ticked.
+    pub fn checked(&self) -> bool {
+        self.line_and_box & CHECKED != 0
     }
 
     pub fn id(&self) -> &str {
-        match &self.id {
-            GateId::Written(span) => &self.source[span.range()],
-            GateId::StandIn(id) => id,
+        if self.has_stand_in_id() {
+            return self.source.stand_in(self.line_and_box & !CHECKED);
         }
+        &self.source.text[self.id.range()]
+    }
+
+    /// Whether the gate was written without an id (a parse error) and goes
+    /// by its `L<line>` stand-in.
+    pub(crate) fn has_stand_in_id(&self) -> bool {
+        self.id == TextSpan::STAND_IN
     }
 
     pub fn title(&self) -> &str {
-        &self.source[self.title.range()]
+        &self.source.text[self.title.range()]
+    }
+
+    /// The zero-based line of an attribute's value: the gate line plus the
+    /// line breaks between the title (on the gate line) and the value.
+    fn line_of(&self, span: TextSpan) -> Option<usize> {
+        let between = self.source.text.as_bytes().get(self.title.start()..span.start());
+        (!span.is_absent()).then(|| self.line() + between.map_or(0, |bytes| memchr::memchr_iter(b'\n', bytes).count()))
     }
 
     /// Zero-based index of the CWD line, for diagnostics about it.
     pub fn cwd_line(&self) -> Option<usize> {
-        (self.cwd_line != u32::MAX).then_some(self.cwd_line as usize)
+        self.line_of(self.cwd)
     }
 
     /// Zero-based index of the EVIDENCE line, where a write-back replaces it.
     pub fn evidence_line(&self) -> Option<usize> {
-        (self.evidence_line != u32::MAX).then_some(self.evidence_line as usize)
+        self.line_of(self.evidence)
     }
 
     pub fn check(&self) -> Option<&str> {
@@ -170,19 +243,13 @@ impl Gate {
     }
 
     /// Records an attribute value, a slice of the gate's source.
-    pub(crate) fn set_attribute(&mut self, key: &str, value: &str, line: usize) {
-        let span = span_of(&self.source, value);
+    pub(crate) fn set_attribute(&mut self, key: &str, value: &str) {
+        let span = TextSpan::of(&self.source.text, value);
         match key {
             "CHECK" => self.check = span,
             "EXPECT" => self.expect = span,
-            "CWD" => {
-                self.cwd = span;
-                self.cwd_line = narrow(line);
-            }
-            _ => {
-                self.evidence = span;
-                self.evidence_line = narrow(line);
-            }
+            "CWD" => self.cwd = span,
+            _ => self.evidence = span,
         }
     }
 
@@ -200,24 +267,6 @@ impl Gate {
     }
 }
 
-/// An offset, length or line index of a ledger as stored: the 8 MiB cap
-/// keeps each far below `u32::MAX`, which marks an absent value. A caller
-/// passing a larger text hits this instead of a wrong slice.
-fn narrow(n: usize) -> u32 {
-    u32::try_from(n).ok().filter(|&n| n != u32::MAX).expect("ledger text exceeds 4 GiB")
-}
-
-/// The span `part` covers in `source`; `part` must be a slice of it, which
-/// every caller's value is (the parser only trims and splits).
-fn span_of(source: &str, part: &str) -> TextSpan {
-    if part.is_empty() {
-        return TextSpan { start: 0, len: 0 };
-    }
-    let start = (part.as_ptr() as usize).wrapping_sub(source.as_ptr() as usize);
-    assert!(start <= source.len() && part.len() <= source.len() - start, "a gate value outside its ledger text");
-    TextSpan { start: narrow(start), len: narrow(part.len()) }
-}
-
 #[derive(Debug, Clone)]
 pub struct Abandonment {
     pub id: String,
@@ -229,10 +278,10 @@ pub struct Abandonment {
 pub struct Document {
     /// The ledger as parsed, byte order mark included; edits are kept
     /// beside it, never applied to it.
-    text: Arc<String>,
-    lines: Vec<LineSpan>,
-    /// Whether any line ends with CRLF, which inserted lines then use.
-    crlf: bool,
+    text: Arc<LedgerText>,
+    /// Where each line starts: built on the first edit, so a run that only
+    /// reads the ledger keeps no per-line state.
+    lines: OnceLock<Vec<u32>>,
     /// What `set_checked` and `set_evidence` changed.
     edits: LineEdits,
     pub gates: Vec<Gate>,
@@ -244,15 +293,13 @@ pub struct Document {
 
 impl Document {
     pub(crate) fn new(
-        text: Arc<String>,
-        lines: Vec<LineSpan>,
+        text: Arc<LedgerText>,
         gates: Vec<Gate>,
         abandoned: Vec<Abandonment>,
         abandoned_ids: HashSet<String>,
         owns: Vec<String>,
     ) -> Document {
-        let crlf = lines.iter().any(|line| line.ending == Ending::CrLf);
-        Document { text, lines, crlf, edits: LineEdits::default(), gates, abandoned, abandoned_ids, owns }
+        Document { text, lines: OnceLock::new(), edits: LineEdits::default(), gates, abandoned, abandoned_ids, owns }
     }
 
     pub fn gate(&self, id: &str) -> Option<&Gate> {
@@ -263,7 +310,7 @@ impl Document {
     /// caller saw it (gates are in line order): a binary search per lookup
     /// while the ledger is unchanged, a scan only when it moved.
     pub fn gate_near(&self, id: &str, line: usize) -> Option<&Gate> {
-        let at = self.gates.partition_point(|gate| gate.line < line);
+        let at = self.gates.partition_point(|gate| gate.line() < line);
         match self.gates.get(at) {
             Some(gate) if gate.id() == id => Some(gate),
             _ => self.gate(id),
@@ -276,7 +323,25 @@ impl Document {
 
     /// The ledger text as it was parsed, before any edit.
     pub fn source(&self) -> &str {
-        &self.text
+        &self.text.text
+    }
+
+    /// Where each line starts, built once (ledgers are at most 8 MiB, so
+    /// every start fits `u32`).
+    fn line_starts(&self) -> &[u32] {
+        self.lines.get_or_init(|| {
+            let text = self.source();
+            line_starts(text, body_start(text)).map(|start| start as u32).collect()
+        })
+    }
+
+    fn line_count(&self) -> usize {
+        self.line_starts().len()
+    }
+
+    /// The body and terminator of line `index`.
+    fn line(&self, index: usize) -> (std::ops::Range<usize>, Ending) {
+        line_at(self.source(), self.line_starts()[index] as usize)
     }
 
     /// The ledger text, byte-identical to the input unless lines were edited.
@@ -287,30 +352,33 @@ impl Document {
     /// The ledger text with `edits` applied, which may have been made
     /// without a mutable document (a write-back judging a shared one).
     pub fn render_with(&self, edits: &LineEdits) -> String {
+        let text = self.source();
         if edits.replaced.is_empty() && edits.inserted.is_empty() {
-            return self.text.to_string();
+            return text.to_string();
         }
         let extra: usize = edits.replaced.values().chain(edits.inserted.values().flatten()).map(|l| l.len() + 2).sum();
-        let mut out = String::with_capacity(self.text.len() + extra);
-        if self.text.starts_with('\u{feff}') {
-            out.push('\u{feff}');
-        }
+        let mut out = String::with_capacity(text.len() + extra);
+        let body = body_start(text);
+        out.push_str(&text[..body]);
         let preferred = self.preferred_ending();
-        let count = self.lines.len();
-        for (index, span) in self.lines.iter().enumerate() {
+        let count = self.line_count();
+        let mut last_ending = Ending::None;
+        for (index, start) in line_starts(text, body).enumerate() {
+            let (range, ending) = line_at(text, start);
             for line in edits.inserted.get(&index).into_iter().flatten() {
                 out.push_str(line);
                 out.push_str(preferred);
             }
-            out.push_str(edits.line(self, index));
+            out.push_str(edits.replaced.get(&index).map_or(&text[range], String::as_str));
             // The last line gains a terminator when lines follow it.
             let appended = index + 1 == count && edits.inserted.contains_key(&count);
-            out.push_str(if appended && span.ending == Ending::None { preferred } else { span.ending.as_str() });
+            out.push_str(if appended && ending == Ending::None { preferred } else { ending.as_str() });
+            last_ending = ending;
         }
         if let Some(appended) = edits.inserted.get(&count) {
             // Lines added after an unterminated last line inherit its
             // absence of a final terminator.
-            let unterminated = self.lines.last().is_some_and(|span| span.ending == Ending::None);
+            let unterminated = count > 0 && last_ending == Ending::None;
             for (at, line) in appended.iter().enumerate() {
                 out.push_str(line);
                 if !(unterminated && at + 1 == appended.len()) {
@@ -321,9 +389,10 @@ impl Document {
         out
     }
 
-    /// The terminator an inserted line uses: CRLF when the file has any.
+    /// The terminator an inserted line uses: CRLF when any line has it.
     fn preferred_ending(&self) -> &'static str {
-        if self.crlf {
+        let text = self.source();
+        if memchr::memmem::find(&text.as_bytes()[body_start(text)..], b"\r\n").is_some() {
             "\r\n"
         } else {
             "\n"
@@ -362,7 +431,7 @@ impl LineEdits {
     fn line<'a>(&'a self, document: &'a Document, index: usize) -> &'a str {
         match self.replaced.get(&index) {
             Some(text) => text,
-            None => &document.text[document.lines[index].range()],
+            None => &document.source()[document.line(index).0],
         }
     }
 
@@ -385,8 +454,8 @@ impl LineEdits {
             self.replaced.insert(index, edited);
             return;
         }
-        let mut at = gate.line + 1;
-        while at < document.lines.len() && parse::is_attribute_line(self.line(document, at)) {
+        let mut at = gate.line() + 1;
+        while at < document.line_count() && parse::is_attribute_line(self.line(document, at)) {
             at += 1;
         }
         self.inserted.entry(at).or_default().push(format!("  EVIDENCE: {value}"));

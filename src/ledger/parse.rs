@@ -1,14 +1,13 @@
 //! The strict ledger parser. Every diagnostic is collected, so an author sees
 //! all problems of a ledger in one pass; any error makes the ledger unusable.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use super::fence::{self, Fence};
 use super::text::{is_js_space, is_single_js_line, js_trim, strip_one_space};
-use super::{Abandonment, Document, Ending, Gate, LineSpan};
+use super::{body_start, line_at, line_starts, Abandonment, Document, Gate, LedgerText};
 
 /// One diagnostic. `line` is one-based; `None` for whole-ledger problems.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,27 +40,6 @@ pub struct ParseOutcome {
 }
 
 const ATTRIBUTES: [&str; 4] = ["CHECK", "EXPECT", "EVIDENCE", "CWD"];
-
-/// Splits `text[body..]` into line spans, recording each terminator (`\n`
-/// or `\r\n`).
-fn split_lines(text: &str, body: usize) -> Vec<LineSpan> {
-    let bytes = text.as_bytes();
-    let mut lines = Vec::with_capacity(memchr::memchr_iter(b'\n', &bytes[body..]).count() + 1);
-    let mut start = body;
-    for at in memchr::memchr_iter(b'\n', &bytes[body..]).map(|offset| body + offset) {
-        let (len, ending) = if at > start && bytes[at - 1] == b'\r' {
-            (at - 1 - start, Ending::CrLf)
-        } else {
-            (at - start, Ending::Lf)
-        };
-        lines.push(LineSpan::new(start, len, ending));
-        start = at + 1;
-    }
-    if start < bytes.len() {
-        lines.push(LineSpan::new(start, bytes.len() - start, Ending::None));
-    }
-    lines
-}
 
 /// A line that starts with `KEY:` for one of the attribute keywords.
 enum AttributeShape<'a> {
@@ -203,23 +181,47 @@ impl DeclaredIds {
     }
 
     /// One-based line of the first gate declared as `id`.
-    fn first_line(&self, gates: &[Gate], id: &str) -> Option<usize> {
+    fn first_line(&self, ids: GateIds<'_>, id: &str) -> Option<usize> {
         let hash = self.hasher.hash_one(id);
-        self.first.find(hash, |&at| gates[at as usize].id() == id).map(|&at| gates[at as usize].line + 1)
+        self.first.find(hash, |&at| ids.get(at) == id).map(|&at| ids.gates[at as usize].line() + 1)
     }
 
-    /// Records `gates[at]` as the first declaration of its id, which the
+    /// Records gate `at` as the first declaration of its id, which the
     /// caller has looked up and not found. Gate counts fit in `u32`: a
     /// ledger is at most 8 MiB.
-    fn declare(&mut self, gates: &[Gate], at: usize) {
+    fn declare(&mut self, ids: GateIds<'_>, at: usize) {
         let hasher = &self.hasher;
-        let hash = hasher.hash_one(gates[at].id());
-        self.first.insert_unique(hash, at as u32, |&other| hasher.hash_one(gates[other as usize].id()));
+        let hash = hasher.hash_one(ids.get(at as u32));
+        self.first.insert_unique(hash, at as u32, |&other| hasher.hash_one(ids.get(other)));
+    }
+}
+
+/// The ids of the gates read so far, including the stand-ins the ledger
+/// text takes over only when the parse is done.
+#[derive(Clone, Copy)]
+struct GateIds<'a> {
+    gates: &'a [Gate],
+    stand_ins: &'a [(u32, String)],
+}
+
+impl<'a> GateIds<'a> {
+    fn get(self, at: u32) -> &'a str {
+        let gate = &self.gates[at as usize];
+        if !gate.has_stand_in_id() {
+            return gate.id();
+        }
+        let line = gate.line() as u32;
+        match self.stand_ins.binary_search_by_key(&line, |(at, _)| *at) {
+            Ok(found) => &self.stand_ins[found].1,
+            Err(_) => gate.id(),
+        }
     }
 }
 
 struct Builder {
     gates: Vec<Gate>,
+    /// `L<line>` ids of gates written without one, by gate line.
+    stand_ins: Vec<(u32, String)>,
     gate_lines: DeclaredIds,
     /// Per gate, one bit per `ATTRIBUTES` keyword already given.
     seen_attributes: Vec<u8>,
@@ -231,6 +233,10 @@ struct Builder {
 }
 
 impl Builder {
+    fn ids(&self) -> GateIds<'_> {
+        GateIds { gates: &self.gates, stand_ins: &self.stand_ins }
+    }
+
     fn error(&mut self, index: usize, message: impl Into<String>) {
         self.errors.push(ParseError { line: Some(index + 1), message: message.into() });
     }
@@ -242,23 +248,32 @@ impl Builder {
 pub fn parse(text: impl Into<String>) -> ParseOutcome {
     // The read buffer itself is shared, not copied: a copy would fault in
     // the whole ledger twice.
-    let text: Arc<String> = Arc::new(text.into());
-    // A UTF-8 byte order mark is kept for rendering but is not part of the
-    // first line, so it cannot hide a gate there.
-    let body = if text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
-    let lines = split_lines(&text, body);
-    let (gates, abandoned, abandoned_ids, owns, errors, warnings) = parse_lines(&text, &lines);
-    ParseOutcome { document: Document::new(text, lines, gates, abandoned, abandoned_ids, owns), errors, warnings }
+    let text = text.into();
+    if text.len() as u64 > super::file::MAX_LEDGER_BYTES {
+        // Reading a ledger refuses this size first; a text handed over
+        // directly gets the same refusal rather than spans that overflow.
+        let error =
+            ParseError { line: None, message: format!("gate ledger exceeds {} bytes", super::file::MAX_LEDGER_BYTES) };
+        let empty =
+            Document::new(Arc::new(LedgerText::new(String::new())), Vec::new(), Vec::new(), HashSet::new(), Vec::new());
+        return ParseOutcome { document: empty, errors: vec![error], warnings: Vec::new() };
+    }
+    let text = Arc::new(LedgerText::new(text));
+    let (gates, abandoned, abandoned_ids, owns, errors, warnings) = parse_lines(&text);
+    ParseOutcome { document: Document::new(text, gates, abandoned, abandoned_ids, owns), errors, warnings }
 }
 
 type Parsed = (Vec<Gate>, Vec<Abandonment>, HashSet<String>, Vec<String>, Vec<ParseError>, Vec<String>);
 
-fn parse_lines(source: &Arc<String>, lines: &[LineSpan]) -> Parsed {
+fn parse_lines(source: &Arc<LedgerText>) -> Parsed {
+    let text_of = source.as_str();
+    let body = body_start(text_of);
     // Sized up front (gate lines outside fences can only be fewer), so a
     // 100,000-gate ledger never holds two copies of a growing table.
-    let gate_lines = lines.iter().filter(|line| source[line.range()].starts_with("- [")).count();
+    let gate_lines = line_starts(text_of, body).filter(|&start| text_of[start..].starts_with("- [")).count();
     let mut b = Builder {
         gates: Vec::with_capacity(gate_lines),
+        stand_ins: Vec::new(),
         gate_lines: DeclaredIds::with_capacity(gate_lines),
         seen_attributes: Vec::with_capacity(gate_lines),
         abandoned: Vec::new(),
@@ -274,8 +289,8 @@ fn parse_lines(source: &Arc<String>, lines: &[LineSpan]) -> Parsed {
     let mut detached = false;
     let mut open_fence: Option<(Fence, usize)> = None;
 
-    for (index, line) in lines.iter().enumerate() {
-        let text = &source[line.range()];
+    for (index, start) in line_starts(text_of, body).enumerate() {
+        let text = &text_of[line_at(text_of, start).0];
         if let Some((fence, _)) = open_fence {
             if fence.is_closed_by(text) {
                 open_fence = None;
@@ -304,23 +319,26 @@ fn parse_lines(source: &Arc<String>, lines: &[LineSpan]) -> Parsed {
                     if !is_valid_gate_id(id) {
                         b.error(index, format!("invalid gate id {id}"));
                     }
-                    (Cow::Borrowed(id), title)
+                    (Some(id), title)
                 }
                 None => {
                     b.error(index, "gate needs an explicit ID followed by a colon");
-                    (Cow::Owned(format!("L{}", index + 1)), raw_title)
+                    b.stand_ins.push((index as u32, format!("L{}", index + 1)));
+                    (None, raw_title)
                 }
             };
             if title.is_empty() {
                 b.error(index, "gate outcome is blank");
             }
-            let duplicate_of = b.gate_lines.first_line(&b.gates, &id);
-            if let Some(first) = duplicate_of {
-                b.error(index, format!("duplicate gate id {id} (first declared on line {first})"));
-            }
             b.gates.push(Gate::new(source, index, checked, id, title));
-            if duplicate_of.is_none() {
-                b.gate_lines.declare(&b.gates, b.gates.len() - 1);
+            let at = b.gates.len() - 1;
+            let id = b.ids().get(at as u32);
+            match b.gate_lines.first_line(b.ids(), id) {
+                Some(first) => {
+                    let message = format!("duplicate gate id {id} (first declared on line {first})");
+                    b.error(index, message);
+                }
+                None => b.gate_lines.declare(GateIds { gates: &b.gates, stand_ins: &b.stand_ins }, at),
             }
             b.seen_attributes.push(0);
             current = Some(b.gates.len() - 1);
@@ -385,11 +403,11 @@ fn parse_lines(source: &Arc<String>, lines: &[LineSpan]) -> Parsed {
                 }
                 let bit = 1 << ATTRIBUTES.iter().position(|known| *known == key).unwrap_or_default();
                 if b.seen_attributes[gate_index] & bit != 0 {
-                    let id = b.gates[gate_index].id().to_string();
+                    let id = b.ids().get(gate_index as u32).to_string();
                     b.error(index, format!("duplicate {key} for gate {id}"));
                 }
                 b.seen_attributes[gate_index] |= bit;
-                b.gates[gate_index].set_attribute(key, value, index);
+                b.gates[gate_index].set_attribute(key, value);
                 continue;
             }
         }
@@ -430,11 +448,12 @@ fn parse_lines(source: &Arc<String>, lines: &[LineSpan]) -> Parsed {
     if let Some((_, opened)) = open_fence {
         b.error(opened, "unclosed fenced block");
     }
+    source.keep_stand_ins(std::mem::take(&mut b.stand_ins));
     finish_gates(&mut b);
     let unknown: Vec<(usize, String)> = b
         .abandoned
         .iter()
-        .filter(|entry| b.gate_lines.first_line(&b.gates, &entry.id).is_none())
+        .filter(|entry| b.gate_lines.first_line(b.ids(), &entry.id).is_none())
         .map(|entry| (entry.line, entry.id.clone()))
         .collect();
     for (line, id) in unknown {
@@ -478,7 +497,7 @@ fn parse_abandon(b: &mut Builder, index: usize, rest: &str) -> bool {
 /// its own (see `check::plan`), so reading a ledger keeps nothing per pattern.
 fn finish_gates(b: &mut Builder) {
     for gate in &b.gates {
-        let line = Some(gate.line + 1);
+        let line = Some(gate.line() + 1);
         let id = gate.id();
         let has_check = gate.check().is_some_and(|c| !c.is_empty());
         let has_expect = gate.expect().is_some_and(|e| !e.is_empty());
@@ -581,17 +600,55 @@ mod tests {
         assert!(out.errors.is_empty(), "{:?}", out.errors);
         let gates = &out.document.gates;
         assert_eq!(gates.len(), 2);
-        assert!(gates[0].is_runnable() && !gates[0].checked);
+        assert!(gates[0].is_runnable() && !gates[0].checked());
         assert_eq!(gates[1].evidence(), Some("seen"));
         assert_eq!(gates[1].evidence_line(), Some(5));
     }
 
     #[test]
+    fn a_gate_is_one_48_byte_record_of_spans_and_reads_its_lines_off_the_text() {
+        // The size is what keeps a 100,000-gate status run near the file's
+        // own size in memory (issue 23); a field added here costs that.
+        assert_eq!(std::mem::size_of::<Gate>(), 48);
+        let text = "\u{feff}# T\r\n- [x] A: first\r\n\r\n  CWD: sub\r\n\r\n  EVIDENCE:\r\n- [ ] no id here\n  CWD: x\n";
+        let out = parse(text);
+        let [a, stand_in] = [&out.document.gates[0], &out.document.gates[1]];
+        assert_eq!((a.id(), a.title(), a.line(), a.checked()), ("A", "first", 1, true));
+        assert_eq!((a.cwd(), a.cwd_line(), a.evidence(), a.evidence_line()), (Some("sub"), Some(3), Some(""), Some(5)));
+        assert_eq!(
+            (stand_in.id(), stand_in.title(), stand_in.line(), stand_in.checked()),
+            ("L7", "no id here", 6, false)
+        );
+        assert_eq!((stand_in.cwd_line(), stand_in.evidence_line(), stand_in.check()), (Some(7), None, None));
+        assert_eq!(out.errors.len(), 1, "{:?}", out.errors);
+        // An empty EVIDENCE value is replaced on its own line.
+        let mut document = out.document;
+        let gate = document.gates[0].clone();
+        document.set_evidence(&gate, "v");
+        assert_eq!(document.render(), text.replace("EVIDENCE:\r", "EVIDENCE: v\r"));
+    }
+
+    #[test]
+    fn a_text_over_the_ledger_limit_is_an_error_not_a_wrong_span() {
+        let limit = crate::ledger::file::MAX_LEDGER_BYTES as usize;
+        let mut text = String::from("- [ ] A: x\n  EVIDENCE: ");
+        text.push_str(&"e".repeat(limit - text.len()));
+        let at_limit = parse(text.clone());
+        assert!(at_limit.errors.is_empty(), "{:?}", at_limit.errors);
+        assert_eq!(at_limit.document.gates[0].evidence().map(str::len), Some(limit - 23));
+        text.push('\n');
+        let out = parse(text);
+        assert_eq!(out.errors.len(), 1);
+        assert_eq!(out.errors[0].message, format!("gate ledger exceeds {limit} bytes"));
+        assert!(out.document.gates.is_empty());
+    }
+
+    #[test]
     fn gates_are_found_where_they_were_and_after_they_moved() {
         let document = parse("- [ ] A: a\n- [ ] B: b\n- [ ] C: c\n").document;
-        assert_eq!(document.gate_near("B", 1).map(|g| g.line), Some(1));
-        assert_eq!(document.gate_near("B", 0).map(|g| g.line), Some(1));
-        assert_eq!(document.gate_near("A", 7).map(|g| g.line), Some(0));
+        assert_eq!(document.gate_near("B", 1).map(|g| g.line()), Some(1));
+        assert_eq!(document.gate_near("B", 0).map(|g| g.line()), Some(1));
+        assert_eq!(document.gate_near("A", 7).map(|g| g.line()), Some(0));
         assert!(document.gate_near("D", 2).is_none());
     }
 
@@ -693,12 +750,12 @@ mod tests {
     fn insert_and_replace_evidence() {
         let mut doc = parse("- [ ] A: x\r\n  CHECK: c\r\n  EXPECT: e\r\n# next\r\n").document;
         let gate = doc.gates[0].clone();
-        doc.set_checked(gate.line, true);
+        doc.set_checked(gate.line(), true);
         doc.set_evidence(&gate, "v");
         assert_eq!(doc.render(), "- [x] A: x\r\n  CHECK: c\r\n  EXPECT: e\r\n  EVIDENCE: v\r\n# next\r\n");
         let mut doc = parse("- [x] A: x\n\tEVIDENCE: old\n  CHECK: c\n  EXPECT: e").document;
         let gate = doc.gates[0].clone();
-        doc.set_checked(gate.line, false);
+        doc.set_checked(gate.line(), false);
         doc.set_evidence(&gate, "pending");
         assert_eq!(doc.render(), "- [ ] A: x\n\tEVIDENCE: pending\n  CHECK: c\n  EXPECT: e");
         let mut doc = parse("- [ ] A: x\n  CHECK: c\n  EXPECT: e").document;

@@ -13,6 +13,7 @@ use crate::diagnostic::error_line;
 use crate::terminal::{safe, sanitize};
 use crate::visible::visible;
 
+use super::record::IdList;
 use super::tail::OutputTail;
 
 /// How much of the run the human report shows.
@@ -180,7 +181,7 @@ impl<O: Write, E: Write> Human<O, E> {
                         "HANDOFF REQUIRED",
                         &format!(": {abandoned} abandoned (met: {met}{unmet_note}{verify_note}){scope_note}"),
                     );
-                    self.plain(&format!("  {}", capped_list(verdict.abandoned_ids.iter().map(String::as_str))));
+                    self.plain(&format!("  {}", capped(verdict.abandoned_ids.iter().map(String::as_str))));
                 }
                 if unmet > 0 {
                     let abandoned_note =
@@ -190,7 +191,7 @@ impl<O: Write, E: Write> Human<O, E> {
                         "UNMET:",
                         &format!(" {unmet} (met: {met}{abandoned_note}{verify_note}){scope_note}"),
                     );
-                    self.plain(&format!("  {}", capped_list(verdict.unmet_ids.iter())));
+                    self.plain(&format!("  {}", capped_list(verdict.unmet_ids.iter(), verdict.unmet_ids.len())));
                     self.manual_hint(&verdict.manual_unmet);
                 }
             }
@@ -198,14 +199,14 @@ impl<O: Write, E: Write> Human<O, E> {
     }
 
     /// Once per run: what meets a gate that has no CHECK.
-    fn manual_hint(&mut self, manual: &[String]) {
+    fn manual_hint(&mut self, manual: &IdList) {
         if manual.is_empty() {
             return;
         }
         self.plain(&format!(
             "  manual: {} need{} a person: after checking by hand, tick the box and write EVIDENCE: with what was seen \
              (gate-check never runs a gate without CHECK)",
-            capped_list(manual.iter().map(String::as_str)),
+            capped_list(manual.iter(), manual.len()),
             if manual.len() == 1 { "s" } else { "" }
         ));
     }
@@ -314,7 +315,7 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                     &format!(" by {signal}: {} running check(s) stopped; their gates were not updated", stopped.len()),
                 );
                 if !stopped.is_empty() {
-                    self.plain(&format!("  {}", capped_list(stopped.iter().map(String::as_str))));
+                    self.plain(&format!("  {}", capped(stopped.iter().map(String::as_str))));
                 }
             }
             Event::ResultStale { qualified } => self.marked(
@@ -355,14 +356,23 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
     }
 }
 
-/// At most twelve ids, then `+N more`.
-fn capped_list<'a>(ids: impl ExactSizeIterator<Item = &'a str>) -> String {
-    let count = ids.len();
-    let mut text = ids.take(12).collect::<Vec<_>>().join(", ");
-    if count > 12 {
-        text.push_str(&format!(", +{} more", count - 12));
+/// How many ids a list line shows before `+N more`; a run keeps no more of
+/// a list only this report reads (see `IdList::keeping`).
+pub const LISTED_IDS: usize = 12;
+
+/// At most `LISTED_IDS` of `ids`, then `+N more` of `count` in all.
+fn capped_list<'a>(ids: impl Iterator<Item = &'a str>, count: usize) -> String {
+    let mut text = ids.take(LISTED_IDS).collect::<Vec<_>>().join(", ");
+    if count > LISTED_IDS {
+        text.push_str(&format!(", +{} more", count - LISTED_IDS));
     }
     text
+}
+
+/// [`capped_list`] of a whole list.
+fn capped<'a>(ids: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let count = ids.len();
+    capped_list(ids, count)
 }
 
 #[cfg(test)]
@@ -403,7 +413,7 @@ mod tests {
             confirmed_met: 2,
             unmet: unmet.len(),
             abandoned: 0,
-            unmet_ids: unmet.iter().fold(crate::report::record::IdList::default(), |mut list, id| {
+            unmet_ids: unmet.iter().fold(IdList::default(), |mut list, id| {
                 list.push(id);
                 list
             }),
@@ -414,7 +424,7 @@ mod tests {
             approval_failures: 0,
             check_failures: 0,
             not_selected: None,
-            manual_unmet: Vec::new(),
+            manual_unmet: IdList::default(),
         }
     }
 

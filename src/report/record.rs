@@ -457,34 +457,68 @@ fn escape_property(text: &str) -> String {
 }
 
 /// Qualified ids in one buffer, in order: a verdict over 100,000 unmet
-/// gates costs two growing allocations rather than a string per gate.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// gates costs two allocations rather than a string per gate. A list may
+/// keep only its first few ids and count the rest, for a reader that shows
+/// no more (see [`IdList::keeping`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdList {
     text: String,
-    ends: Vec<usize>,
+    ends: Vec<u32>,
+    /// How many ids are kept; the rest are only counted.
+    limit: usize,
+    count: usize,
+}
+
+impl Default for IdList {
+    fn default() -> IdList {
+        IdList::keeping(usize::MAX)
+    }
 }
 
 impl IdList {
+    /// A list that keeps its first `limit` ids and counts every one.
+    pub fn keeping(limit: usize) -> IdList {
+        IdList { text: String::new(), ends: Vec::new(), limit, count: 0 }
+    }
+
     /// Appends one id written as the concatenation of `parts`.
     pub fn push_joined(&mut self, parts: &[&str]) {
-        parts.iter().for_each(|part| self.text.push_str(part));
-        self.ends.push(self.text.len());
+        self.count += 1;
+        if self.ends.len() < self.limit {
+            parts.iter().for_each(|part| self.text.push_str(part));
+            // Ids come from ledgers of at most 8 MiB each, and a run keeps
+            // a complete list only for a machine report of them.
+            self.ends.push(u32::try_from(self.text.len()).expect("unmet ids over 4 GiB"));
+        }
     }
 
     pub fn push(&mut self, id: &str) {
         self.push_joined(&[id]);
     }
 
+    /// Every id pushed, kept or only counted.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The ids kept, in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
         self.ends.iter().enumerate().map(|(at, &end)| {
-            let start = if at == 0 { 0 } else { self.ends[at - 1] };
-            &self.text[start..end]
+            let start = if at == 0 { 0 } else { self.ends[at - 1] as usize };
+            &self.text[start..end as usize]
         })
     }
 }
 
 impl serde::Serialize for IdList {
+    /// Only a complete list is ever serialized: a run keeps every id
+    /// whenever a reporter renders records.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        debug_assert_eq!(self.ends.len(), self.count, "a shortened id list serialized");
         serializer.collect_seq(self.iter())
     }
 }
@@ -503,6 +537,17 @@ mod tests {
         assert_eq!(list.iter().len(), 3);
         let json = serde_json::to_string(&list).unwrap();
         assert_eq!(json, r#"["GATES:A","","dispatch:w1 open (0/1 started)"]"#);
+    }
+
+    #[test]
+    fn a_shortened_id_list_keeps_its_first_ids_and_counts_them_all() {
+        let mut list = IdList::keeping(2);
+        for id in ["a:1", "a:2", "a:3", "b:4"] {
+            list.push(id);
+        }
+        assert_eq!(list.iter().collect::<Vec<_>>(), ["a:1", "a:2"]);
+        assert_eq!(list.len(), 4);
+        assert!(!list.is_empty() && IdList::keeping(0).is_empty());
     }
 
     fn report() -> RunReport {

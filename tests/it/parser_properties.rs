@@ -97,7 +97,7 @@ proptest! {
         prop_assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
         let mut document = outcome.document;
         let gate = document.gates[target].clone();
-        document.set_checked(gate.line, pass);
+        document.set_checked(gate.line(), pass);
         document.set_evidence(&gate, if pass { "recorded" } else { "pending" });
         let edited = document.render();
 
@@ -105,7 +105,7 @@ proptest! {
         prop_assert!(reparsed.errors.is_empty());
         prop_assert_eq!(gate_definitions(&reparsed.document), gate_definitions(&parse(&text).document));
         let fresh = &reparsed.document.gates[target];
-        prop_assert_eq!(fresh.checked, pass);
+        prop_assert_eq!(fresh.checked(), pass);
         let expected_evidence = if pass { "recorded" } else { "pending" };
         prop_assert_eq!(fresh.evidence(), Some(expected_evidence));
 
@@ -113,7 +113,7 @@ proptest! {
         let before: Vec<&str> = text.split_inclusive('\n').collect();
         let after: Vec<&str> = edited.split_inclusive('\n').collect();
         let changed: Vec<usize> = (0..after.len()).filter(|&i| before.get(i) != after.get(i)).collect();
-        let gate_line = gate.line;
+        let gate_line = gate.line();
         let evidence_line = fresh.evidence_line().unwrap();
         if gate.evidence_line().is_some() {
             prop_assert_eq!(before.len(), after.len());
@@ -128,7 +128,7 @@ proptest! {
         // Applying the same edit again changes nothing.
         let mut again = reparsed.document;
         let gate = again.gates[target].clone();
-        again.set_checked(gate.line, pass);
+        again.set_checked(gate.line(), pass);
         again.set_evidence(&gate, expected_evidence);
         prop_assert_eq!(again.render(), edited);
     }

@@ -283,3 +283,51 @@ fn a_group_is_never_signalled_after_its_leader_could_be_reused() {
     let run = sandbox.read("run.txt");
     assert!(run.contains("FAIL GATES:A"), "{run}");
 }
+
+#[test]
+fn a_check_starts_in_its_own_session_with_default_signals_and_an_open_mask() {
+    use std::os::unix::process::CommandExt;
+
+    let sandbox = Sandbox::new();
+    // The shell reports its session, its pid, its blocked signals and
+    // whether it ignores SIGPIPE (signal 13, bit 12 of SigIgn).
+    let check = "s=/proc/$$/status; blocked=$(awk '/^SigBlk/{print $2}' $s); ignored=0x$(awk '/^SigIgn/{print $2}' $s); \
+                 echo \"sid=$(cut -d' ' -f6 /proc/$$/stat) pid=$$ blocked=$blocked sigpipe-ignored=$(( (ignored >> 12) & 1 ))\"";
+    sandbox.write("GATES.md", &gate("A", check, "/^sid=(\\d+) pid=\\1 blocked=0+ sigpipe-ignored=0\\n$/"));
+    let mut command = sandbox.std_cmd();
+    command.args(["--approve", "--show-output"]);
+    // SAFETY: between fork and exec the hook only changes this process's
+    // signal mask: gate-check starts with SIGUSR1 and SIGTERM blocked,
+    // which no check may inherit (nor SIGPIPE, which the Rust runtime
+    // ignores).
+    unsafe {
+        command.pre_exec(|| {
+            let mut blocked = nix::sys::signal::SigSet::empty();
+            blocked.add(nix::sys::signal::Signal::SIGUSR1);
+            blocked.add(nix::sys::signal::Signal::SIGTERM);
+            nix::sys::signal::sigprocmask(nix::sys::signal::SigmaskHow::SIG_BLOCK, Some(&blocked), None)?;
+            Ok(())
+        });
+    }
+    let output = command.output().expect("run gate-check");
+    let (code, out, err) = outcome(&output);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("PASS GATES:A"), "{out}");
+}
+
+#[test]
+fn a_check_whose_directory_is_gone_when_it_starts_fails_with_the_reason() {
+    let sandbox = Sandbox::new();
+    fs::create_dir(sandbox.path("sub")).expect("create sub");
+    // The first check removes the second one's directory, after the run
+    // has checked that it exists: the start itself fails, and says why.
+    let ledger =
+        format!("{}  CWD: .\n{}  CWD: sub\n", gate("A", "rmdir sub && echo gone", "gone"), gate("B", "true", "/^$/"));
+    sandbox.write("GATES.md", &ledger);
+    let output = sandbox.std_cmd().arg("--approve").output().expect("run gate-check");
+    let (code, out, err) = outcome(&output);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("PASS GATES:A"), "{out}");
+    assert!(out.contains("FAIL GATES:B"), "{out}");
+    assert!(out.contains("failed: No such file or directory"), "{out}");
+}

@@ -54,11 +54,22 @@ pub(crate) fn line_at(text: &str, start: usize) -> (std::ops::Range<usize>, Endi
     }
 }
 
-/// The starts of the ledger's lines from `body` on, in order: one per `\n`
-/// and one for an unterminated last line.
-pub(crate) fn line_starts(text: &str, body: usize) -> impl Iterator<Item = usize> + '_ {
-    let ends = memchr::memchr_iter(b'\n', &text.as_bytes()[body..]).map(move |offset| body + offset + 1);
-    std::iter::once(body).chain(ends).filter(move |&start| start < text.len())
+/// The ledger's lines from `body` on, in order, each as its body and its
+/// terminator: one per `\n` and one for an unterminated last line. One
+/// pass over the text.
+pub(crate) fn lines(text: &str, body: usize) -> impl Iterator<Item = (std::ops::Range<usize>, Ending)> + '_ {
+    let bytes = text.as_bytes();
+    let mut start = body;
+    let terminated = memchr::memchr_iter(b'\n', &bytes[body..]).map(move |offset| {
+        let at = body + offset;
+        let line =
+            if at > start && bytes[at - 1] == b'\r' { (start..at - 1, Ending::CrLf) } else { (start..at, Ending::Lf) };
+        start = at + 1;
+        line
+    });
+    let last_start = memchr::memrchr(b'\n', &bytes[body..]).map_or(body, |offset| body + offset + 1);
+    let unterminated = (last_start < bytes.len()).then_some((last_start..bytes.len(), Ending::None));
+    terminated.chain(unterminated)
 }
 
 /// The text of one parsed ledger, shared by its document and every gate
@@ -116,9 +127,11 @@ impl TextSpan {
     /// the parser keeps is: it only trims and splits lines).
     fn of(source: &str, part: &str) -> TextSpan {
         let start = (part.as_ptr() as usize).wrapping_sub(source.as_ptr() as usize);
-        assert!(start <= source.len() && part.len() <= source.len() - start, "a gate value outside its ledger text");
-        let field = |n: usize| u64::try_from(n).ok().filter(|&n| n < SPAN_FIELD - 1).expect("ledger text over 8 MiB");
-        TextSpan::pack(field(start), field(part.len()))
+        let end = start.wrapping_add(part.len());
+        // Inside a text the parser accepted (at most 8 MiB), both fields fit.
+        assert!(start <= end && end <= source.len(), "a gate value outside its ledger text");
+        assert!((end as u64) < SPAN_FIELD - 1, "ledger text over 8 MiB");
+        TextSpan::pack(start as u64, part.len() as u64)
     }
 
     fn start(self) -> usize {
@@ -331,7 +344,7 @@ impl Document {
     fn line_starts(&self) -> &[u32] {
         self.lines.get_or_init(|| {
             let text = self.source();
-            line_starts(text, body_start(text)).map(|start| start as u32).collect()
+            lines(text, body_start(text)).map(|(range, _)| range.start as u32).collect()
         })
     }
 
@@ -363,8 +376,7 @@ impl Document {
         let preferred = self.preferred_ending();
         let count = self.line_count();
         let mut last_ending = Ending::None;
-        for (index, start) in line_starts(text, body).enumerate() {
-            let (range, ending) = line_at(text, start);
+        for (index, (range, ending)) in lines(text, body).enumerate() {
             for line in edits.inserted.get(&index).into_iter().flatten() {
                 out.push_str(line);
                 out.push_str(preferred);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::fence::{self, Fence};
 use super::text::{is_js_space, is_single_js_line, js_trim, strip_one_space};
-use super::{body_start, line_at, line_starts, Abandonment, Document, Gate, LedgerText};
+use super::{body_start, lines, Abandonment, Document, Gate, LedgerText};
 
 /// One diagnostic. `line` is one-based; `None` for whole-ledger problems.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -270,7 +270,7 @@ fn parse_lines(source: &Arc<LedgerText>) -> Parsed {
     let body = body_start(text_of);
     // Sized up front (gate lines outside fences can only be fewer), so a
     // 100,000-gate ledger never holds two copies of a growing table.
-    let gate_lines = line_starts(text_of, body).filter(|&start| text_of[start..].starts_with("- [")).count();
+    let gate_lines = lines(text_of, body).filter(|(range, _)| text_of[range.clone()].starts_with("- [")).count();
     let mut b = Builder {
         gates: Vec::with_capacity(gate_lines),
         stand_ins: Vec::new(),
@@ -289,8 +289,8 @@ fn parse_lines(source: &Arc<LedgerText>) -> Parsed {
     let mut detached = false;
     let mut open_fence: Option<(Fence, usize)> = None;
 
-    for (index, start) in line_starts(text_of, body).enumerate() {
-        let text = &text_of[line_at(text_of, start).0];
+    for (index, (range, _)) in lines(text_of, body).enumerate() {
+        let text = &text_of[range];
         if let Some((fence, _)) = open_fence {
             if fence.is_closed_by(text) {
                 open_fence = None;

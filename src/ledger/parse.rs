@@ -338,6 +338,8 @@ fn parse_lines(source: &Arc<LedgerText>) -> Parsed {
                     let message = format!("duplicate gate id {id} (first declared on line {first})");
                     b.error(index, message);
                 }
+                // Spelled out rather than `b.ids()`, which would borrow all
+                // of `b` while `gate_lines` changes.
                 None => b.gate_lines.declare(GateIds { gates: &b.gates, stand_ins: &b.stand_ins }, at),
             }
             b.seen_attributes.push(0);

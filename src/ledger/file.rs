@@ -10,10 +10,7 @@ use std::path::Path;
 use thiserror::Error;
 
 use crate::durable::{self, Change, FileLock, ReadRefusal};
-use crate::ledger::{parse, Document, Gate, LineEdits};
-
-/// Largest ledger accepted, as in the Node tool.
-pub const MAX_LEDGER_BYTES: u64 = 8 * 1024 * 1024;
+use crate::ledger::{parse, Document, Gate, LineEdits, MAX_LEDGER_BYTES};
 
 #[derive(Debug, Error)]
 pub enum LedgerFileError {

@@ -13,6 +13,10 @@ use std::sync::{Arc, OnceLock};
 
 use js_regex::Expectation;
 
+/// Largest ledger accepted, as in the Node tool: the file reader refuses a
+/// larger file and the parser a larger text.
+pub const MAX_LEDGER_BYTES: u64 = 8 * 1024 * 1024;
+
 /// A line terminator as it appeared in the ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ending {
@@ -103,7 +107,7 @@ impl LedgerText {
 }
 
 /// Each field of a [`TextSpan`] is 24 bits: ledgers are capped at 8 MiB
-/// (2^23 bytes, `file::MAX_LEDGER_BYTES`), which the parser enforces.
+/// (2^23 bytes, `MAX_LEDGER_BYTES`), which the parser enforces.
 const SPAN_FIELD: u64 = (1 << 24) - 1;
 
 /// A run of the ledger text a gate's value was read from: a 24-bit start

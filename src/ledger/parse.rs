@@ -249,11 +249,11 @@ pub fn parse(text: impl Into<String>) -> ParseOutcome {
     // The read buffer itself is shared, not copied: a copy would fault in
     // the whole ledger twice.
     let text = text.into();
-    if text.len() as u64 > super::file::MAX_LEDGER_BYTES {
+    if text.len() as u64 > super::MAX_LEDGER_BYTES {
         // Reading a ledger refuses this size first; a text handed over
         // directly gets the same refusal rather than spans that overflow.
         let error =
-            ParseError { line: None, message: format!("gate ledger exceeds {} bytes", super::file::MAX_LEDGER_BYTES) };
+            ParseError { line: None, message: format!("gate ledger exceeds {} bytes", super::MAX_LEDGER_BYTES) };
         let empty =
             Document::new(Arc::new(LedgerText::new(String::new())), Vec::new(), Vec::new(), HashSet::new(), Vec::new());
         return ParseOutcome { document: empty, errors: vec![error], warnings: Vec::new() };
@@ -632,7 +632,7 @@ mod tests {
 
     #[test]
     fn a_text_over_the_ledger_limit_is_an_error_not_a_wrong_span() {
-        let limit = crate::ledger::file::MAX_LEDGER_BYTES as usize;
+        let limit = crate::ledger::MAX_LEDGER_BYTES as usize;
         let mut text = String::from("- [ ] A: x\n  EVIDENCE: ");
         text.push_str(&"e".repeat(limit - text.len()));
         let at_limit = parse(text.clone());

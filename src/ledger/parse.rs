@@ -270,7 +270,8 @@ fn parse_lines(source: &Arc<LedgerText>) -> Parsed {
     let body = body_start(text_of);
     // Sized up front (gate lines outside fences can only be fewer), so a
     // 100,000-gate ledger never holds two copies of a growing table.
-    let gate_lines = lines(text_of, body).filter(|(range, _)| text_of[range.clone()].starts_with("- [")).count();
+    let rest = &text_of.as_bytes()[body..];
+    let gate_lines = usize::from(rest.starts_with(b"- [")) + memchr::memmem::find_iter(rest, b"\n- [").count();
     let mut b = Builder {
         gates: Vec::with_capacity(gate_lines),
         stand_ins: Vec::new(),

@@ -21,15 +21,14 @@ pub struct Spawned {
 /// does), so no page table is copied. Unlike `posix_spawn`, whose child
 /// looks up and resets the disposition of every one of the 64 signals
 /// before exec (about 70 system calls, a tenth of a trivial check's whole
-/// cost), this child resets only the signals this process handles, found
-/// once per run (see `handled_signals`).
+/// cost), this child resets only the signals not at their default here,
+/// found once per run (see `handled_signals`).
 ///
 /// The child makes system calls only, on data built here before the clone:
-/// no allocation, no lock, nothing that can panic. What it does is what the
-/// `posix_spawn` call this replaced asked for: default dispositions for the
-/// handled signals and SIGPIPE (which the Rust runtime ignores), an empty
-/// signal mask, a new session, stdin from /dev/null and stdout and stderr
-/// into the pipes, the check's directory, then exec.
+/// no allocation, no lock, nothing that can panic. It sets those signals to
+/// their default action, empties its signal mask, starts a new session,
+/// takes stdin from /dev/null and stdout and stderr into the pipes, changes
+/// to the check's directory, then execs.
 #[cfg(target_os = "linux")]
 /// `shell` is absolute (`check::plan::Runtime::shell`).
 pub fn spawn(shell: &Path, command: &str, cwd: &Path, environment: &ChildEnvironment) -> io::Result<Spawned> {
@@ -136,14 +135,8 @@ mod child {
         // SAFETY: every pointer in `plan` is a live C string or a
         // null-terminated array of them, owned by the suspended parent.
         unsafe {
-            let mut default: libc::sigaction = std::mem::zeroed();
-            default.sa_sigaction = libc::SIG_DFL;
-            for &signal in plan.reset {
-                libc::sigaction(signal, &default, std::ptr::null_mut());
-            }
-            let mut open: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut open);
-            libc::sigprocmask(libc::SIG_SETMASK, &open, std::ptr::null_mut());
+            reset_signals(plan.reset);
+            open_signal_mask();
             if libc::setsid() < 0 {
                 fail(plan);
             }
@@ -173,13 +166,43 @@ mod child {
         }
     }
 
-    /// The signals a check's child must set back to the default action
-    /// before it opens its mask: those this process catches (the run's
-    /// interrupt handlers, the runtime's stack-overflow handler) and
-    /// SIGPIPE, which the Rust runtime ignores and a check must not
-    /// inherit ignored. Looked up at the first spawn: the run's handlers
-    /// are installed when its first check starts, before that spawn, and
-    /// none later. A signal ignored when gate-check started stays ignored.
+    /// Sets `signals` back to their default action: async-signal-safe, for
+    /// a child between its start and its exec.
+    pub fn reset_signals(signals: &[c_int]) {
+        // SAFETY: `default` is a valid action; each call only changes this
+        // process's disposition of one signal.
+        unsafe {
+            let mut default: libc::sigaction = std::mem::zeroed();
+            default.sa_sigaction = libc::SIG_DFL;
+            for &signal in signals {
+                libc::sigaction(signal, &default, std::ptr::null_mut());
+            }
+        }
+    }
+
+    /// Empties the signal mask, which a child inherits from the thread that
+    /// started it: async-signal-safe.
+    pub fn open_signal_mask() {
+        // SAFETY: `open` is initialized by `sigemptyset` before it is used.
+        unsafe {
+            let mut open: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut open);
+            libc::sigprocmask(libc::SIG_SETMASK, &open, std::ptr::null_mut());
+        }
+    }
+
+    /// The signals a check's child sets back to their default action before
+    /// it opens its mask:
+    /// - every standard signal (1 to 31) not at its default here, caught or
+    ///   ignored, so a check starts the same way however gate-check was
+    ///   started (under `nohup`, as a background job), as the Node tool's
+    ///   children do; this includes SIGPIPE, which the Rust runtime ignores;
+    /// - every other signal this process catches: a handler must never run
+    ///   in a child that still shares our memory.
+    ///
+    /// Looked up at the first spawn, as a list built before any child
+    /// exists: the run's handlers are installed when its first check starts,
+    /// before that spawn, and none later.
     pub fn handled_signals() -> &'static [c_int] {
         static HANDLED: OnceLock<Vec<c_int>> = OnceLock::new();
         HANDLED.get_or_init(|| {
@@ -190,8 +213,9 @@ mod child {
                     // large enough for the old one. Signals that cannot be
                     // caught, or that glibc reserves, report an error.
                     let queried = unsafe { libc::sigaction(signal, std::ptr::null(), &mut current) };
-                    let caught = current.sa_sigaction != libc::SIG_DFL && current.sa_sigaction != libc::SIG_IGN;
-                    queried == 0 && (caught || signal == libc::SIGPIPE)
+                    let default = current.sa_sigaction == libc::SIG_DFL;
+                    let caught = !default && current.sa_sigaction != libc::SIG_IGN;
+                    queried == 0 && (caught || (signal < 32 && !default))
                 })
                 .collect()
         })
@@ -227,10 +251,15 @@ pub fn spawn_confined(
     spawning.env("TMPDIR", fence.tmpdir());
     spawning.arg("-c").arg(command).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let steps = fence.steps();
+    let reset = child::handled_signals();
     // SAFETY: between fork and exec the hook makes system calls only, on
     // memory prepared before the fork (see `ChildSteps::confine_self`).
     unsafe {
         spawning.pre_exec(move || {
+            // std's fork path keeps the mask of the thread that forks, and
+            // the dispositions gate-check was started with.
+            child::reset_signals(reset);
+            child::open_signal_mask();
             rustix::process::setsid().map_err(io::Error::from)?;
             steps.confine_self()
         });

@@ -289,30 +289,49 @@ fn a_check_starts_in_its_own_session_with_default_signals_and_an_open_mask() {
     use std::os::unix::process::CommandExt;
 
     let sandbox = Sandbox::new();
-    // The shell reports its session, its pid, its blocked signals and
-    // whether it ignores SIGPIPE (signal 13, bit 12 of SigIgn).
+    // The shell reports its session, its pid, its blocked signals and which
+    // of the standard signals (1 to 31, the low 31 bits of SigIgn) it
+    // ignores.
     let check = "s=/proc/$$/status; blocked=$(awk '/^SigBlk/{print $2}' $s); ignored=0x$(awk '/^SigIgn/{print $2}' $s); \
-                 echo \"sid=$(cut -d' ' -f6 /proc/$$/stat) pid=$$ blocked=$blocked sigpipe-ignored=$(( (ignored >> 12) & 1 ))\"";
-    sandbox.write("GATES.md", &gate("A", check, "/^sid=(\\d+) pid=\\1 blocked=0+ sigpipe-ignored=0\\n$/"));
-    let mut command = sandbox.std_cmd();
-    command.args(["--approve", "--show-output"]);
-    // SAFETY: between fork and exec the hook only changes this process's
-    // signal mask: gate-check starts with SIGUSR1 and SIGTERM blocked,
-    // which no check may inherit (nor SIGPIPE, which the Rust runtime
-    // ignores).
-    unsafe {
-        command.pre_exec(|| {
-            let mut blocked = nix::sys::signal::SigSet::empty();
-            blocked.add(nix::sys::signal::Signal::SIGUSR1);
-            blocked.add(nix::sys::signal::Signal::SIGTERM);
-            nix::sys::signal::sigprocmask(nix::sys::signal::SigmaskHow::SIG_BLOCK, Some(&blocked), None)?;
-            Ok(())
-        });
+                 echo \"sid=$(cut -d' ' -f6 /proc/$$/stat) pid=$$ blocked=$blocked ignored=$(( ignored & 0x7fffffff ))\"";
+    sandbox.write("GATES.md", &gate("A", check, "/^sid=(\\d+) pid=\\1 blocked=0+ ignored=0\\n$/"));
+    // gate-check starts as `nohup` and a shell's background job would start
+    // it: SIGHUP, SIGINT and SIGQUIT ignored, and here SIGUSR1 and SIGTERM
+    // blocked too. No check inherits any of it (nor SIGPIPE, which the Rust
+    // runtime ignores), confined or not.
+    let started_as_a_background_job = |command: &mut std::process::Command| {
+        // SAFETY: between fork and exec the hook only changes this
+        // process's signal dispositions and mask.
+        unsafe {
+            command.pre_exec(|| {
+                use nix::sys::signal::{
+                    sigaction, sigprocmask, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal,
+                };
+                let ignore = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
+                for signal in [Signal::SIGHUP, Signal::SIGINT, Signal::SIGQUIT] {
+                    sigaction(signal, &ignore)?;
+                }
+                let mut blocked = SigSet::empty();
+                blocked.add(Signal::SIGUSR1);
+                blocked.add(Signal::SIGTERM);
+                sigprocmask(SigmaskHow::SIG_BLOCK, Some(&blocked), None)?;
+                Ok(())
+            });
+        }
+    };
+    for confined in [false, true] {
+        let mut command = sandbox.std_cmd();
+        command.args(["--approve", "--show-output"]);
+        if confined {
+            command.arg("--sandbox");
+        }
+        started_as_a_background_job(&mut command);
+        let output = command.output().expect("run gate-check");
+        let (code, out, err) = outcome(&output);
+        assert_eq!(code, 0, "confined: {confined}\n{out}{err}");
+        assert!(out.contains("PASS GATES:A"), "confined: {confined}\n{out}");
+        sandbox.write("GATES.md", &gate("A", check, "/^sid=(\\d+) pid=\\1 blocked=0+ ignored=0\\n$/"));
     }
-    let output = command.output().expect("run gate-check");
-    let (code, out, err) = outcome(&output);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("PASS GATES:A"), "{out}");
 }
 
 #[test]

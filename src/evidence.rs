@@ -23,14 +23,18 @@ pub fn definition_digest(check: &str, expect: &str, cwd: Option<&str>) -> String
     sha256_hex(json)
 }
 
-/// The definition digest of a runnable gate.
-pub fn gate_digest(gate: &Gate) -> Option<String> {
+/// A runnable gate's CHECK and EXPECT, both non-blank: what its definition
+/// digest binds.
+fn definition(gate: &Gate) -> Option<(&str, &str)> {
     match (gate.check(), gate.expect()) {
-        (Some(check), Some(expect)) if !check.is_empty() && !expect.is_empty() => {
-            Some(definition_digest(check, expect, gate.cwd()))
-        }
+        (Some(check), Some(expect)) if !check.is_empty() && !expect.is_empty() => Some((check, expect)),
         _ => None,
     }
+}
+
+/// The definition digest of a runnable gate.
+pub fn gate_digest(gate: &Gate) -> Option<String> {
+    definition(gate).map(|(check, expect)| definition_digest(check, expect, gate.cwd()))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,9 +137,7 @@ pub fn gate_state(gate: &Gate, abandoned: bool) -> GateState {
     // A checked runnable gate is met only by a v1 record of its own
     // digest: evidence that is no such record decides the state without
     // hashing the definition.
-    let runnable = matches!((gate.check(), gate.expect()),
-        (Some(check), Some(expect)) if !check.is_empty() && !expect.is_empty());
-    if runnable && !gate.evidence().is_some_and(|evidence| evidence.starts_with(TAG)) {
+    if definition(gate).is_some() && !gate.evidence().is_some_and(|evidence| evidence.starts_with(TAG)) {
         return GateState::StaleUnmet;
     }
     gate_state_with_digest(gate, abandoned, gate_digest(gate).as_deref())

@@ -59,21 +59,17 @@ pub(crate) fn line_at(text: &str, start: usize) -> (std::ops::Range<usize>, Endi
 }
 
 /// The ledger's lines from `body` on, in order, each as its body and its
-/// terminator: one per `\n` and one for an unterminated last line. One
-/// pass over the text.
+/// terminator: one per `\n` and one for an unterminated last line.
 pub(crate) fn lines(text: &str, body: usize) -> impl Iterator<Item = (std::ops::Range<usize>, Ending)> + '_ {
-    let bytes = text.as_bytes();
     let mut start = body;
-    let terminated = memchr::memchr_iter(b'\n', &bytes[body..]).map(move |offset| {
-        let at = body + offset;
-        let line =
-            if at > start && bytes[at - 1] == b'\r' { (start..at - 1, Ending::CrLf) } else { (start..at, Ending::Lf) };
-        start = at + 1;
-        line
-    });
-    let last_start = memchr::memrchr(b'\n', &bytes[body..]).map_or(body, |offset| body + offset + 1);
-    let unterminated = (last_start < bytes.len()).then_some((last_start..bytes.len(), Ending::None));
-    terminated.chain(unterminated)
+    std::iter::from_fn(move || {
+        if start >= text.len() {
+            return None;
+        }
+        let (range, ending) = line_at(text, start);
+        start = range.end + ending.as_str().len();
+        Some((range, ending))
+    })
 }
 
 /// The text of one parsed ledger, shared by its document and every gate
@@ -101,9 +97,13 @@ impl LedgerText {
     }
 
     fn stand_in(&self, line: u32) -> &str {
-        let ids = self.stand_ins.get().map(Vec::as_slice).unwrap_or_default();
-        ids.binary_search_by_key(&line, |(at, _)| *at).map(|at| ids[at].1.as_str()).unwrap_or_default()
+        stand_in_at(self.stand_ins.get().map(Vec::as_slice).unwrap_or_default(), line).unwrap_or_default()
     }
+}
+
+/// The stand-in id of the gate on `line` among `stand_ins` (by gate line).
+pub(crate) fn stand_in_at(stand_ins: &[(u32, String)], line: u32) -> Option<&str> {
+    stand_ins.binary_search_by_key(&line, |(at, _)| *at).ok().map(|at| stand_ins[at].1.as_str())
 }
 
 /// Each field of a [`TextSpan`] is 24 bits: ledgers are capped at 8 MiB

@@ -210,11 +210,7 @@ impl<'a> GateIds<'a> {
         if !gate.has_stand_in_id() {
             return gate.id();
         }
-        let line = gate.line() as u32;
-        match self.stand_ins.binary_search_by_key(&line, |(at, _)| *at) {
-            Ok(found) => &self.stand_ins[found].1,
-            Err(_) => gate.id(),
-        }
+        super::stand_in_at(self.stand_ins, gate.line() as u32).unwrap_or_else(|| gate.id())
     }
 }
 

@@ -71,13 +71,11 @@ fn allow_with(host: Host, message: &str) {
 /// Codex's Stop output schema, and Claude Code and Gemini CLI show it).
 fn not_blocking(host: Host, problem: &str, what: &str) {
     let note = format!("unlazy: {what}: {problem}; not blocking.");
-    match host.note(&note) {
-        Some(note) => {
-            warn(&format!("{problem}; not blocking"));
-            print_json(&note);
-        }
-        None => warn(&note),
+    // Where the note goes to stderr anyway, it is said there once.
+    if host.note(&note).is_some() {
+        warn(&format!("{problem}; not blocking"));
     }
+    allow_with(host, &note);
 }
 
 /// The installed hook's command line does not parse (`problem` says how):

@@ -185,8 +185,9 @@ pub struct Transcript<'a> {
 }
 
 /// The success line. Deciding fields come first so the 900-character cap
-/// can only ever cut transcript detail.
-pub fn success_evidence(digest: &str, output: &Fingerprint, transcript: &Transcript) -> String {
+/// can only ever cut transcript detail; a proof's `tree-sha256=` field
+/// comes last and is kept whole, the transcript cut to make room for it.
+pub fn success_evidence(digest: &str, output: &Fingerprint, transcript: &Transcript, tree: Option<&str>) -> String {
     let full = format!(
         "{TAG}{digest}; exit=0; EXPECT=matched; output-sha256={}; output-bytes={}; shell={}; cwd={}; path={}",
         output.sha256,
@@ -195,8 +196,19 @@ pub fn success_evidence(digest: &str, output: &Fingerprint, transcript: &Transcr
         terminal::safe(transcript.cwd),
         transcript.path,
     );
-    js_prefix(&full, MAX_EVIDENCE_CHARS)
+    match tree {
+        None => js_prefix(&full, MAX_EVIDENCE_CHARS),
+        Some(tree) => {
+            let field = format!("{TREE_FIELD}{tree}");
+            let mut line = js_prefix(&full, MAX_EVIDENCE_CHARS - utf16_len(&field));
+            line.push_str(&field);
+            line
+        }
+    }
 }
+
+/// The field that names the tree a proof was made on.
+const TREE_FIELD: &str = "; tree-sha256=";
 
 /// `text.slice(0, max)` as the Node tool writes it: JavaScript cuts at
 /// `max` UTF-16 units even inside a surrogate pair, and the lone high
@@ -338,7 +350,7 @@ mod tests {
 
     fn success(digest: &str) -> String {
         let fp = Fingerprint::of("hello");
-        success_evidence(digest, &fp, &Transcript { shell: "/bin/sh", cwd: "/r", path: "abc/1 entries" })
+        success_evidence(digest, &fp, &Transcript { shell: "/bin/sh", cwd: "/r", path: "abc/1 entries" }, None)
     }
 
     #[test]
@@ -371,20 +383,32 @@ mod tests {
     fn evidence_is_capped_after_the_deciding_fields() {
         let fp = Fingerprint::of("x");
         let cwd = "/very/long".repeat(200);
-        let line = success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &Transcript { shell: "/bin/sh", cwd: &cwd, path: "p" });
+        let line =
+            success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &Transcript { shell: "/bin/sh", cwd: &cwd, path: "p" }, None);
         assert_eq!(utf16_len(&line), MAX_EVIDENCE_CHARS);
         assert_eq!(classify(Some(&line), Some(DIGEST_OF_KNOWN_GATE)), EvidenceKind::AutomaticCurrent);
+        // A tree field survives the cap whole, at the end.
+        let tree = "c".repeat(64);
+        let transcript = Transcript { shell: "/bin/sh", cwd: &cwd, path: "p" };
+        let proven = success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &transcript, Some(&tree));
+        assert_eq!(utf16_len(&proven), MAX_EVIDENCE_CHARS);
+        assert!(proven.ends_with(&format!("{TREE_FIELD}{tree}")), "{proven}");
+        assert_eq!(classify(Some(&proven), Some(DIGEST_OF_KNOWN_GATE)), EvidenceKind::AutomaticCurrent);
+        let short = success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &Transcript { shell: "/bin/sh", cwd: "/r", path: "p" }, Some(&tree));
+        assert!(short.ends_with(&format!("; cwd=/r; path=p{TREE_FIELD}{tree}")), "{short}");
     }
 
     #[test]
     fn a_cut_inside_a_surrogate_pair_ends_in_a_replacement_character_like_node() {
         let fp = Fingerprint::of("x");
-        let head = success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &Transcript { shell: "/bin/sh", cwd: "", path: "p" });
+        let head =
+            success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &Transcript { shell: "/bin/sh", cwd: "", path: "p" }, None);
         let before_cwd = head.find("cwd=").unwrap() + 4;
         // Pad the CWD so that the 900-unit cut falls between the two halves of an emoji.
         let pad = "a".repeat(MAX_EVIDENCE_CHARS - 1 - utf16_len(&head[..before_cwd]));
         let cwd = format!("{pad}\u{1F600}tail");
-        let line = success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &Transcript { shell: "/bin/sh", cwd: &cwd, path: "p" });
+        let line =
+            success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &Transcript { shell: "/bin/sh", cwd: &cwd, path: "p" }, None);
         assert!(line.ends_with(&format!("{pad}\u{FFFD}")), "{line}");
         assert_eq!(utf16_len(&line), MAX_EVIDENCE_CHARS);
         // A cut between whole characters is unchanged.

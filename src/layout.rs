@@ -21,6 +21,7 @@ const STATUS_LOG: &str = "status.log";
 const SESSION_FILE: &str = "session";
 const HOOK_STATE_FILE: &str = "hook-state.json";
 const APPROVAL_STORE: &str = "approved";
+const RECEIPT_STORE: &str = "receipts";
 
 /// The paths under one repository's `.unlazy/`.
 #[derive(Debug, Clone)]
@@ -78,6 +79,12 @@ impl StateDir {
     /// `~/.unlazy/approved`: the default approval store under `home`.
     pub fn default_approval_store(home: &Path) -> PathBuf {
         StateDir::new(home).path().join(APPROVAL_STORE)
+    }
+
+    /// `~/.unlazy/receipts`: where proofs are kept when `UNLAZY_RECEIPT_DIR`
+    /// names no other place.
+    pub fn default_receipt_store(home: &Path) -> PathBuf {
+        StateDir::new(home).path().join(RECEIPT_STORE)
     }
 }
 

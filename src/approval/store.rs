@@ -22,38 +22,70 @@ use crate::paths;
 /// Largest approval record, for the writer and the reader alike.
 pub const MAX_RECORD_BYTES: u64 = 256 * 1024;
 
+/// Which of the owner's private stores a `Store` is: they follow the same
+/// rules and differ only in their names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    Approval,
+    Receipt,
+}
+
+impl StoreKind {
+    /// The variable that names the store.
+    pub fn variable(self) -> &'static str {
+        match self {
+            StoreKind::Approval => "UNLAZY_APPROVAL_DIR",
+            StoreKind::Receipt => "UNLAZY_RECEIPT_DIR",
+        }
+    }
+
+    pub fn noun(self) -> &'static str {
+        match self {
+            StoreKind::Approval => "approval",
+            StoreKind::Receipt => "receipt",
+        }
+    }
+}
+
+impl std::fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.noun())
+    }
+}
+
 #[derive(Debug, Error)]
 pub enum StoreError {
-    #[error("UNLAZY_APPROVAL_DIR must be outside the repository root {0}")]
-    InsideRoot(String),
+    #[error("{variable} must be outside the repository root {root}", variable = .kind.variable())]
+    InsideRoot { kind: StoreKind, root: String },
     #[error(
-        "the default approval store {store} lies inside the repository root {root}; set UNLAZY_APPROVAL_DIR to a \
-         private directory outside it"
+        "the default {kind} store {store} lies inside the repository root {root}; set {variable} to a private \
+         directory outside it",
+        variable = .kind.variable()
     )]
-    DefaultInsideRoot { store: String, root: String },
-    #[error("approval directory resolves inside the repository root: {0}")]
-    CanonicalInsideRoot(String),
-    #[error("cannot find the home directory for the default approval store; set UNLAZY_APPROVAL_DIR")]
-    NoHome,
+    DefaultInsideRoot { kind: StoreKind, store: String, root: String },
+    #[error("{0} directory resolves inside the repository root: {1}")]
+    CanonicalInsideRoot(StoreKind, String),
+    #[error("cannot find the home directory for the default {kind} store; set {variable}", variable = .kind.variable())]
+    NoHome { kind: StoreKind },
     #[error("{0} must be a real {1}")]
     NotReal(String, &'static str),
     #[error("{0} must be owned by the current user")]
     WrongOwner(String),
     #[error("{0} must not grant group or other permissions")]
     LoosePermissions(String),
-    #[error("refusing linked or replaced approval record {0}")]
-    Linked(String),
-    #[error("approval record exceeds {MAX_RECORD_BYTES} bytes: {0}")]
-    TooLarge(String),
+    #[error("refusing linked or replaced {0} record {1}")]
+    Linked(StoreKind, String),
+    #[error("{0} record exceeds {MAX_RECORD_BYTES} bytes: {1}")]
+    TooLarge(StoreKind, String),
     #[error(
         "gate {gate} cannot be approved: its approval record would be {bytes} bytes, over the \
          {MAX_RECORD_BYTES}-byte limit; shorten its CHECK, EXPECT or CWD (or PATH)"
     )]
     DefinitionTooLarge { gate: String, bytes: usize },
-    #[error("approval record changed while it was read: {0}")]
-    ChangedWhileRead(String),
-    #[error("approval directory changed during use: {0}")]
-    DirectoryChanged(String),
+    #[error("{0} record changed while it was read: {1}")]
+    ChangedWhileRead(StoreKind, String),
+    #[error("{0} directory changed during use: {1}")]
+    DirectoryChanged(StoreKind, String),
     /// The approval lock could not be taken (the error names it).
     #[error("{0}")]
     Lock(std::io::Error),
@@ -95,10 +127,23 @@ fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
 /// A validated store directory, the identity it had when validated, and a
 /// handle on it: records are looked up in the directory that was
 /// validated, whatever its path names meanwhile.
-struct OpenStore {
-    path: PathBuf,
+pub(crate) struct OpenStore {
+    kind: StoreKind,
+    pub(crate) path: PathBuf,
     meta: fs::Metadata,
     handle: File,
+}
+
+impl OpenStore {
+    /// Fails unless the store's path still names the directory validated.
+    pub(crate) fn assert_unchanged(&self) -> Result<(), StoreError> {
+        let now = fs::symlink_metadata(&self.path).map_err(io_error(&self.path))?;
+        assert_private(&self.path, &now, true)?;
+        if !same_file(&now, &self.meta) {
+            return Err(StoreError::DirectoryChanged(self.kind, self.path.display().to_string()));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Serialize)]
@@ -125,6 +170,7 @@ impl EarlierRecords {
 
 #[derive(Debug, Clone)]
 pub struct Store {
+    kind: StoreKind,
     dir: PathBuf,
     canonical_roots: Vec<PathBuf>,
 }
@@ -146,6 +192,14 @@ impl StoreLocation {
             None => StoreLocation::Default(env.home.as_deref().map(StateDir::default_approval_store)),
         }
     }
+
+    /// The receipt store: `UNLAZY_RECEIPT_DIR`, else `~/.unlazy/receipts`.
+    pub fn of_receipts(env: &Environment) -> StoreLocation {
+        match env.receipt_dir.as_deref() {
+            Some(dir) => StoreLocation::Named(paths::resolve(&env.cwd, dir)),
+            None => StoreLocation::Default(env.home.as_deref().map(StateDir::default_receipt_store)),
+        }
+    }
 }
 
 impl Store {
@@ -153,27 +207,35 @@ impl Store {
     /// run's ledgers as given; the store must lie outside each both
     /// lexically (checked here) and canonically (checked on use).
     pub fn locate(roots: &[PathBuf], location: &StoreLocation) -> Result<Store, StoreError> {
+        Store::locate_kind(StoreKind::Approval, roots, location)
+    }
+
+    /// The store of `kind` at `location`, under the same rules.
+    pub fn locate_kind(kind: StoreKind, roots: &[PathBuf], location: &StoreLocation) -> Result<Store, StoreError> {
         let dir = match location {
             StoreLocation::Named(dir) => dir.clone(),
-            StoreLocation::Default(dir) => dir.clone().ok_or(StoreError::NoHome)?,
+            StoreLocation::Default(dir) => dir.clone().ok_or(StoreError::NoHome { kind })?,
         };
         let mut canonical_roots = Vec::with_capacity(roots.len());
         for root in roots {
             if paths::is_inside(root, &dir) {
                 let root = root.display().to_string();
                 return Err(match location {
-                    StoreLocation::Named(_) => StoreError::InsideRoot(root),
+                    StoreLocation::Named(_) => StoreError::InsideRoot { kind, root },
                     StoreLocation::Default(_) => {
-                        StoreError::DefaultInsideRoot { store: dir.display().to_string(), root }
+                        StoreError::DefaultInsideRoot { kind, store: dir.display().to_string(), root }
                     }
                 });
             }
             canonical_roots.push(fs::canonicalize(root).map_err(io_error(root))?);
         }
-        Ok(Store { dir, canonical_roots })
+        Ok(Store { kind, dir, canonical_roots })
     }
 
-    fn open(&self, create: bool) -> Result<Option<OpenStore>, StoreError> {
+    /// The store's directory, validated (kind, owner, mode, canonical place
+    /// outside every root) and held open; `None` when it does not exist
+    /// and `create` is false.
+    pub(crate) fn open(&self, create: bool) -> Result<Option<OpenStore>, StoreError> {
         if create {
             fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(io_error(&self.dir))?;
         }
@@ -185,7 +247,7 @@ impl Store {
         assert_private(&self.dir, &meta, true)?;
         let canonical = fs::canonicalize(&self.dir).map_err(io_error(&self.dir))?;
         if self.canonical_roots.iter().any(|root| canonical.starts_with(root)) {
-            return Err(StoreError::CanonicalInsideRoot(canonical.display().to_string()));
+            return Err(StoreError::CanonicalInsideRoot(self.kind, canonical.display().to_string()));
         }
         // Looking records up needs only search permission on the directory,
         // as a path would: on Linux the handle is `O_PATH`, which asks for no
@@ -201,17 +263,9 @@ impl Store {
             .map_err(io_error(&canonical))?;
         let meta = handle.metadata().map_err(io_error(&canonical))?;
         assert_private(&canonical, &meta, true)?;
-        Ok(Some(OpenStore { path: canonical, meta, handle }))
+        Ok(Some(OpenStore { kind: self.kind, path: canonical, meta, handle }))
     }
 
-    fn assert_unchanged(store: &OpenStore) -> Result<(), StoreError> {
-        let now = fs::symlink_metadata(&store.path).map_err(io_error(&store.path))?;
-        assert_private(&store.path, &now, true)?;
-        if !same_file(&now, &store.meta) {
-            return Err(StoreError::DirectoryChanged(store.path.display().to_string()));
-        }
-        Ok(())
-    }
 
     /// A run of lookups against this store, validated once (see `Lookups`).
     pub fn lookups(&self) -> Lookups<'_> {
@@ -271,7 +325,7 @@ impl Store {
                 records.0.entry((file.to_string(), gate.to_string())).or_default().push(oracle);
             }
         }
-        Self::assert_unchanged(&store)?;
+        store.assert_unchanged()?;
         Ok(records)
     }
 
@@ -298,7 +352,7 @@ impl Store {
             Ok(Change::Replace { value: (), bytes: text.into_bytes(), mode: 0o600 })
         };
         // Still under the lock: the record was written into the store checked.
-        let written = durable::update_locked_then(lock, &path, decide, |()| Self::assert_unchanged(&store));
+        let written = durable::update_locked_then(lock, &path, decide, |()| store.assert_unchanged());
         written.map_err(|error| error.into_error(io_error(&path)))??;
         Ok(path)
     }
@@ -341,7 +395,7 @@ fn sweep_stale_temp_files(store: &OpenStore, own: &Path) -> Result<(), StoreErro
 /// The store's entries, or `None` when it may not be listed: a store with
 /// write and search permission only (0300) holds records that can be
 /// looked up and written by name, but not listed.
-fn list(store: &OpenStore) -> Result<Option<fs::ReadDir>, StoreError> {
+pub(crate) fn list(store: &OpenStore) -> Result<Option<fs::ReadDir>, StoreError> {
     match fs::read_dir(&store.path) {
         Ok(entries) => Ok(Some(entries)),
         Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => Ok(None),
@@ -431,24 +485,29 @@ fn record_size_bound(ledger: &str, gate: &str, oracle: &Oracle) -> usize {
 /// Reads the record `name` of `store` without following links, blocking on
 /// FIFOs, or trusting a file that is linked, foreign, loose or swapped while
 /// being read. `None` when there is no record.
-fn read_record(store: &OpenStore, name: &str) -> Result<Option<String>, StoreError> {
+pub(crate) fn read_record(store: &OpenStore, name: &str) -> Result<Option<String>, StoreError> {
+    // A record that is not text is simply not an approval.
+    Ok(read_named(store, name, MAX_RECORD_BYTES)?.map(|bytes| {
+        String::from_utf8(bytes).unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned())
+    }))
+}
+
+/// The bytes of the file `name` of `store`, under `read_record`'s rules and
+/// at most `max_bytes` long.
+pub(crate) fn read_named(store: &OpenStore, name: &str, max_bytes: u64) -> Result<Option<Vec<u8>>, StoreError> {
     use std::os::fd::AsFd;
     let shown = || store.path.join(name).display().to_string();
-    let read = match durable::read_stable_at(store.handle.as_fd(), Path::new(name), MAX_RECORD_BYTES) {
+    let read = match durable::read_stable_at(store.handle.as_fd(), Path::new(name), max_bytes) {
         Ok(Some(read)) => read,
         Ok(None) => return Ok(None),
         Err(ReadRefusal::Link | ReadRefusal::NotRegular) => return Err(StoreError::NotReal(shown(), "file")),
-        Err(ReadRefusal::Linked) => return Err(StoreError::Linked(shown())),
-        Err(ReadRefusal::TooLarge) => return Err(StoreError::TooLarge(shown())),
-        Err(ReadRefusal::Changed) => return Err(StoreError::ChangedWhileRead(shown())),
+        Err(ReadRefusal::Linked) => return Err(StoreError::Linked(store.kind, shown())),
+        Err(ReadRefusal::TooLarge) => return Err(StoreError::TooLarge(store.kind, shown())),
+        Err(ReadRefusal::Changed) => return Err(StoreError::ChangedWhileRead(store.kind, shown())),
         Err(ReadRefusal::Io(error)) => return Err(StoreError::Io(shown(), error)),
     };
     assert_private(&store.path.join(name), &read.metadata, false)?;
-    // A record that is not text is simply not an approval.
-    Ok(Some(
-        String::from_utf8(read.bytes)
-            .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned()),
-    ))
+    Ok(Some(read.bytes))
 }
 
 /// The fields of a record an approval is decided on. As with `JSON.parse`,

@@ -186,6 +186,18 @@ pub struct Verdict {
     /// The unmet gates with no CHECK: only a person can meet them. Kept
     /// as far as the human report lists them; counted in full.
     pub manual_unmet: IdList,
+    /// Gates met on disk that this run counts unmet, each with its reason.
+    pub doubts: Vec<Doubt>,
+}
+
+/// A gate met on disk that a run counts unmet: it was asked to verify it
+/// and could not, or (`--proof`) its proof is not current.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Doubt {
+    pub ledger: usize,
+    pub id: String,
+    /// `reverify not run`, `stale result discarded`, or the proof's reason.
+    pub reason: String,
 }
 
 impl Verdict {

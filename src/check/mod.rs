@@ -9,6 +9,7 @@ pub mod evaluate;
 pub mod events;
 pub mod plan;
 pub mod pool;
+pub mod proof;
 pub mod verdict;
 pub mod write_back;
 
@@ -23,7 +24,9 @@ use crate::diagnostic::error_line;
 use crate::error::{Error, WriteBackFailure};
 use crate::evidence::{self, GateState};
 use crate::exit::Exit;
-use crate::report::record::{CheckRecord, CheckStatus, GateRecord, LedgerRecord, RunReport, Summary, WaveRecords};
+use crate::report::record::{
+    CheckRecord, CheckStatus, GateRecord, LedgerRecord, RecordState, RunReport, Summary, WaveRecords,
+};
 use crate::report::tail::{self, OutputTail};
 use crate::report::OutputFormat;
 use crate::runner::Containment;
@@ -34,6 +37,7 @@ use evaluate::{CheckResult, Unjudged};
 use events::{Event, FinishedCheck, Reporter, Verdict};
 use plan::{Runtime, Setup, Task};
 use pool::Progress;
+use proof::{ProofStates, Proofs, Proven};
 use verdict::RunFacts;
 use write_back::WriteBack;
 
@@ -110,6 +114,11 @@ pub struct CheckConfig {
     pub approve_command: String,
     /// `--sandbox` (or `UNLAZY_SANDBOX=1`): run every check confined.
     pub sandbox: Option<SandboxRequest>,
+    /// `--proof` (or `UNLAZY_PROOF=1`): a met gate counts only when its
+    /// proof is current, and a run re-runs the met gates whose proof is not.
+    pub proof: bool,
+    /// The receipt store (checked against the ledgers' roots when used).
+    pub receipts: StoreLocation,
 }
 
 /// `--partition K/N`: this run's share of the selected gates.
@@ -172,9 +181,14 @@ pub fn execute(
     let mut setup = plan::prepare(options, reporter)?;
     let mut approvals = Approvals::default();
     let mut executed = Executed::default();
+    let roots = setup.target.state_roots(&setup.root);
+    // A status run never creates the store; a run that may prove gates does.
+    let mut proofs = Proofs::open(&options.receipts, &roots, !options.mode.is_status());
     if !options.mode.is_status() {
-        let runtime = plan::build_runtime(options, env, &setup.target.state_roots(&setup.root), &setup.root)?;
-        let tasks = plan::plan_tasks(options, &setup, &runtime)?;
+        let runtime = plan::build_runtime(options, env, &roots, &setup.root)?;
+        // With --proof, a met gate whose proof is not current runs again.
+        let judged_first = options.proof.then(|| proofs.judge(&setup, &gate_states(&setup, None)));
+        let mut tasks = plan::plan_tasks(options, &setup, &runtime, judged_first.as_ref())?;
         // Every ledger a result may be written to must be writable before
         // anything is approved or run.
         for (index, ledger) in setup.ledgers.iter().enumerate() {
@@ -184,7 +198,8 @@ pub fn execute(
                     .map_err(|source| Error::NotWritable { path: ledger.path.clone(), source })?;
             }
         }
-        (approvals, executed) = run_checks(options, &runtime, &setup, tasks, containment, reporter)?;
+        bind_trees(&setup, &mut tasks, &mut proofs);
+        (approvals, executed) = run_checks(options, &runtime, &setup, tasks, containment, &mut proofs, reporter)?;
         if let Some(signal) = executed.interrupted_by {
             return Ok(report_interruption(options, signal, &executed.interrupted, reporter));
         }
@@ -192,13 +207,50 @@ pub fn execute(
         // status run wrote nothing, so what it loaded is current.
         setup.ledgers = plan::reload_ledgers(std::mem::take(&mut setup.ledgers), reporter)?;
     }
-    let exit = summarize(options, &setup, &approvals, executed, reporter);
+    let exit = summarize(options, &setup, &approvals, executed, &mut proofs, reporter);
     // The process ends with this run: handing a large ledger set back to
     // the allocator one string at a time would cost a tenth of a big
     // --status, for memory the exit returns at once. Setup holds memory
     // only (no lock, file or child), so nothing is skipped but the frees.
     std::mem::forget(setup);
     exit
+}
+
+/// Each task's tree digest: the scope of its root's tree, read now, before
+/// any check starts, that its evidence will carry if it passes. The scope
+/// leaves out the run's own ledgers, which its results change.
+fn bind_trees(setup: &Setup, tasks: &mut [Task], proofs: &mut Proofs) {
+    let mut excluded: HashMap<PathBuf, Vec<String>> = HashMap::new();
+    for task in tasks {
+        let root = setup.target.state_root(&setup.root, &setup.ledgers[task.ledger].path);
+        let excluded = excluded.entry(root.clone()).or_insert_with(|| proof::run_ledgers_under(&root, &setup.ledgers));
+        task.tree = proofs.tree_digest(&root, &task.gate.input_globs(), excluded);
+    }
+}
+
+/// Each gate's state as its ledger says, by ledger and gate; with
+/// `digests`, from the definition digests already computed.
+fn gate_states(setup: &Setup, digests: Option<&[Vec<Option<String>>]>) -> Vec<Vec<GateState>> {
+    setup
+        .ledgers
+        .iter()
+        .enumerate()
+        .map(|(index, ledger)| {
+            ledger
+                .document
+                .gates
+                .iter()
+                .enumerate()
+                .map(|(at, gate)| {
+                    let abandoned = ledger.document.is_abandoned(gate.id());
+                    match digests {
+                        Some(digests) => evidence::gate_state_with_digest(gate, abandoned, digests[index][at].as_deref()),
+                        None => evidence::gate_state(gate, abandoned),
+                    }
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Admits each task by approval and runs the admitted checks, each as soon
@@ -210,12 +262,13 @@ fn run_checks(
     setup: &Setup,
     tasks: Vec<Task>,
     containment: &Containment,
+    proofs: &mut Proofs,
     reporter: &mut dyn Reporter,
 ) -> Result<(Approvals, Executed), Error> {
     if let Some((_, record)) = &runtime.sandbox {
         reporter.event(&Event::Sandbox(record));
     }
-    let mut run = Run::new(options, runtime, setup, &tasks, reporter);
+    let mut run = Run::new(options, runtime, setup, &tasks, proofs, reporter);
     run.executed.sandbox = runtime.sandbox.as_ref().map(|(_, record)| record.clone());
     pool::run_rolling(
         &tasks,
@@ -240,6 +293,7 @@ struct Run<'a> {
     runtime: &'a Runtime,
     setup: &'a Setup,
     tasks: &'a [Task],
+    proofs: &'a mut Proofs,
     reporter: &'a mut dyn Reporter,
     admitted: Vec<bool>,
     approval_failures: usize,
@@ -258,6 +312,7 @@ impl<'a> Run<'a> {
         runtime: &'a Runtime,
         setup: &'a Setup,
         tasks: &'a [Task],
+        proofs: &'a mut Proofs,
         reporter: &'a mut dyn Reporter,
     ) -> Run<'a> {
         Run {
@@ -265,6 +320,7 @@ impl<'a> Run<'a> {
             runtime,
             setup,
             tasks,
+            proofs,
             reporter,
             admitted: Vec::with_capacity(tasks.len()),
             approval_failures: 0,
@@ -377,6 +433,7 @@ impl<'a> Run<'a> {
             let state_root = setup.target.state_root(&setup.root, &ledger.path);
             match write_back::write_back(options.mode.reverifies(), runtime, &state_root, ledger, &batch) {
                 Ok(decisions) => {
+                    let mut proven = Vec::new();
                     for ((index, (task, result)), decision) in indexes.iter().zip(&batch).zip(decisions) {
                         let written = !matches!(decision, WriteBack::Stale);
                         self.executed.checks.insert((task.ledger, task.gate.id().to_string()), result.record(written));
@@ -386,6 +443,20 @@ impl<'a> Run<'a> {
                         } else if options.mode.reverifies() && task.starting_state == GateState::Met {
                             self.executed.reverified += 1;
                         }
+                        if let (WriteBack::Proven(evidence), Some(tree)) = (decision, &task.tree) {
+                            proven.push(Proven {
+                                ledger: ledger.text_path.clone(),
+                                gate: task.gate.id().to_string(),
+                                evidence,
+                                tree: tree.clone(),
+                                inputs: task.gate.input_globs(),
+                                excluded: proof::run_ledgers_under(&state_root, &setup.ledgers),
+                            });
+                        }
+                    }
+                    if let Err(problem) = self.proofs.keep(&state_root, proven) {
+                        let line = format!("gate-check: warning: receipts not kept: {problem}");
+                        self.reporter.event(&Event::Warning(&line));
                     }
                 }
                 Err(source) => self.write_failures.push(WriteBackFailure { path: ledger.path.clone(), source }),
@@ -437,6 +508,7 @@ fn summarize(
     setup: &Setup,
     approvals: &Approvals,
     executed: Executed,
+    proofs: &mut Proofs,
     reporter: &mut dyn Reporter,
 ) -> Result<Exit, Error> {
     let (finals, target) = (&setup.ledgers, &setup.target);
@@ -445,42 +517,24 @@ fn summarize(
     let digests: Option<Vec<Vec<Option<String>>>> = reporter.needs_records().then(|| {
         finals.iter().map(|ledger| ledger.document.gates.iter().map(evidence::gate_digest).collect()).collect()
     });
-    let mut states = Vec::with_capacity(finals.len());
+    let states = gate_states(setup, digests.as_deref());
+    let proof_states = proofs.judge(setup, &states);
+    if !proof_states.is_empty() {
+        for problem in proofs.take_problems() {
+            reporter.event(&Event::Warning(&format!("gate-check: warning: {problem}")));
+        }
+    }
     for (index, ledger) in finals.iter().enumerate() {
-        let prefix = crate::ledger::qualify(&ledger.path, "");
-        let ledger_digests = digests.as_ref().map(|digests| &digests[index]);
-        let ledger_states: Vec<GateState> = ledger
-            .document
-            .gates
-            .iter()
-            .enumerate()
-            .map(|(at, gate)| {
-                let abandoned = ledger.document.is_abandoned(gate.id());
-                match ledger_digests {
-                    Some(digests) => evidence::gate_state_with_digest(gate, abandoned, digests[at].as_deref()),
-                    None => evidence::gate_state(gate, abandoned),
-                }
-            })
-            .collect();
         if options.mode.is_status() {
-            // One buffer for every qualified id: a large ledger's unmet list
-            // costs no allocation per line.
-            let mut qualified = String::new();
-            for (gate, state) in ledger.document.gates.iter().zip(&ledger_states) {
-                if !matches!(state, GateState::Met | GateState::Abandoned) && setup.selects(index, gate.id()) {
-                    qualified.clear();
-                    qualified.extend([prefix.as_str(), gate.id()]);
-                    reporter.event(&Event::GateUnmet {
-                        qualified: &qualified,
-                        reason: state.reason(),
-                        title: gate.title(),
-                    });
-                }
-            }
+            report_unmet(options, setup, index, &states[index], &proof_states, reporter);
         }
         let file_name = ledger.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         reporter.event(&Event::LedgerSummary { file_name: &file_name, gates: ledger.document.gates.len() });
-        states.push(ledger_states);
+    }
+    if !options.proof {
+        if let Some(warning) = proof_warning(setup, &proof_states) {
+            reporter.event(&Event::Warning(&warning));
+        }
     }
 
     // A scope is complete only when its ledgers and its dispatch waves are;
@@ -514,6 +568,7 @@ fn summarize(
             .map(|task| (task.ledger, task.gate.id(), task.qualified.as_str()))
             .collect(),
         selection: setup.selection.as_ref(),
+        unproven: if options.proof { not_current(setup, &proof_states) } else { Vec::new() },
     };
     // Only a machine report shows every unmet id; the human one lists a few.
     let kept = if reporter.needs_records() { verdict::UnmetIds::All } else { verdict::UnmetIds::Listed };
@@ -527,13 +582,94 @@ fn summarize(
         reporter.event(&Event::NextCommand(next));
     }
     if let Some(digests) = digests {
-        let mut report = run_report(options, setup, &states, digests, executed.checks, &verdict, &waves);
+        let mut report =
+            run_report(options, setup, &states, digests, executed.checks, &proof_states, &verdict, &waves);
         report.next_command = next;
         report.sandbox = executed.sandbox;
         reporter.event(&Event::Report(&report));
     }
     reporter.flush();
     Ok(verdict.exit())
+}
+
+/// `--status`: the ledger's gates that do not count as met, each with its
+/// reason; with `--proof`, a met gate whose proof is not current too.
+fn report_unmet(
+    options: &CheckConfig,
+    setup: &Setup,
+    index: usize,
+    states: &[GateState],
+    proofs: &ProofStates,
+    reporter: &mut dyn Reporter,
+) {
+    let ledger = &setup.ledgers[index];
+    let prefix = crate::ledger::qualify(&ledger.path, "");
+    // One buffer for every qualified id: a large ledger's unmet list costs
+    // no allocation per line.
+    let mut qualified = String::new();
+    for (at, (gate, state)) in ledger.document.gates.iter().zip(states).enumerate() {
+        if !setup.selects(index, gate.id()) {
+            continue;
+        }
+        let proof_reason = match (state, options.proof) {
+            (GateState::Met, true) => proofs.get(index, at).and_then(|proof| proof.reason()),
+            _ => None,
+        };
+        let reason = match state {
+            GateState::Met | GateState::Abandoned => match &proof_reason {
+                Some(reason) => reason.as_str(),
+                None => continue,
+            },
+            _ => state.reason(),
+        };
+        qualified.clear();
+        qualified.extend([prefix.as_str(), gate.id()]);
+        reporter.event(&Event::GateUnmet { qualified: &qualified, reason, title: gate.title() });
+    }
+}
+
+/// How many gates a proof warning names.
+const WARNED_PROOFS: usize = 5;
+
+/// The one warning a run without `--proof` gives about met gates whose
+/// proof is not current: how many, which (with what changed), and the
+/// command that proves them. The decision is unchanged.
+fn proof_warning(setup: &Setup, proofs: &ProofStates) -> Option<String> {
+    let open: Vec<String> = proofs
+        .iter()
+        .filter_map(|((ledger, at), proof)| {
+            let reason = proof.reason()?;
+            let gate = &setup.ledgers[ledger].document.gates[at];
+            Some(format!("{} {reason}", crate::ledger::qualify(&setup.ledgers[ledger].path, gate.id())))
+        })
+        .collect();
+    if open.is_empty() {
+        return None;
+    }
+    let stale = proofs.iter().filter(|(_, proof)| matches!(proof, crate::proof::ProofState::Stale { .. })).count();
+    let mut named = open.iter().take(WARNED_PROOFS).cloned().collect::<Vec<_>>().join("; ");
+    if open.len() > WARNED_PROOFS {
+        named.push_str(&format!("; +{} more", open.len() - WARNED_PROOFS));
+    }
+    Some(format!(
+        "gate-check: warning: {} met gate(s) not proven on this tree ({stale} stale, {} unproven): {named}; prove them \
+         with: gate-check --proof",
+        open.len(),
+        open.len() - stale
+    ))
+}
+
+/// `--proof`: the met gates whose proof is not current, as the verdict
+/// counts them.
+fn not_current<'a>(setup: &'a Setup, proofs: &ProofStates) -> Vec<(usize, &'a str, String, String)> {
+    proofs
+        .iter()
+        .filter_map(|((ledger, at), proof)| {
+            let gate = &setup.ledgers[ledger].document.gates[at];
+            let qualified = crate::ledger::qualify(&setup.ledgers[ledger].path, gate.id());
+            Some((ledger, gate.id(), qualified, proof.reason()?))
+        })
+        .collect()
 }
 
 /// The options that chose the gates of a selective run, as given.
@@ -556,25 +692,31 @@ fn run_report(
     states: &[Vec<GateState>],
     digests: Vec<Vec<Option<String>>>,
     mut checks: HashMap<(usize, String), CheckRecord>,
+    proofs: &ProofStates,
     verdict: &Verdict,
     waves: &crate::dispatch::DispatchSummary,
 ) -> RunReport {
     let mut gates = Vec::new();
+    let doubts: HashMap<(usize, &str), &str> =
+        verdict.doubts.iter().map(|doubt| ((doubt.ledger, doubt.id.as_str()), doubt.reason.as_str())).collect();
     for (index, ((ledger, states), digests)) in setup.ledgers.iter().zip(states).zip(digests).enumerate() {
         let prefix = crate::ledger::qualify(&ledger.path, "");
-        for ((gate, state), digest) in ledger.document.gates.iter().zip(states).zip(digests) {
+        for (at, ((gate, state), digest)) in ledger.document.gates.iter().zip(states).zip(digests).enumerate() {
+            let doubt = doubts.get(&(index, gate.id())).copied();
             gates.push(GateRecord {
                 ledger: ledger.text_path.clone(),
                 line: gate.line() + 1,
                 id: gate.id().to_string(),
                 qualified_id: [prefix.as_str(), gate.id()].concat(),
                 title: gate.title().to_string(),
-                state: *state,
+                state: if doubt.is_some() { RecordState::Unverified } else { (*state).into() },
+                reason: doubt.map(str::to_string),
                 checked: gate.checked(),
                 runnable: gate.is_runnable(),
                 definition_digest: digest,
                 selected: setup.selection.as_ref().map(|selection| selection.contains(index, gate.id())),
                 check: checks.remove(&(index, gate.id().to_string())),
+                proof: proofs.get(index, at).map(crate::proof::ProofState::record),
             });
         }
     }

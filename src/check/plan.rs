@@ -64,6 +64,9 @@ pub struct Task {
     /// The gate's EXPECT, shared by every task with the same EXPECT text so
     /// that a pattern's engine is built once per run.
     pub expectation: Option<Arc<Expectation>>,
+    /// The digest of the tree the check runs on, within the gate's inputs,
+    /// which its evidence carries when it passes (see `check::proof`).
+    pub tree: Option<String>,
 }
 
 impl Task {
@@ -380,20 +383,27 @@ pub fn oracle_for(runtime: &Runtime, gate: &Gate, cwd: &str) -> Oracle {
 }
 
 /// The runnable gates this run must check: unmet ones, or all with
-/// `--reverify`; abandoned and manual gates never run.
-pub fn plan_tasks(options: &CheckConfig, setup: &Setup, runtime: &Runtime) -> Result<Vec<Task>, Error> {
+/// `--reverify`; abandoned and manual gates never run. With `proofs`
+/// (`--proof`), a met gate whose proof is not current runs too.
+pub fn plan_tasks(
+    options: &CheckConfig,
+    setup: &Setup,
+    runtime: &Runtime,
+    proofs: Option<&super::proof::ProofStates>,
+) -> Result<Vec<Task>, Error> {
     let mut tasks = Vec::new();
     // Gates mostly share a few working directories: each is inspected once.
     let mut inspected: HashSet<PathBuf> = HashSet::new();
     let mut expectations: HashMap<&str, Arc<Expectation>> = HashMap::new();
     for (index, ledger) in setup.ledgers.iter().enumerate() {
-        for gate in &ledger.document.gates {
+        for (at, gate) in ledger.document.gates.iter().enumerate() {
             if ledger.document.is_abandoned(gate.id()) || !gate.is_runnable() || !setup.selects(index, gate.id()) {
                 continue;
             }
             let digest = evidence::gate_digest(gate);
             let state = evidence::gate_state_with_digest(gate, false, digest.as_deref());
-            if !options.mode.reverifies() && state == GateState::Met {
+            let proven = proofs.is_none_or(|proofs| proofs.get(index, at).is_none_or(|proof| proof.is_current()));
+            if !options.mode.reverifies() && state == GateState::Met && proven {
                 continue;
             }
             let qualified = qualify(&ledger.path, gate.id());
@@ -418,6 +428,7 @@ pub fn plan_tasks(options: &CheckConfig, setup: &Setup, runtime: &Runtime) -> Re
             tasks.push(Task {
                 ledger: index,
                 expectation,
+                tree: None,
                 digest: digest.unwrap_or_default(),
                 gate: gate.clone(),
                 qualified,

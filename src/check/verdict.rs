@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use crate::dispatch::DispatchSummary;
 use crate::evidence::GateState;
 
-use super::events::{Outcome, Verdict};
+use super::events::{Doubt, Outcome, Verdict};
 use super::plan::{Ledger, Selection};
 use crate::report::human::LISTED_IDS;
 use crate::report::record::IdList;
@@ -27,6 +27,9 @@ pub struct RunFacts<'a> {
     pub not_rerun_met: Vec<(usize, &'a str, &'a str)>,
     /// (ledger, gate id, qualified id) of results discarded as stale.
     pub stale: Vec<(usize, &'a str, &'a str)>,
+    /// `--proof`: (ledger, gate id, qualified id, reason) of met gates whose
+    /// proof is not current.
+    pub unproven: Vec<(usize, &'a str, String, String)>,
     /// `--gate`: only these gates count; the others are not selected.
     pub selection: Option<&'a Selection>,
 }
@@ -80,8 +83,8 @@ pub fn verdict(
     let abandoned = abandoned_ids.len();
 
     // Gates that still read as met although this run could not confirm them.
-    let mut doubted: Vec<((usize, &str), String)> = Vec::new();
-    if !facts.not_rerun_met.is_empty() || !facts.stale.is_empty() {
+    let mut doubted: Vec<((usize, &str), &str, String)> = Vec::new();
+    if !facts.not_rerun_met.is_empty() || !facts.stale.is_empty() || !facts.unproven.is_empty() {
         let final_states: HashMap<(usize, &str), GateState> = ledgers
             .iter()
             .zip(states)
@@ -96,23 +99,30 @@ pub fn verdict(
         if facts.reverify {
             for &(ledger, id, qualified) in &facts.not_rerun_met {
                 let key = (ledger, id);
-                if still_met(&key) && !doubted.iter().any(|(k, _)| *k == key) {
-                    doubted.push((key, format!("{qualified} (reverify not run)")));
+                if still_met(&key) && !doubted.iter().any(|(k, _, _)| *k == key) {
+                    doubted.push((key, qualified, "reverify not run".into()));
                 }
             }
         }
         for &(ledger, id, qualified) in &facts.stale {
             let key = (ledger, id);
             if still_met(&key) {
-                doubted.retain(|(k, _)| *k != key);
-                doubted.push((key, format!("{qualified} (stale result discarded)")));
+                doubted.retain(|(k, _, _)| *k != key);
+                doubted.push((key, qualified, "stale result discarded".into()));
+            }
+        }
+        for (ledger, id, qualified, reason) in &facts.unproven {
+            let key = (*ledger, *id);
+            if still_met(&key) && !doubted.iter().any(|(k, _, _)| *k == key) {
+                doubted.push((key, qualified.as_str(), reason.clone()));
             }
         }
     }
     let unmet = unmet + doubted.len() + waves.blocking.len();
     let confirmed_met = met.saturating_sub(doubted.len());
-    doubted.iter().for_each(|(_, label)| unmet_ids.push(label));
+    doubted.iter().for_each(|(_, qualified, reason)| unmet_ids.push_joined(&[qualified, " (", reason, ")"]));
     waves.blocking.iter().for_each(|wave| unmet_ids.push(wave));
+    let doubts = doubted.into_iter().map(|((ledger, id), _, reason)| Doubt { ledger, id: id.to_string(), reason }).collect();
     let outcome = if facts.approval_failures > 0 || facts.check_failures > 0 {
         Outcome::Error
     } else if unmet == 0 && abandoned == 0 {
@@ -137,6 +147,7 @@ pub fn verdict(
         check_failures: facts.check_failures,
         not_selected: facts.selection.map(|_| not_selected),
         manual_unmet,
+        doubts,
     }
 }
 

@@ -12,6 +12,9 @@ use super::evaluate::CheckResult;
 use super::plan::{oracle_for, Ledger, Runtime, Task};
 
 pub enum WriteBack {
+    /// A pass, written with this evidence line.
+    Proven(String),
+    /// A failure, written as an unticked box and pending evidence.
     Written,
     Unchanged,
     Stale,
@@ -60,8 +63,11 @@ fn decide(
                 &task.digest,
                 &result.fingerprint,
                 &Transcript { shell: &runtime.shell_text, cwd: &task.oracle.cwd, path: &runtime.path_summary },
+                task.tree.as_deref(),
             );
-            edits.push(Edit { gate: fresh.clone(), checked: true, evidence: line });
+            edits.push(Edit { gate: fresh.clone(), checked: true, evidence: line.clone() });
+            decisions.push(WriteBack::Proven(line));
+            continue;
         } else if must_write_failure {
             edits.push(Edit { gate: fresh.clone(), checked: false, evidence: "pending".to_string() });
         } else {
@@ -116,6 +122,7 @@ mod tests {
             starting_state,
             digest,
             expectation: None,
+            tree: None,
             gate,
         }
     }
@@ -137,6 +144,7 @@ mod tests {
         decisions
             .iter()
             .map(|d| match d {
+                WriteBack::Proven(_) => "proven",
                 WriteBack::Written => "written",
                 WriteBack::Unchanged => "unchanged",
                 WriteBack::Stale => "stale",
@@ -152,7 +160,7 @@ mod tests {
         let (passed, failed) = (result(true), result(false));
 
         let (decisions, edits) = decide(false, &runtime, &document, &[(&u, &passed), (&c, &failed)]);
-        assert_eq!(kinds(&decisions), ["written", "written"]);
+        assert_eq!(kinds(&decisions), ["proven", "written"]);
         assert_eq!((edits[0].gate.id(), edits[0].checked), ("U", true));
         assert!(edits[0].evidence.contains(&format!("output-sha256={}", Fingerprint::of("ok").sha256)));
         assert!(edits[0].evidence.contains("shell=/bin/sh; cwd=/r; path=/bin"), "{}", edits[0].evidence);

@@ -103,7 +103,8 @@ impl Command {
         }
         let looks = Looks { color: cli.color, verbosity: cli.verbosity() };
         let sandbox = sandbox_request(&cli, &env)?;
-        let config = Box::new(CheckConfig { sandbox, ..check_config(cli, &env) });
+        let proof = cli.proof || switch("UNLAZY_PROOF", env.proof.as_deref(), "judge met gates by their proof")?;
+        let config = Box::new(CheckConfig { sandbox, proof, ..check_config(cli, &env) });
         Ok(Command::Check { config, looks, env })
     }
 
@@ -129,18 +130,19 @@ impl Command {
 }
 
 /// `--sandbox`, else `UNLAZY_SANDBOX`: whether checks run confined.
+/// A yes/no variable (`1`, `true`, `yes`, `on` or their opposites), or
+/// the usage error naming it and what `1` means.
+fn switch(name: &str, value: Option<&str>, meaning: &str) -> Result<bool, Error> {
+    match value {
+        None => Ok(false),
+        Some("1" | "true" | "yes" | "on") => Ok(true),
+        Some("0" | "false" | "no" | "off") => Ok(false),
+        Some(other) => Err(Error::Usage(format!("{name} must be 1 ({meaning}) or 0, not \"{}\"", other.escape_debug()))),
+    }
+}
+
 fn sandbox_request(cli: &Cli, env: &Environment) -> Result<Option<SandboxRequest>, Error> {
-    let from_environment = match env.sandbox.as_deref() {
-        None => false,
-        Some("1" | "true" | "yes" | "on") => true,
-        Some("0" | "false" | "no" | "off") => false,
-        Some(other) => {
-            return Err(Error::Usage(format!(
-                "UNLAZY_SANDBOX must be 1 (confine every check) or 0, not \"{}\"",
-                other.escape_debug()
-            )))
-        }
-    };
+    let from_environment = switch("UNLAZY_SANDBOX", env.sandbox.as_deref(), "confine every check")?;
     if !(cli.sandbox || from_environment) {
         if !cli.sandbox_keep_env.is_empty() {
             return Err(Error::Usage("--sandbox-keep-env needs --sandbox (or UNLAZY_SANDBOX=1)".into()));
@@ -178,12 +180,14 @@ fn check_config(cli: Cli, env: &Environment) -> CheckConfig {
         cwd_given: cli.cwd.is_some(),
         scope,
         store: StoreLocation::of(env),
+        receipts: StoreLocation::of_receipts(env),
         files: cli.files,
         format: cli.format.unwrap_or(OutputFormat::Human),
         gates: cli.gates,
         partition: cli.partition,
         show_output: cli.show_output,
         sandbox: None,
+        proof: false,
     }
 }
 

@@ -94,6 +94,10 @@ pub(crate) struct Cli {
     /// With --sandbox: let checks inherit this variable although its name looks like a credential (repeatable)
     #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
     pub sandbox_keep_env: Vec<String>,
+    /// A met gate counts only when gate-check proved it on the tree as it is now (also UNLAZY_PROOF=1);
+    /// a run re-runs the approved gates whose proof is stale or missing
+    #[arg(long)]
+    pub proof: bool,
     /// Put a machine document on stdout (human lines move to stderr)
     #[arg(long, value_name = "FORMAT", value_enum)]
     pub format: Option<OutputFormat>,
@@ -296,6 +300,9 @@ impl Cli {
             }
             if self.sandbox || !self.sandbox_keep_env.is_empty() {
                 return usage(format!("{action} runs no check; remove --sandbox"));
+            }
+            if self.proof {
+                return usage(format!("{action} judges no gate; remove --proof"));
             }
         }
         if !self.files.is_empty() && self.scope.is_some() {

@@ -6,7 +6,7 @@ pub mod file;
 mod parse;
 pub mod text;
 
-pub use parse::{normalize_owns_glob, parse, ParseError, ParseOutcome};
+pub use parse::{input_globs, normalize_owns_glob, parse, ParseError, ParseOutcome};
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, OnceLock};
@@ -111,8 +111,8 @@ pub(crate) fn stand_in_at(stand_ins: &[(u32, String)], line: u32) -> Option<&str
 const SPAN_FIELD: u64 = (1 << 24) - 1;
 
 /// A run of the ledger text a gate's value was read from: a 24-bit start
-/// and a 24-bit length packed into three `u16`s, so a gate's six spans
-/// take 36 bytes rather than 48. An empty value keeps its place in the text.
+/// and a 24-bit length packed into three `u16`s, so a gate's seven spans
+/// take 42 bytes rather than 56. An empty value keeps its place in the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct TextSpan([u16; 3]);
 
@@ -159,7 +159,7 @@ impl TextSpan {
 
 /// One gate. Its id, title and attribute values are spans of the ledger
 /// text it shares with its document, so a 100,000-gate ledger costs one
-/// buffer and a 48-byte record per gate rather than a `String` per value.
+/// buffer and a 56-byte record per gate rather than a `String` per value.
 #[derive(Debug, Clone)]
 pub struct Gate {
     source: Arc<LedgerText>,
@@ -172,6 +172,7 @@ pub struct Gate {
     expect: TextSpan,
     cwd: TextSpan,
     evidence: TextSpan,
+    inputs: TextSpan,
 }
 
 /// The bit of `Gate::line_and_box` that says the box is ticked.
@@ -192,6 +193,7 @@ impl Gate {
             expect: TextSpan::ABSENT,
             cwd: TextSpan::ABSENT,
             evidence: TextSpan::ABSENT,
+            inputs: TextSpan::ABSENT,
         }
     }
 
@@ -259,6 +261,18 @@ impl Gate {
         self.text(self.evidence)
     }
 
+    /// The `INPUTS:` value as written: the files the gate's proof depends on.
+    pub fn inputs(&self) -> Option<&str> {
+        self.text(self.inputs)
+    }
+
+    /// The `INPUTS:` globs, normalized; empty when the gate has none (its
+    /// proof then depends on the whole tree). The parser refused a ledger
+    /// whose globs are invalid.
+    pub fn input_globs(&self) -> Vec<String> {
+        self.inputs().and_then(|value| parse::input_globs(value).ok()).unwrap_or_default()
+    }
+
     /// Records an attribute value, a slice of the gate's source.
     pub(crate) fn set_attribute(&mut self, key: &str, value: &str) {
         let span = TextSpan::of(&self.source.text, value);
@@ -266,6 +280,7 @@ impl Gate {
             "CHECK" => self.check = span,
             "EXPECT" => self.expect = span,
             "CWD" => self.cwd = span,
+            "INPUTS" => self.inputs = span,
             _ => self.evidence = span,
         }
     }

@@ -39,7 +39,9 @@ pub struct ParseOutcome {
     pub warnings: Vec<String>,
 }
 
-const ATTRIBUTES: [&str; 4] = ["CHECK", "EXPECT", "EVIDENCE", "CWD"];
+/// `INPUTS` is gate-check's own: the Node tool's parser reads the line as
+/// prose and ignores it.
+const ATTRIBUTES: [&str; 5] = ["CHECK", "EXPECT", "EVIDENCE", "CWD", "INPUTS"];
 
 /// A line that starts with `KEY:` for one of the attribute keywords.
 enum AttributeShape<'a> {
@@ -68,7 +70,8 @@ fn is_plain_prose(text: &str) -> bool {
     match text.as_bytes().first() {
         None => true,
         Some(&first) => {
-            (0x21..0x7f).contains(&first) && !matches!(first, b'-' | b'`' | b'~' | b'#' | b'A' | b'O' | b'C' | b'E')
+            (0x21..0x7f).contains(&first)
+                && !matches!(first, b'-' | b'`' | b'~' | b'#' | b'A' | b'O' | b'C' | b'E' | b'I')
         }
     }
 }
@@ -145,24 +148,47 @@ pub fn is_valid_gate_id(id: &str) -> bool {
 /// The error is the text of the parser's diagnostic at the `OWNS:` line,
 /// which is a message and nothing more.
 pub fn normalize_owns_glob(value: &str) -> Result<String, String> {
+    normalize_root_glob("OWNS", value)
+}
+
+/// An `OWNS:` or `INPUTS:` entry (`label`) as a root-relative glob; see
+/// [`normalize_owns_glob`].
+pub fn normalize_root_glob(label: &str, value: &str) -> Result<String, String> {
     let raw = js_trim(value).replace('\\', "/");
     let raw = raw.strip_prefix("./").unwrap_or(&raw);
     if raw.is_empty() {
-        return Err("OWNS path is blank".into());
+        return Err(format!("{label} path is blank"));
     }
     let bytes = raw.as_bytes();
     let drive = bytes.len() >= 3 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && bytes[2] == b'/';
     if raw.starts_with('/') || drive {
-        return Err(format!("OWNS path must be relative: {value}"));
+        return Err(format!("{label} path must be relative: {value}"));
     }
     if raw.contains('\0') || raw.split('/').any(|part| part == "..") {
-        return Err(format!("OWNS path cannot contain traversal: {value}"));
+        return Err(format!("{label} path cannot contain traversal: {value}"));
     }
     let normalized: Vec<&str> = raw.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
     if normalized.is_empty() {
-        return Err("OWNS path cannot claim an implicit root".into());
+        return Err(format!("{label} path cannot claim an implicit root"));
     }
     Ok(normalized.join("/"))
+}
+
+/// A gate's `INPUTS:` value as its root-relative globs, each checked as a
+/// glob; the error is the parser's diagnostic at the line.
+pub fn input_globs(value: &str) -> Result<Vec<String>, String> {
+    let declared: Vec<&str> = value.split(',').map(js_trim).filter(|item| !item.is_empty()).collect();
+    if declared.is_empty() {
+        return Err("INPUTS declares no paths".into());
+    }
+    declared
+        .into_iter()
+        .map(|item| {
+            let glob = normalize_root_glob("INPUTS", item)?;
+            globset::Glob::new(&glob).map_err(|error| format!("INPUTS glob {item} is invalid: {}", error.kind()))?;
+            Ok(glob)
+        })
+        .collect()
 }
 
 /// Each gate id's first declaration, as an index into the parsed gates,
@@ -400,6 +426,11 @@ fn parse_lines(source: &Arc<LedgerText>) -> Parsed {
                         );
                     }
                 }
+                if key == "INPUTS" {
+                    if let Err(message) = input_globs(value) {
+                        b.error(index, message);
+                    }
+                }
                 let bit = 1 << ATTRIBUTES.iter().position(|known| *known == key).unwrap_or_default();
                 if b.seen_attributes[gate_index] & bit != 0 {
                     let id = b.ids().get(gate_index as u32).to_string();
@@ -605,10 +636,10 @@ mod tests {
     }
 
     #[test]
-    fn a_gate_is_one_48_byte_record_of_spans_and_reads_its_lines_off_the_text() {
+    fn a_gate_is_one_56_byte_record_of_spans_and_reads_its_lines_off_the_text() {
         // The size is what keeps a 100,000-gate status run near the file's
         // own size in memory (issue 23); a field added here costs that.
-        assert_eq!(std::mem::size_of::<Gate>(), 48);
+        assert_eq!(std::mem::size_of::<Gate>(), 56);
         let text = "\u{feff}# T\r\n- [x] A: first\r\n\r\n  CWD: sub\r\n\r\n  EVIDENCE:\r\n- [ ] no id here\n  CWD: x\n";
         let out = parse(text);
         let [a, stand_in] = [&out.document.gates[0], &out.document.gates[1]];
@@ -625,6 +656,33 @@ mod tests {
         let gate = document.gates[0].clone();
         document.set_evidence(&gate, "v");
         assert_eq!(document.render(), text.replace("EVIDENCE:\r", "EVIDENCE: v\r"));
+    }
+
+    #[test]
+    fn inputs_are_root_relative_globs_of_a_gate() {
+        let out = parse("- [ ] G: g\n  CHECK: make\n  INPUTS: ./src/**, tests/*.py ,docs\n  EXPECT: ok\n");
+        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        let gate = &out.document.gates[0];
+        assert_eq!(gate.inputs(), Some("./src/**, tests/*.py ,docs"));
+        assert_eq!(gate.input_globs(), ["src/**", "tests/*.py", "docs"]);
+        assert!(gate.is_runnable(), "INPUTS does not end the gate's block");
+        assert_eq!(parse("- [ ] G: g\n").document.gates[0].input_globs(), Vec::<String>::new());
+        for (value, message) in [
+            ("/etc/**", "line 2: INPUTS path must be relative: /etc/**"),
+            ("src/../..", "line 2: INPUTS path cannot contain traversal: src/../.."),
+            (" , ", "line 2: INPUTS declares no paths"),
+            ("src/[a", "line 2: INPUTS glob src/[a is invalid: unclosed character class; missing ']'"),
+        ] {
+            let out = parse(format!("- [ ] G: g\n  INPUTS: {value}\n"));
+            assert_eq!(out.errors.iter().map(ToString::to_string).collect::<Vec<_>>(), [message], "{value}");
+        }
+        let twice = parse("- [ ] G: g\n  INPUTS: a\n  INPUTS: b\n");
+        assert_eq!(twice.errors[0].to_string(), "line 3: duplicate INPUTS for gate G");
+        let unindented = parse("- [ ] G: g\nINPUTS: a\n");
+        assert_eq!(
+            unindented.errors[0].to_string(),
+            "line 2: unindented INPUTS is not attached to a gate; indent attribute lines with spaces"
+        );
     }
 
     #[test]

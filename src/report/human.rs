@@ -425,6 +425,7 @@ mod tests {
             check_failures: 0,
             not_selected: None,
             manual_unmet: IdList::default(),
+            doubts: Vec::new(),
         }
     }
 

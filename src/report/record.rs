@@ -50,6 +50,46 @@ pub struct CheckRecord {
     pub output_tail: Option<tail::OutputTail>,
 }
 
+/// A gate's state as a run counts it: the ledger's state, except for a
+/// gate met on disk that the run counts unmet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecordState {
+    Abandoned,
+    Unmet,
+    UnmetNoEvidence,
+    StaleUnmet,
+    Met,
+    /// Met on disk but not counted: the run was asked to verify it and
+    /// could not, or (`--proof`) its proof is not current; `reason` says why.
+    Unverified,
+}
+
+impl RecordState {
+    pub fn name(self) -> &'static str {
+        match self {
+            RecordState::Unverified => "unverified",
+            RecordState::Abandoned => GateState::Abandoned.name(),
+            RecordState::Unmet => GateState::Unmet.name(),
+            RecordState::UnmetNoEvidence => GateState::UnmetNoEvidence.name(),
+            RecordState::StaleUnmet => GateState::StaleUnmet.name(),
+            RecordState::Met => GateState::Met.name(),
+        }
+    }
+}
+
+impl From<GateState> for RecordState {
+    fn from(state: GateState) -> RecordState {
+        match state {
+            GateState::Abandoned => RecordState::Abandoned,
+            GateState::Unmet => RecordState::Unmet,
+            GateState::UnmetNoEvidence => RecordState::UnmetNoEvidence,
+            GateState::StaleUnmet => RecordState::StaleUnmet,
+            GateState::Met => RecordState::Met,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GateRecord {
@@ -59,7 +99,10 @@ pub struct GateRecord {
     pub id: String,
     pub qualified_id: String,
     pub title: String,
-    pub state: GateState,
+    pub state: RecordState,
+    /// Why a gate met on disk is not counted (`unverified`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     pub checked: bool,
     pub runnable: bool,
     /// The definition digest that automatic evidence must be bound to.
@@ -69,6 +112,10 @@ pub struct GateRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selected: Option<bool>,
     pub check: Option<CheckRecord>,
+    /// A met runnable gate's proof: whether gate-check proved it on the
+    /// tree as it is now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proof: Option<crate::proof::ProofRecord>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -238,8 +285,8 @@ impl RunReport {
     /// the repository, or the Actions workspace).
     pub fn to_junit(&self, display_path: impl Fn(&str) -> String) -> String {
         let unselected = |g: &GateRecord| g.selected == Some(false);
-        let failing = |g: &GateRecord| !matches!(g.state, GateState::Met | GateState::Abandoned) && !unselected(g);
-        let skipping = |g: &GateRecord| g.state == GateState::Abandoned || unselected(g);
+        let failing = |g: &GateRecord| !matches!(g.state, RecordState::Met | RecordState::Abandoned) && !unselected(g);
+        let skipping = |g: &GateRecord| g.state == RecordState::Abandoned || unselected(g);
         let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         let waves = self.waves.blocking.len() + self.waves.abandoned.len();
         let failures = self.gates.iter().filter(|g| failing(g)).count() + self.waves.blocking.len();
@@ -287,18 +334,24 @@ impl RunReport {
                     xml_escape(&display_path(&gate.ledger)),
                     gate.line
                 ));
-                if gate.state == GateState::Met && !unselected(gate) {
+                let properties = proof_properties(gate);
+                if gate.state == RecordState::Met && !unselected(gate) && properties.is_empty() {
                     xml.push_str("/>\n");
                     continue;
                 }
                 xml.push_str(">\n");
+                xml.push_str(&properties);
+                if gate.state == RecordState::Met && !unselected(gate) {
+                    xml.push_str("    </testcase>\n");
+                    continue;
+                }
                 let message = describe(gate);
                 if unselected(gate) {
                     xml.push_str(&format!(
                         "      <skipped message=\"not selected ({})\"/>\n",
                         xml_escape(&self.selected_by)
                     ));
-                } else if gate.state == GateState::Abandoned {
+                } else if gate.state == RecordState::Abandoned {
                     xml.push_str(&format!("      <skipped message=\"{}\"/>\n", xml_escape(&message)));
                 } else {
                     xml.push_str(&format!(
@@ -345,9 +398,9 @@ impl RunReport {
         let mut lines: Vec<String> = self
             .gates
             .iter()
-            .filter(|g| g.state != GateState::Met && g.selected != Some(false))
+            .filter(|g| g.state != RecordState::Met && g.selected != Some(false))
             .map(|gate| {
-                let level = if gate.state == GateState::Abandoned { "warning" } else { "error" };
+                let level = if gate.state == RecordState::Abandoned { "warning" } else { "error" };
                 format!(
                     "::{level} file={},line={},title={}::{}",
                     escape_property(&display_path(&gate.ledger)),
@@ -386,14 +439,35 @@ impl RunReport {
     }
 }
 
+/// A test case's `<properties>` naming its gate's proof, when it has one.
+fn proof_properties(gate: &GateRecord) -> String {
+    let Some(proof) = &gate.proof else { return String::new() };
+    let mut xml = String::from("      <properties>\n");
+    xml.push_str(&format!("        <property name=\"gate-check.proof\" value=\"{}\"/>\n", proof.state));
+    if !proof.changed.is_empty() {
+        let changed = xml_escape(&proof.changed.join(","));
+        xml.push_str(&format!("        <property name=\"gate-check.proof.changed\" value=\"{changed}\"/>\n"));
+    }
+    if let Some(at) = &proof.proven_at {
+        xml.push_str(&format!("        <property name=\"gate-check.proof.provenAt\" value=\"{}\"/>\n", xml_escape(at)));
+    }
+    xml.push_str("      </properties>\n");
+    xml
+}
+
 /// One sentence for a gate that is not met.
 fn describe(gate: &GateRecord) -> String {
+    let unverified;
     let state = match gate.state {
-        GateState::Unmet => "unmet (unchecked)",
-        GateState::UnmetNoEvidence => "unmet (checked but EVIDENCE pending)",
-        GateState::StaleUnmet => "unmet (checked but automatic evidence is stale or unbound)",
-        GateState::Abandoned => "abandoned (handoff required)",
-        GateState::Met => "met",
+        RecordState::Unmet => "unmet (unchecked)",
+        RecordState::UnmetNoEvidence => "unmet (checked but EVIDENCE pending)",
+        RecordState::StaleUnmet => "unmet (checked but automatic evidence is stale or unbound)",
+        RecordState::Abandoned => "abandoned (handoff required)",
+        RecordState::Met => "met",
+        RecordState::Unverified => {
+            unverified = format!("not counted met ({})", gate.reason.as_deref().unwrap_or("unverified"));
+            &unverified
+        }
     };
     match gate.check.as_ref() {
         Some(check) if check.status != CheckStatus::Pass => {
@@ -555,7 +629,7 @@ mod tests {
         report.outcome = "unmet";
         report.exit_code = 1;
         report.ledgers.push(LedgerRecord { path: "/r/GATES.md".into(), gates: 2 });
-        for (id, state) in [("G1", GateState::Met), ("G2", GateState::StaleUnmet)] {
+        for (id, state) in [("G1", RecordState::Met), ("G2", RecordState::StaleUnmet)] {
             report.gates.push(GateRecord {
                 ledger: "/r/GATES.md".into(),
                 line: 3,
@@ -563,11 +637,13 @@ mod tests {
                 qualified_id: format!("GATES:{id}"),
                 title: "a <b> & \"c\"".into(),
                 state,
+                reason: None,
                 checked: true,
                 runnable: true,
                 definition_digest: None,
                 selected: None,
                 check: None,
+                proof: None,
             });
         }
         report

@@ -14,6 +14,8 @@ pub struct Sandbox {
     pub root: PathBuf,
     /// A 0700 approval store outside `root`.
     pub approvals: PathBuf,
+    /// The receipt store, outside `root` (gate-check creates it).
+    pub receipts: PathBuf,
 }
 
 impl Sandbox {
@@ -25,7 +27,8 @@ impl Sandbox {
         fs::create_dir(&root).expect("root");
         fs::create_dir(&approvals).expect("approvals");
         fs::set_permissions(&approvals, fs::Permissions::from_mode(0o700)).expect("chmod");
-        Sandbox { _dir: dir, root, approvals }
+        let receipts = base.join("receipts");
+        Sandbox { _dir: dir, root, approvals, receipts }
     }
 
     /// Writes `text` to `relative` under the root, creating directories.
@@ -58,6 +61,8 @@ impl Sandbox {
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("gate-check"));
         cmd.current_dir(&self.root)
             .env("UNLAZY_APPROVAL_DIR", &self.approvals)
+            .env("UNLAZY_RECEIPT_DIR", &self.receipts)
+            .env_remove("UNLAZY_PROOF")
             .env_remove("UNLAZY_SHELL")
             .env_remove("UNLAZY_SCOPE")
             .env_remove("GITHUB_ACTIONS")

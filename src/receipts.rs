@@ -1,0 +1,198 @@
+//! The receipt store: the only module that reads or writes receipts, the
+//! owner key that seals them, the manifests of the trees they were proven
+//! on, and the stat cache of each root. It lives outside every repository
+//! (`~/.unlazy/receipts`, or `UNLAZY_RECEIPT_DIR`) under the approval
+//! store's rules: a real, private, owner-owned directory; files that are
+//! private, single-link and never followed; atomic replacement under a lock.
+//!
+//! A receipt file that cannot be read or parsed is no receipt: the gate is
+//! then unproven, which is the fail-closed answer for a proof.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+
+use crate::approval::store::{self, OpenStore, Store, StoreError, StoreKind, StoreLocation};
+use crate::digest::sha256_hex;
+use crate::durable::{self, FileLock};
+use crate::proof::receipt::{OwnerKey, Receipt, KEY_BYTES};
+use crate::proof::tree::Snapshot;
+use crate::work_tree::StatCache;
+
+/// The owner key's file: 64 hex digits.
+const KEY_FILE: &str = "key";
+const LOCK_FILE: &str = "receipts.lock";
+/// The store keeps at most this many receipts; the oldest go first.
+const MAX_RECEIPTS: usize = 10_000;
+/// Manifests only name what changed; a few recent trees suffice.
+const MAX_MANIFESTS: usize = 16;
+/// One stat cache per root.
+const MAX_STAT_CACHES: usize = 64;
+/// Largest manifest or stat cache read back (a tree of about a million files).
+const MAX_TREE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The receipt store, located but not yet opened.
+pub struct Receipts {
+    store: Store,
+}
+
+/// An open receipt store and its owner key, when it has one.
+pub struct OpenReceipts {
+    store: OpenStore,
+    key: Option<OwnerKey>,
+}
+
+fn receipt_name(ledger: &str, gate: &str) -> String {
+    format!("{}.json", sha256_hex(format!("{ledger}\0{gate}")))
+}
+
+fn manifest_name(id: &str) -> String {
+    format!("{id}.tree")
+}
+
+fn stat_cache_name(root: &str) -> String {
+    format!("{}.stat", sha256_hex(root))
+}
+
+/// The id a manifest is stored under: the SHA-256 of its text.
+pub fn manifest_id(manifest: &str) -> String {
+    sha256_hex(manifest)
+}
+
+impl Receipts {
+    /// The store at `location`, which must lie outside each of `roots`.
+    pub fn locate(roots: &[PathBuf], location: &StoreLocation) -> Result<Receipts, StoreError> {
+        Ok(Receipts { store: Store::locate_kind(StoreKind::Receipt, roots, location)? })
+    }
+
+    /// The store as it is, for reading; `None` when there is none yet.
+    pub fn open_to_read(&self) -> Result<Option<OpenReceipts>, StoreError> {
+        let Some(store) = self.store.open(false)? else { return Ok(None) };
+        let key = read_key(&store)?;
+        Ok(Some(OpenReceipts { store, key }))
+    }
+
+    /// The store for writing: created, with a fresh owner key, when missing.
+    pub fn open_to_write(&self) -> Result<OpenReceipts, StoreError> {
+        let store = self.store.open(true)?.ok_or_else(|| StoreError::NotReal("receipt store".into(), "directory"))?;
+        let key = match read_key(&store)? {
+            Some(key) => key,
+            None => create_key(&store)?,
+        };
+        Ok(OpenReceipts { store, key: Some(key) })
+    }
+}
+
+/// The owner key, if the store has one; a key file that is not one is an
+/// error, never a fresh key over it.
+fn read_key(store: &OpenStore) -> Result<Option<OwnerKey>, StoreError> {
+    let Some(bytes) = store::read_named(store, KEY_FILE, 2 * KEY_BYTES as u64 + 1)? else { return Ok(None) };
+    let text = String::from_utf8_lossy(&bytes);
+    let key = crate::proof::from_hex(text.trim_end_matches('\n'))
+        .and_then(|bytes| <[u8; KEY_BYTES]>::try_from(bytes).ok())
+        .ok_or_else(|| StoreError::NotReal(store.path.join(KEY_FILE).display().to_string(), "owner key"))?;
+    Ok(Some(OwnerKey::new(key)))
+}
+
+/// Creates the owner key once: random, 0600, never replacing a key that a
+/// concurrent run created first.
+fn create_key(store: &OpenStore) -> Result<OwnerKey, StoreError> {
+    let path = store.path.join(KEY_FILE);
+    let io = |error| StoreError::Io(path.display().to_string(), error);
+    let mut key = [0u8; KEY_BYTES];
+    getrandom::fill(&mut key).map_err(|error| io(std::io::Error::other(error.to_string())))?;
+    let created = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(&path);
+    match created {
+        Ok(mut file) => {
+            let text = format!("{}\n", crate::proof::hex(&key));
+            file.write_all(text.as_bytes()).and_then(|()| file.sync_all()).map_err(io)?;
+            Ok(OwnerKey::new(key))
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+            read_key(store)?.ok_or_else(|| StoreError::NotReal(path.display().to_string(), "owner key"))
+        }
+        Err(error) => Err(io(error)),
+    }
+}
+
+impl OpenReceipts {
+    pub fn key(&self) -> Option<&OwnerKey> {
+        self.key.as_ref()
+    }
+
+    /// The receipt for this ledger and gate, if one is readable.
+    pub fn receipt(&self, ledger: &str, gate: &str) -> Option<Receipt> {
+        let text = store::read_record(&self.store, &receipt_name(ledger, gate)).ok()??;
+        Receipt::from_text(&text)
+    }
+
+    /// The tree a manifest id names, if the store still keeps it.
+    pub fn manifest(&self, id: &str) -> Option<Snapshot> {
+        let bytes = store::read_named(&self.store, &manifest_name(id), MAX_TREE_BYTES).ok()??;
+        let text = String::from_utf8(bytes).ok()?;
+        (manifest_id(&text) == id).then(|| Snapshot::from_manifest(&text))?
+    }
+
+    /// What the last proving run under `root` knew of its files.
+    pub fn stat_cache(&self, root: &str) -> StatCache {
+        let read = store::read_named(&self.store, &stat_cache_name(root), MAX_TREE_BYTES);
+        read.ok().flatten().map(|bytes| StatCache::from_text(&String::from_utf8_lossy(&bytes))).unwrap_or_default()
+    }
+
+    /// Keeps a run's proofs: its receipts, the manifest of the tree they
+    /// were proven on, and the root's stat cache; then prunes the store.
+    pub fn keep(&self, receipts: &[Receipt], manifest: &str, root: &str, cache: &StatCache) -> Result<(), StoreError> {
+        let lock_path = self.store.path.join(LOCK_FILE);
+        let _lock = FileLock::acquire(&lock_path).map_err(StoreError::Lock)?;
+        self.store.assert_unchanged()?;
+        let replace = |name: &str, bytes: &[u8]| {
+            let path = self.store.path.join(name);
+            durable::replace_file(&path, bytes, 0o600).map_err(|error| StoreError::Io(path.display().to_string(), error))
+        };
+        let manifest_file = manifest_name(&manifest_id(manifest));
+        if !self.store.path.join(&manifest_file).exists() {
+            replace(&manifest_file, manifest.as_bytes())?;
+        }
+        replace(&stat_cache_name(root), cache.to_text().as_bytes())?;
+        for receipt in receipts {
+            replace(&receipt_name(&receipt.ledger, &receipt.gate), receipt.to_text().as_bytes())?;
+        }
+        self.prune(&manifest_file)?;
+        self.store.assert_unchanged()
+    }
+
+    /// Keeps the store bounded: the newest receipts, manifests and stat
+    /// caches, by kind; `keep` is never removed.
+    fn prune(&self, keep: &str) -> Result<(), StoreError> {
+        let Some(entries) = store::list(&self.store)? else { return Ok(()) };
+        let mut kinds: [Vec<(std::time::SystemTime, PathBuf)>; 3] = Default::default();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str().filter(|name| *name != keep) else { continue };
+            let slot = match name.rsplit_once('.').map(|(_, extension)| extension) {
+                Some("json") => 0,
+                Some("tree") => 1,
+                Some("stat") => 2,
+                _ => continue,
+            };
+            let modified = entry.metadata().and_then(|meta| meta.modified()).unwrap_or(std::time::UNIX_EPOCH);
+            kinds[slot].push((modified, entry.path()));
+        }
+        for (mut files, limit) in kinds.into_iter().zip([MAX_RECEIPTS, MAX_MANIFESTS - 1, MAX_STAT_CACHES]) {
+            if files.len() <= limit {
+                continue;
+            }
+            files.sort();
+            for (_, path) in &files[..files.len() - limit] {
+                let _ = fs::remove_file(path);
+            }
+        }
+        Ok(())
+    }
+}

@@ -101,11 +101,12 @@ impl Scope {
         Scope { inputs, excluded: excluded.iter().cloned().collect() }
     }
 
-    /// Whether `path` belongs to the scope: not excluded, and matched by
-    /// an input glob itself or through one of its directories (`src`
-    /// covers everything under `src/`).
+    /// Whether `path` belongs to the scope: not excluded (nor the temp file
+    /// of an excluded ledger's write-back), and matched by an input glob
+    /// itself or through one of its directories (`src` covers everything
+    /// under `src/`).
     pub fn contains(&self, path: &str) -> bool {
-        if self.excluded.contains(path) {
+        if self.excluded.contains(path) || self.is_ledger_temp_file(path) {
             return false;
         }
         let Some(inputs) = &self.inputs else { return true };
@@ -113,6 +114,18 @@ impl Scope {
             return true;
         }
         path.match_indices('/').any(|(at, _)| inputs.is_match(&path[..at]))
+    }
+}
+
+impl Scope {
+    /// A write-back's temp file beside an excluded ledger: gate-check's own,
+    /// and left behind only by a killed run.
+    fn is_ledger_temp_file(&self, path: &str) -> bool {
+        let (directory, name) = path.rsplit_once('/').map_or(("", path), |(directory, name)| (directory, name));
+        crate::durable::temp_file_target(name).is_some_and(|target| {
+            let ledger = if directory.is_empty() { target.to_string() } else { format!("{directory}/{target}") };
+            self.excluded.contains(&ledger)
+        })
     }
 }
 
@@ -225,8 +238,10 @@ mod tests {
         assert!(!scope.contains("tests/unit/test_b.py"), "a single star stays within its directory");
         assert!(!scope.contains("srcs/x.py") && !scope.contains("README.md"));
         assert!(!scope.contains("src/GATES.md"), "an excluded ledger is out even under an input");
-        let all = Scope::new(&[], &["GATES.md".into()]);
+        let all = Scope::new(&[], &["GATES.md".into(), "gates/a.md".into()]);
         assert!(all.contains("anything/at/all") && !all.contains("GATES.md"));
+        assert!(!all.contains(".GATES.md.a1B2c3.tmp") && !all.contains("gates/.a.md.a1B2c3.tmp"));
+        assert!(all.contains(".README.md.a1B2c3.tmp") && all.contains(".GATES.md.x.tmp"));
     }
 
     #[test]

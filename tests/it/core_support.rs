@@ -24,6 +24,10 @@ pub fn path_summary(path: &str) -> String {
     format!("{}/{} entries", &sha256_hex(path)[..12], entries)
 }
 
+/// The `tree-sha256=` field of evidence proven on a tree with nothing in
+/// its scope (the SHA-256 of no bytes).
+pub const EMPTY_TREE: &str = "; tree-sha256=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
 /// The v1 success evidence for a definition and canonical output.
 pub fn success_evidence(digest: &str, output: &str, shell: &str, cwd: &str, path: &str) -> String {
     format!(

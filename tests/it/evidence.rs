@@ -5,7 +5,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
 use crate::common::{gate, Run, Sandbox};
-use crate::core_support::{definition_digest, lines_with_endings, mode_of, success_evidence};
+use crate::core_support::{definition_digest, lines_with_endings, mode_of, success_evidence, EMPTY_TREE};
 
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
@@ -36,9 +36,11 @@ fn evidence_line_format_is_exact() {
         .stdout_contains("\nALL MET (");
     let expected = current_evidence(&sandbox, "echo ok", "ok", None);
     assert!(expected.starts_with("automatic-evidence=v1; definition-sha256="));
+    // The tree it ran on comes last: here nothing but the ledger, which is
+    // never part of it.
     assert_eq!(
         sandbox.read("GATES.md"),
-        format!("- [x] A: outcome A\n  CHECK: echo ok\n  EXPECT: ok\n  EVIDENCE: {expected}\n")
+        format!("- [x] A: outcome A\n  CHECK: echo ok\n  EXPECT: ok\n  EVIDENCE: {expected}{EMPTY_TREE}\n")
     );
 
     // The raw CWD text is part of the definition.
@@ -86,7 +88,11 @@ fn status_marks_unbound_evidence_stale_without_running_anything() {
         assert!(!sandbox.path("ran.txt").exists());
     }
     sandbox.write("GATES.md", &format!("- [x] A: a\n  CHECK: {check}\n  EXPECT: ok\n  EVIDENCE: {current}\n"));
-    status(&sandbox).code(0).stdout_contains("ALL MET (1 met)");
+    // Written by hand, the line is current evidence, but no proof.
+    status(&sandbox)
+        .code(0)
+        .stdout_contains("ALL MET (1 met)")
+        .stderr_contains("GATES:A unproven: no receipt: gate-check did not prove it here");
     assert_eq!(sandbox.approval_count(), 0);
     assert!(!sandbox.path(".unlazy").exists(), "--status wrote state");
 }
@@ -126,7 +132,7 @@ fn normal_runs_rerun_stale_gates_and_migrate_them() {
         .write("GATES.md", "- [x] A: a\n  CHECK: echo ok\n  EXPECT: ok\n  EVIDENCE: exit=0; shell=/bin/sh; cwd=/old\n");
     sandbox.run_with(cmd(&sandbox).arg("--approve")).code(0).stdout_contains("PASS GATES:A");
     let expected = current_evidence(&sandbox, "echo ok", "ok", None);
-    assert!(sandbox.read("GATES.md").contains(&format!("  EVIDENCE: {expected}\n")));
+    assert!(sandbox.read("GATES.md").contains(&format!("  EVIDENCE: {expected}{EMPTY_TREE}\n")));
 
     // Editing CHECK after the pass makes the evidence stale ...
     let edited = sandbox.read("GATES.md").replace("CHECK: echo ok", "CHECK: echo ok; false");
@@ -149,7 +155,8 @@ fn a_met_gate_is_never_executed_by_a_normal_run() {
         .code(0)
         .stdout_contains("ALL MET (1 met)")
         .stdout_lacks("RUN")
-        .stdout_lacks("APPROVAL REQUIRED");
+        .stdout_lacks("APPROVAL REQUIRED")
+        .stderr_contains("GATES:A unproven");
     assert!(!sandbox.path("ran.txt").exists());
     assert_eq!(sandbox.read("GATES.md"), text);
 }
@@ -308,9 +315,10 @@ fn a_cut_inside_a_surrogate_pair_is_written_as_the_node_tool_writes_it() {
     let first = written_evidence(&sandbox);
     let units = |text: &str| text.encode_utf16().count();
     let before_cwd = units(&first[..first.find("; cwd=").unwrap() + "; cwd=".len()]);
-    // A deep directory whose emoji straddles unit 900 of the evidence line.
+    // A deep directory whose emoji straddles the unit where the transcript
+    // is cut: 900 less the tree field, which is kept whole.
     let root_units = units(sandbox.root.to_str().unwrap()) + 1;
-    let mut padding = 900 - 1 - before_cwd - root_units;
+    let mut padding = 900 - units(EMPTY_TREE) - 1 - before_cwd - root_units;
     let mut relative = String::new();
     while padding > 0 {
         let segment = padding.min(200);
@@ -330,7 +338,7 @@ fn a_cut_inside_a_surrogate_pair_is_written_as_the_node_tool_writes_it() {
         .stdout_contains("\nALL MET (");
     let evidence = written_evidence(&sandbox);
     assert_eq!(units(&evidence), 900, "{evidence}");
-    assert!(evidence.ends_with("aaaa\u{FFFD}"), "{evidence}");
+    assert!(evidence.ends_with(&format!("aaaa\u{FFFD}{EMPTY_TREE}")), "{evidence}");
     // The written line is current: a status run counts the gate as met.
     status(&sandbox).code(0).stdout_is("GATES.md: 1 gates\nALL MET (1 met)\n");
 }

@@ -375,12 +375,15 @@ fn a_run_as_root_on_a_users_ledger_keeps_it_and_its_state_the_users() {
     }
 
     // The owner's own run still works, including its write-back.
-    let store = base.join("owner-approvals");
-    fs::create_dir(&store).unwrap();
-    fs::set_permissions(&store, fs::Permissions::from_mode(0o700)).unwrap();
-    std::os::unix::fs::chown(&store, Some(NOBODY), Some(NOBODY)).unwrap();
+    let (store, receipts) = (base.join("owner-approvals"), base.join("owner-receipts"));
+    for private in [&store, &receipts] {
+        fs::create_dir(private).unwrap();
+        fs::set_permissions(private, fs::Permissions::from_mode(0o700)).unwrap();
+        std::os::unix::fs::chown(private, Some(NOBODY), Some(NOBODY)).unwrap();
+    }
     let mut owner = sandbox.std_cmd();
-    owner.env("UNLAZY_APPROVAL_DIR", &store).env("HOME", &base).uid(NOBODY).gid(NOBODY);
+    owner.env("UNLAZY_APPROVAL_DIR", &store).env("UNLAZY_RECEIPT_DIR", &receipts);
+    owner.env("HOME", &base).uid(NOBODY).gid(NOBODY);
     owner.args(["--approve", "--reverify", "GATES.md"]);
     sandbox.run_with(&mut assert_cmd::Command::from_std(owner)).code(0).stdout_contains("PASS GATES:G1");
 }

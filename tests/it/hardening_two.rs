@@ -282,7 +282,9 @@ fn a_store_with_write_and_search_permission_only_records_and_reads_approvals() {
     let base = sandbox.root.parent().unwrap().to_path_buf();
     fs::set_permissions(&base, fs::Permissions::from_mode(0o755)).unwrap();
     sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
-    for path in [&sandbox.root, &sandbox.path("GATES.md"), &sandbox.approvals] {
+    fs::create_dir(&sandbox.receipts).unwrap();
+    fs::set_permissions(&sandbox.receipts, fs::Permissions::from_mode(0o700)).unwrap();
+    for path in [&sandbox.root, &sandbox.path("GATES.md"), &sandbox.approvals, &sandbox.receipts] {
         std::os::unix::fs::chown(path, Some(NOBODY), Some(NOBODY)).unwrap();
     }
     fs::set_permissions(&sandbox.approvals, fs::Permissions::from_mode(0o300)).unwrap();

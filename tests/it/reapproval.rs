@@ -112,10 +112,11 @@ fn records_that_would_not_count_as_approvals_are_not_listed() {
     sandbox.run_with(sandbox.cmd().env("PATH", PATH).arg("--reverify")).code(1).stdout_contains(&no_change);
     fs::set_permissions(&record, fs::Permissions::from_mode(0o600)).unwrap();
 
-    // Hard-linked.
-    fs::hard_link(&record, sandbox.path("copy.json")).unwrap();
+    // Hard-linked (from outside the repository, whose tree it would change).
+    let copy = sandbox.approvals.parent().unwrap().join("copy.json");
+    fs::hard_link(&record, &copy).unwrap();
     sandbox.run_with(sandbox.cmd().env("PATH", PATH).arg("--reverify")).code(1).stdout_contains(&no_change);
-    fs::remove_file(sandbox.path("copy.json")).unwrap();
+    fs::remove_file(&copy).unwrap();
 
     sandbox.run_with(sandbox.cmd().env("PATH", PATH).arg("--reverify")).code(1).stdout_contains(&block(
         &sandbox,

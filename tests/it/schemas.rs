@@ -43,6 +43,10 @@ fn every_shape_of_the_run_report_fits_its_schema() {
         json(&["--status", "--partition", "2/3"], 1),
         json(&["--reverify", "--sandbox"], 1),
     ];
+    // A proof gone stale, and a gate --proof does not count met.
+    sandbox.write("src.txt", "changed since G1 was proven");
+    documents.push(json(&["--status"], 1));
+    documents.push(json(&["--status", "--proof"], 1));
     // A run that chose the only pipeline, and one that stopped on an error.
     sandbox.write(".unlazy/api/GATES.md", "- [x] A1: done\n  EVIDENCE: seen\n");
     documents.push(json(&["--status"], 0));
@@ -50,9 +54,18 @@ fn every_shape_of_the_run_report_fits_its_schema() {
     documents.push(json(&["--status"], 2));
     // The shapes a reader has to handle are all there.
     let all = serde_json::to_string(&documents).unwrap();
-    for field in
-        ["\"outputTail\"", "\"selected\"", "\"notSelected\"", "\"sandbox\"", "\"notTargeted\"", "\"nextCommand\""]
-    {
+    for field in [
+        "\"outputTail\"",
+        "\"selected\"",
+        "\"notSelected\"",
+        "\"sandbox\"",
+        "\"notTargeted\"",
+        "\"nextCommand\"",
+        "\"proof\"",
+        "\"changedCount\"",
+        "\"unverified\"",
+        "\"reason\"",
+    ] {
         assert!(all.contains(field), "no document had {field}");
     }
     assert_eq!(documents.last().unwrap()["outcome"], "error");

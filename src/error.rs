@@ -218,7 +218,11 @@ mod tests {
         assert!(!Error::from(LedgerFileError::TooLarge("big.md".into())).is_usage());
         assert!(!Error::Invalid(vec![Diagnostic::new("GATES.md", Some(3), "duplicate id")]).is_usage());
         assert!(!Error::Output { format: "JSON", source: io::Error::other("disk full") }.is_usage());
-        assert!(!Error::from(StoreError::InsideRoot { kind: crate::approval::store::StoreKind::Approval, root: "/r".into() }).is_usage());
+        assert!(!Error::from(StoreError::InsideRoot {
+            kind: crate::approval::store::StoreKind::Approval,
+            root: "/r".into()
+        })
+        .is_usage());
     }
 
     #[test]

@@ -394,7 +394,12 @@ mod tests {
         assert_eq!(utf16_len(&proven), MAX_EVIDENCE_CHARS);
         assert!(proven.ends_with(&format!("{TREE_FIELD}{tree}")), "{proven}");
         assert_eq!(classify(Some(&proven), Some(DIGEST_OF_KNOWN_GATE)), EvidenceKind::AutomaticCurrent);
-        let short = success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &Transcript { shell: "/bin/sh", cwd: "/r", path: "p" }, Some(&tree));
+        let short = success_evidence(
+            DIGEST_OF_KNOWN_GATE,
+            &fp,
+            &Transcript { shell: "/bin/sh", cwd: "/r", path: "p" },
+            Some(&tree),
+        );
         assert!(short.ends_with(&format!("; cwd=/r; path=p{TREE_FIELD}{tree}")), "{short}");
     }
 

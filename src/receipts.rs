@@ -102,12 +102,8 @@ fn create_key(store: &OpenStore) -> Result<OwnerKey, StoreError> {
     let io = |error| StoreError::Io(path.display().to_string(), error);
     let mut key = [0u8; KEY_BYTES];
     getrandom::fill(&mut key).map_err(|error| io(std::io::Error::other(error.to_string())))?;
-    let created = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(&path);
+    let created =
+        fs::OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(nix::libc::O_NOFOLLOW).open(&path);
     match created {
         Ok(mut file) => {
             let text = format!("{}\n", crate::proof::hex(&key));
@@ -153,7 +149,8 @@ impl OpenReceipts {
         self.store.assert_unchanged()?;
         let replace = |name: &str, bytes: &[u8]| {
             let path = self.store.path.join(name);
-            durable::replace_file(&path, bytes, 0o600).map_err(|error| StoreError::Io(path.display().to_string(), error))
+            durable::replace_file(&path, bytes, 0o600)
+                .map_err(|error| StoreError::Io(path.display().to_string(), error))
         };
         let manifest_file = manifest_name(&manifest_id(manifest));
         if !self.store.path.join(&manifest_file).exists() {

@@ -3,7 +3,8 @@
 //! (gix reads the index and the ignore rules, in this process: `--status`
 //! and the Stop hook start no process). Outside a git work tree, the files
 //! under the root, honouring `.gitignore` and `.ignore` files (the `ignore`
-//! crate's walk). `.unlazy/` is never part of the tree.
+//! crate's walk). `.unlazy/` and the root's own ledgers are never part of
+//! the tree.
 //!
 //! Reading is cheap when nothing changed: a tracked file whose index entry
 //! still matches it on disk takes its id from the index, and any other file
@@ -79,10 +80,6 @@ impl StatCache {
         let at = self.files.binary_search_by(|cached| cached.path.as_str().cmp(path)).ok()?;
         let cached = &self.files[at];
         (cached.stat == *stat).then_some(cached.id)
-    }
-
-    pub fn len(&self) -> usize {
-        self.files.len()
     }
 
     /// The cache's file text.
@@ -191,10 +188,14 @@ struct Reader<'c> {
     racy_after: SystemTime,
 }
 
-/// Whether a root-relative path is gate-check's own state, never part of
-/// the tree.
+/// Whether a root-relative path is never part of the tree: gate-check's
+/// own state (`.unlazy/`, pipelines' ledgers included) and the ledgers it
+/// finds at the root (`GATES.md`, `gates/*.md`), which every run that
+/// proves a gate rewrites.
 fn is_state(path: &str) -> bool {
-    path == ".unlazy" || path.starts_with(".unlazy/")
+    let ledger = path == "GATES.md"
+        || path.strip_prefix("gates/").is_some_and(|name| name.ends_with(".md") && !name.contains('/'));
+    ledger || path == ".unlazy" || path.starts_with(".unlazy/")
 }
 
 impl Reader<'_> {
@@ -202,7 +203,8 @@ impl Reader<'_> {
     fn git(&mut self, root: &Path, repository: &gix::Repository) -> Result<Vec<Entry>, TreeError> {
         let git = |error: &dyn std::fmt::Display| TreeError::Git(root.display().to_string(), error.to_string());
         let workdir = repository.workdir().unwrap_or(root);
-        let canonical = |path: &Path| path.canonicalize().map_err(|error| TreeError::Io(path.display().to_string(), error));
+        let canonical =
+            |path: &Path| path.canonicalize().map_err(|error| TreeError::Io(path.display().to_string(), error));
         let (workdir, root) = (canonical(workdir)?, canonical(root)?);
         let prefix = match root.strip_prefix(&workdir) {
             Ok(relative) => relative.to_string_lossy().replace('\\', "/"),
@@ -260,10 +262,8 @@ impl Reader<'_> {
         let patterns: Vec<&str> = if prefix.is_empty() { Vec::new() } else { vec![prefix.as_str()] };
         repository.dirwalk(&index, patterns, &interrupt, options, &mut found).map_err(|error| git(&error))?;
         for (untracked, _) in found.unorded_entries {
-            let is_file = matches!(
-                untracked.disk_kind,
-                Some(gix::dir::entry::Kind::File | gix::dir::entry::Kind::Symlink)
-            );
+            let is_file =
+                matches!(untracked.disk_kind, Some(gix::dir::entry::Kind::File | gix::dir::entry::Kind::Symlink));
             if untracked.status != gix::dir::entry::Status::Untracked || !is_file {
                 continue;
             }
@@ -288,13 +288,14 @@ impl Reader<'_> {
             .follow_links(false)
             .filter_entry(|entry| entry.depth() != 1 || !matches!(entry.file_name().to_str(), Some(".unlazy" | ".git")))
             .build();
+        let root_relative = |path: &Path| Some(path.strip_prefix(root).ok()?.to_string_lossy().replace('\\', "/"));
         for found in walk {
-            let found = found.map_err(|error| TreeError::Io(root.display().to_string(), std::io::Error::other(error)))?;
+            let found =
+                found.map_err(|error| TreeError::Io(root.display().to_string(), std::io::Error::other(error)))?;
             if found.file_type().is_none_or(|kind| kind.is_dir()) {
                 continue;
             }
-            let Ok(relative) = found.path().strip_prefix(root) else { continue };
-            let path = relative.to_string_lossy().replace('\\', "/");
+            let Some(path) = root_relative(found.path()).filter(|path| !is_state(path)) else { continue };
             if let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(found.path()) {
                 entries.push(self.file(found.path(), path, &meta));
             }

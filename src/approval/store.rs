@@ -266,7 +266,6 @@ impl Store {
         Ok(Some(OpenStore { kind: self.kind, path: canonical, meta, handle }))
     }
 
-
     /// A run of lookups against this store, validated once (see `Lookups`).
     pub fn lookups(&self) -> Lookups<'_> {
         Lookups { store: self, opened: None }

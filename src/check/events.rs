@@ -45,6 +45,14 @@ pub enum Event<'a> {
     /// `--sandbox`: how every check of this run is confined; said once,
     /// before anything is approved or run.
     Sandbox(&'a SandboxRecord),
+    /// The tree under a root was read for proofs: how many files it holds,
+    /// and how many had to be hashed (the rest came from git's index or
+    /// the stat cache).
+    TreeRead {
+        root: &'a str,
+        files: usize,
+        hashed: usize,
+    },
     /// A check about to run, announced for every check before the first
     /// starts (the Node tool's RUN lines).
     CheckStarted(RunLine<'a>),

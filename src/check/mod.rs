@@ -184,6 +184,9 @@ pub fn execute(
     let roots = setup.target.state_roots(&setup.root);
     // A status run never creates the store; a run that may prove gates does.
     let mut proofs = Proofs::open(&options.receipts, &roots, !options.mode.is_status());
+    if options.proof {
+        proofs.require_store()?;
+    }
     if !options.mode.is_status() {
         let runtime = plan::build_runtime(options, env, &roots, &setup.root)?;
         // With --proof, a met gate whose proof is not current runs again.
@@ -199,6 +202,7 @@ pub fn execute(
             }
         }
         bind_trees(&setup, &mut tasks, &mut proofs);
+        report_proof_news(&mut proofs, !tasks.is_empty(), reporter);
         (approvals, executed) = run_checks(options, &runtime, &setup, tasks, containment, &mut proofs, reporter)?;
         if let Some(signal) = executed.interrupted_by {
             return Ok(report_interruption(options, signal, &executed.interrupted, reporter));
@@ -228,6 +232,19 @@ fn bind_trees(setup: &Setup, tasks: &mut [Task], proofs: &mut Proofs) {
     }
 }
 
+/// The trees read for proofs since the last report (in verbose output),
+/// and, when proofs were `needed`, why some could not be made or judged.
+fn report_proof_news(proofs: &mut Proofs, needed: bool, reporter: &mut dyn Reporter) {
+    for reading in proofs.take_readings() {
+        reporter.event(&Event::TreeRead { root: &reading.root, files: reading.files, hashed: reading.hashed });
+    }
+    if needed {
+        for problem in proofs.take_problems() {
+            reporter.event(&Event::Warning(&format!("gate-check: warning: {problem}")));
+        }
+    }
+}
+
 /// Each gate's state as its ledger says, by ledger and gate; with
 /// `digests`, from the definition digests already computed.
 fn gate_states(setup: &Setup, digests: Option<&[Vec<Option<String>>]>) -> Vec<Vec<GateState>> {
@@ -244,7 +261,9 @@ fn gate_states(setup: &Setup, digests: Option<&[Vec<Option<String>>]>) -> Vec<Ve
                 .map(|(at, gate)| {
                     let abandoned = ledger.document.is_abandoned(gate.id());
                     match digests {
-                        Some(digests) => evidence::gate_state_with_digest(gate, abandoned, digests[index][at].as_deref()),
+                        Some(digests) => {
+                            evidence::gate_state_with_digest(gate, abandoned, digests[index][at].as_deref())
+                        }
                         None => evidence::gate_state(gate, abandoned),
                     }
                 })
@@ -519,11 +538,7 @@ fn summarize(
     });
     let states = gate_states(setup, digests.as_deref());
     let proof_states = proofs.judge(setup, &states);
-    if !proof_states.is_empty() {
-        for problem in proofs.take_problems() {
-            reporter.event(&Event::Warning(&format!("gate-check: warning: {problem}")));
-        }
-    }
+    report_proof_news(proofs, !proof_states.is_empty(), reporter);
     for (index, ledger) in finals.iter().enumerate() {
         if options.mode.is_status() {
             report_unmet(options, setup, index, &states[index], &proof_states, reporter);
@@ -582,8 +597,7 @@ fn summarize(
         reporter.event(&Event::NextCommand(next));
     }
     if let Some(digests) = digests {
-        let mut report =
-            run_report(options, setup, &states, digests, executed.checks, &proof_states, &verdict, &waves);
+        let mut report = run_report(options, setup, &states, digests, executed.checks, &proof_states, &verdict, &waves);
         report.next_command = next;
         report.sandbox = executed.sandbox;
         reporter.event(&Event::Report(&report));

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::approval::store::StoreLocation;
+use crate::approval::store::{StoreError, StoreLocation};
 use crate::evidence::GateState;
 use crate::proof::receipt::{Receipt, SCHEMA};
 use crate::proof::{self, Claim, Judge, ProofState, Unproven};
@@ -49,7 +49,7 @@ enum Store {
     /// There is none yet: nothing was ever proven here.
     Missing,
     /// It exists but fails the store's rules; the error says why.
-    Refused(String),
+    Refused(StoreError),
     Open(OpenReceipts),
 }
 
@@ -69,6 +69,8 @@ struct RootTree {
 pub struct Proofs {
     store: Store,
     trees: Trees,
+    /// The store's refusal has been reported.
+    refusal_reported: bool,
 }
 
 /// Each root's tree, read on first use.
@@ -77,17 +79,29 @@ struct Trees {
     roots: HashMap<PathBuf, RootTree>,
     /// Why a root's tree could not be read.
     problems: Vec<String>,
+    /// Each reading's root, file count and hashed files, not yet reported.
+    readings: Vec<TreeReading>,
+}
+
+/// What reading one root's tree took: its files, and how many of them had
+/// to be hashed (the rest came from the index or the stat cache).
+pub struct TreeReading {
+    pub root: String,
+    pub files: usize,
+    pub hashed: usize,
 }
 
 impl Trees {
     /// `root`'s tree, read on first use with the stat cache `store` keeps.
     fn of(&mut self, root: &Path, store: Option<&OpenReceipts>) -> &mut RootTree {
-        let problems = &mut self.problems;
+        let (problems, readings) = (&mut self.problems, &mut self.readings);
         self.roots.entry(root.to_path_buf()).or_insert_with(|| {
             let text = root.display().to_string();
             let cache = store.map(|store| store.stat_cache(&text)).unwrap_or_default();
             match work_tree::read(root, &cache) {
                 Ok(reading) => {
+                    let (files, hashed) = (reading.tree.entries().len(), reading.hashed);
+                    readings.push(TreeReading { root: text.clone(), files, hashed });
                     RootTree { text, judge: Some(Judge::new(reading.tree)), cache: reading.cache, manifest: None }
                 }
                 Err(error) => {
@@ -124,21 +138,38 @@ impl Proofs {
         let store = match opened {
             Ok(Some(open)) => Store::Open(open),
             Ok(None) => Store::Missing,
-            Err(error) => Store::Refused(error.to_string()),
+            Err(error) => Store::Refused(error),
         };
-        Proofs { store, trees: Trees::default() }
+        Proofs { store, trees: Trees::default(), refusal_reported: false }
+    }
+
+    /// `--proof` cannot judge anything without a usable store: its refusal
+    /// is the run's error, as the approval store's is.
+    pub fn require_store(&mut self) -> Result<(), StoreError> {
+        match std::mem::replace(&mut self.store, Store::Missing) {
+            Store::Refused(error) => Err(error),
+            store => {
+                self.store = store;
+                Ok(())
+            }
+        }
     }
 
     /// Why the receipt store cannot be used, when it cannot, and why a
     /// root's tree could not be read: each once.
     pub fn take_problems(&mut self) -> Vec<String> {
         let mut problems = Vec::new();
-        if let Store::Refused(reason) = &self.store {
+        if let (Store::Refused(reason), false) = (&self.store, self.refusal_reported) {
             problems.push(format!("receipts cannot be used: {reason}"));
-            self.store = Store::Missing;
+            self.refusal_reported = true;
         }
         problems.append(&mut self.trees.problems);
         problems
+    }
+
+    /// The trees read since the last call, for a verbose report.
+    pub fn take_readings(&mut self) -> Vec<TreeReading> {
+        std::mem::take(&mut self.trees.readings)
     }
 
     /// The proof of every met runnable gate that `setup` selects, as the

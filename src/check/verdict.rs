@@ -122,7 +122,8 @@ pub fn verdict(
     let confirmed_met = met.saturating_sub(doubted.len());
     doubted.iter().for_each(|(_, qualified, reason)| unmet_ids.push_joined(&[qualified, " (", reason, ")"]));
     waves.blocking.iter().for_each(|wave| unmet_ids.push(wave));
-    let doubts = doubted.into_iter().map(|((ledger, id), _, reason)| Doubt { ledger, id: id.to_string(), reason }).collect();
+    let doubts =
+        doubted.into_iter().map(|((ledger, id), _, reason)| Doubt { ledger, id: id.to_string(), reason }).collect();
     let outcome = if facts.approval_failures > 0 || facts.check_failures > 0 {
         Outcome::Error
     } else if unmet == 0 && abandoned == 0 {

@@ -137,7 +137,9 @@ fn switch(name: &str, value: Option<&str>, meaning: &str) -> Result<bool, Error>
         None => Ok(false),
         Some("1" | "true" | "yes" | "on") => Ok(true),
         Some("0" | "false" | "no" | "off") => Ok(false),
-        Some(other) => Err(Error::Usage(format!("{name} must be 1 ({meaning}) or 0, not \"{}\"", other.escape_debug()))),
+        Some(other) => {
+            Err(Error::Usage(format!("{name} must be 1 ({meaning}) or 0, not \"{}\"", other.escape_debug())))
+        }
     }
 }
 

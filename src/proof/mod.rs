@@ -55,10 +55,15 @@ impl Unproven {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProofState {
     /// Proven by gate-check, and nothing it depends on changed since.
-    Current { proven_at: String },
+    Current {
+        proven_at: String,
+    },
     /// Proven, but files it depends on changed since: all of them, in path
     /// order (none known when the proving tree's manifest is gone).
-    Stale { proven_at: String, changed: Vec<String> },
+    Stale {
+        proven_at: String,
+        changed: Vec<String>,
+    },
     Unproven(Unproven),
 }
 

@@ -298,6 +298,11 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                     self.run_line(line);
                 }
             }
+            Event::TreeRead { root, files, hashed } => {
+                if self.verbose() {
+                    self.plain(&format!("  proof: read the tree under {root}: {files} files, {hashed} hashed"));
+                }
+            }
             Event::CheckSlow { qualified, seconds } => {
                 // A terminal has the progress line; a log gets this instead.
                 if self.verbose() && !self.style.live {

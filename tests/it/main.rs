@@ -40,6 +40,7 @@ mod parser;
 mod parser_properties;
 mod pipeline_actions;
 mod processes;
+mod proof;
 mod reapproval;
 mod reporters;
 mod root_search;

@@ -55,6 +55,7 @@ pub fn seek_approvals(
                     qualified: &task.qualified,
                     oracle: &task.oracle,
                     path_transcript: &runtime.path_transcript,
+                    inputs: task.gate.inputs(),
                 });
                 explain_reapproval(runtime, &mut earlier, &ledger.text_path, task, reporter);
                 if !approve {

@@ -29,6 +29,9 @@ pub enum Event<'a> {
         qualified: &'a str,
         oracle: &'a Oracle,
         path_transcript: &'a str,
+        /// The gate's `INPUTS:` as written: not part of the approval, but
+        /// what its proof will depend on.
+        inputs: Option<&'a str>,
     },
     /// The pending oracle shown last was approved before for this gate with
     /// another oracle: the bound fields that differ, or none when the

@@ -597,7 +597,8 @@ fn summarize(
         reporter.event(&Event::NextCommand(next));
     }
     if let Some(digests) = digests {
-        let mut report = run_report(options, setup, &states, digests, executed.checks, &proof_states, &verdict, &waves);
+        let judged = Judged { states: &states, proofs: &proof_states };
+        let mut report = run_report(options, setup, judged, digests, executed.checks, &verdict, &waves);
         report.next_command = next;
         report.sandbox = executed.sandbox;
         reporter.event(&Event::Report(&report));
@@ -700,13 +701,18 @@ fn selected_by(options: &CheckConfig) -> String {
 
 /// The machine record of a finished run; built only for reporters that
 /// render it.
+/// What the run made of each gate: its state on disk and its proof.
+struct Judged<'a> {
+    states: &'a [Vec<GateState>],
+    proofs: &'a ProofStates,
+}
+
 fn run_report(
     options: &CheckConfig,
     setup: &Setup,
-    states: &[Vec<GateState>],
+    Judged { states, proofs }: Judged,
     digests: Vec<Vec<Option<String>>>,
     mut checks: HashMap<(usize, String), CheckRecord>,
-    proofs: &ProofStates,
     verdict: &Verdict,
     waves: &crate::dispatch::DispatchSummary,
 ) -> RunReport {

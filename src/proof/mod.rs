@@ -205,7 +205,7 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// The bytes of lowercase or uppercase hex text, if it is that.
 pub fn from_hex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     (0..text.len()).step_by(2).map(|at| u8::from_str_radix(text.get(at..at + 2)?, 16).ok()).collect()

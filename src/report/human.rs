@@ -259,11 +259,14 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
     fn event(&mut self, event: &Event) {
         match event {
             Event::Warning(line) => self.warning(line),
-            Event::ApprovalRequired { qualified, oracle, path_transcript } => {
+            Event::ApprovalRequired { qualified, oracle, path_transcript, inputs } => {
                 self.marked(YELLOW, "APPROVAL REQUIRED", &format!(" {qualified}"));
                 self.plain(&format!("    CHECK: {}", visible(&oracle.check)));
                 self.plain(&format!("    EXPECT: {}", visible(&oracle.expect)));
                 self.plain(&format!("    CWD: {}", visible(&oracle.cwd)));
+                if let Some(inputs) = inputs {
+                    self.plain(&format!("    INPUTS: {}", visible(inputs)));
+                }
                 self.plain(&format!("    SHELL: {}", visible(&oracle.shell)));
                 self.plain(&format!("    TIMEOUT: {}s", oracle.timeout_ms() / 1000));
                 // The caller's own PATH, the same for every gate of the run.
@@ -524,7 +527,7 @@ mod tests {
         let started = |qualified| Event::CheckStarted(line(qualified));
         let launched = |qualified| Event::CheckLaunched(line(qualified));
         vec![
-            Event::ApprovalRequired { qualified: "GATES:G0", oracle, path_transcript: "/bin" },
+            Event::ApprovalRequired { qualified: "GATES:G0", oracle, path_transcript: "/bin", inputs: None },
             Event::NotRun,
             started("GATES:G1"),
             started("GATES:G2"),

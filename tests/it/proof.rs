@@ -55,7 +55,13 @@ fn proven_repository() -> Sandbox {
     }
     git(&sandbox.root, &["add", "-A"]);
     git(&sandbox.root, &["commit", "-qm", "start"]);
-    sandbox.run(&["--approve", "-q"]).code(0).stdout_ends_with("ALL MET (2 met)\n");
+    // The approval block shows what the proof will depend on.
+    sandbox
+        .run(&["--approve", "-q"])
+        .code(0)
+        .stdout_contains("    EXPECT: guide\n    CWD: ")
+        .stdout_contains("\n    INPUTS: docs\n    SHELL: /bin/sh\n")
+        .stdout_ends_with("ALL MET (2 met)\n");
     assert_eq!(runs(&sandbox), (1, 1));
     // Proven on this tree: nothing to say.
     sandbox.run(&["--status"]).code(0).stdout_is("GATES.md: 2 gates\nALL MET (2 met)\n");
@@ -260,4 +266,123 @@ fn outside_git_the_files_under_the_root_are_the_tree_and_ignore_files_hold() {
         .run(&["--status", "--proof"])
         .code(1)
         .stdout_contains("UNMET GATES:G1 (stale: data.txt changed since it was proven)");
+}
+
+/// The JUnit document's `failures`, `errors` and `skipped` totals.
+fn junit_totals(xml: &str) -> (usize, usize, usize) {
+    let head = &xml[xml.find("<testsuites").unwrap()..];
+    let number = |name: &str| -> usize {
+        let at = head.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        head[at..head[at..].find('"').unwrap() + at].parse().unwrap()
+    };
+    (number("failures"), number("errors"), number("skipped"))
+}
+
+#[test]
+fn a_gate_the_run_could_not_verify_fails_in_every_machine_report() {
+    let sandbox = proven_repository();
+    // A fresh CI runner: the ledger says met, but it holds no approval.
+    let fresh = tempfile::tempdir().unwrap();
+    fs::set_permissions(fresh.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    let on_fresh_runner = |args: &[&str]| {
+        let mut command = sandbox.cmd();
+        command.env("UNLAZY_APPROVAL_DIR", fresh.path()).env("UNLAZY_RECEIPT_DIR", fresh.path().join("r"));
+        command.args(args);
+        sandbox.run_with(&mut command)
+    };
+    let xml = on_fresh_runner(&["--reverify", "--format", "junit"])
+        .code(1)
+        .stderr_contains("APPROVAL REQUIRED")
+        .into_stdout();
+    assert_eq!(junit_totals(&xml), (2, 0, 0), "{xml}");
+    assert!(xml.contains("type=\"unverified\""), "{xml}");
+    assert!(xml.contains("message=\"the library returns one: not counted met (reverify not run)"), "{xml}");
+    let json = on_fresh_runner(&["--reverify", "--format", "json"]).code(1).stderr_contains("NOT RUN").stdout_json();
+    for gate in json["gates"].as_array().unwrap() {
+        assert_eq!((gate["state"].as_str(), gate["reason"].as_str()), (Some("unverified"), Some("reverify not run")));
+    }
+    let mut annotated = sandbox.cmd();
+    annotated.env("UNLAZY_APPROVAL_DIR", fresh.path()).env("GITHUB_ACTIONS", "true").arg("--reverify");
+    sandbox
+        .run_with(&mut annotated)
+        .code(1)
+        .stdout_contains("::error file=GATES.md,line=3,title=gate GATES%3AG1::the library returns one: not counted met (reverify not run)");
+
+    // The same holds for --proof.
+    sandbox.write("src/lib.py", "def one():\n    return 1  # edited\n");
+    let xml = sandbox.run(&["--status", "--proof", "--format", "junit"]).code(1).stderr_contains("UNMET").into_stdout();
+    assert_eq!(junit_totals(&xml), (1, 0, 0), "{xml}");
+    assert!(xml.contains("not counted met (stale: src/lib.py changed since it was proven)"), "{xml}");
+    assert!(xml.contains("<property name=\"gate-check.proof\" value=\"stale\"/>"), "{xml}");
+    assert!(xml.contains("<property name=\"gate-check.proof.changed\" value=\"src/lib.py\"/>"), "{xml}");
+    let json = sandbox.run(&["--status", "--proof", "--format", "json"]).code(1).stderr_contains("UNMET").stdout_json();
+    let g1 = &json["gates"][0];
+    assert_eq!(g1["state"], "unverified");
+    assert_eq!(g1["proof"]["state"], "stale");
+    assert_eq!(g1["proof"]["changed"], serde_json::json!(["src/lib.py"]));
+    assert_eq!(json["gates"][1]["proof"]["state"], "current");
+    // Without --proof the decision is the ledger's, and the proof is still said.
+    let json = sandbox.run(&["--status", "--format", "json"]).code(0).stderr_contains("GATES:G1 stale").stdout_json();
+    assert_eq!((json["gates"][0]["state"].as_str(), json["exitCode"].as_i64()), (Some("met"), Some(0)));
+    assert_eq!(json["gates"][0]["proof"]["state"], "stale");
+}
+
+mod agreement {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One gate of a generated ledger: unmet, manual and attested,
+    /// abandoned, proven by gate-check, or runnable with current evidence
+    /// written by hand (never approved, so no run can verify it).
+    fn gate_line(id: usize, kind: u8) -> String {
+        match kind {
+            0 => format!("- [ ] G{id}: unmet\n  CHECK: echo ok\n  EXPECT: ok\n"),
+            1 => format!("- [x] M{id}: by hand\n  EVIDENCE: looked at it\n"),
+            2 => format!("- [ ] A{id}: dropped\n\nABANDON: A{id} out of scope now\n"),
+            3 => format!("- [ ] P{id}: proven\n  CHECK: echo p{id}\n  EXPECT: p{id}\n"),
+            _ => {
+                let digest = crate::core_support::definition_digest("echo h", "h", None);
+                let evidence = crate::core_support::success_evidence(&digest, "h\n", "/bin/sh", "/r", "/bin");
+                format!("- [x] H{id}: written by hand\n  CHECK: echo h\n  EXPECT: h\n  EVIDENCE: {evidence}\n")
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Whatever the ledger and the mode, the JSON document's exit code
+        /// is the process's, and JUnit reports a failure, an error or an
+        /// abandonment exactly when the run does not exit 0.
+        #[test]
+        fn machine_reports_agree_with_the_exit_code(kinds in prop::collection::vec(0u8..5, 1..6), edit in any::<bool>()) {
+            let sandbox = Sandbox::new();
+            let text: String = kinds.iter().enumerate().map(|(id, kind)| gate_line(id, *kind)).collect();
+            sandbox.write("GATES.md", &text);
+            // The gates meant to be proven are, once, by gate-check.
+            let proven: Vec<String> = kinds.iter().enumerate().filter(|(_, k)| **k == 3).map(|(id, _)| format!("P{id}")).collect();
+            if !proven.is_empty() {
+                let mut approve = sandbox.cmd();
+                approve.args(["--approve", "--gate", &proven.join(",")]);
+                let output = approve.output().unwrap();
+                prop_assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+            }
+            if edit {
+                sandbox.write("changed.txt", "after the proofs");
+            }
+            for mode in [&["--status"][..], &["--status", "--proof"], &["--reverify"], &["--proof"]] {
+                let run = |format: &str| sandbox.cmd().args(mode).args(["--format", format]).output().unwrap();
+                let json = run("json");
+                let code = json.status.code().unwrap();
+                let document: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+                prop_assert_eq!(document["exitCode"].as_i64(), Some(i64::from(code)), "{:?}", mode);
+                let counted_met = document["gates"].as_array().unwrap().iter().all(|g| g["state"] == "met");
+                prop_assert_eq!(code == 0, counted_met, "{:?} {}", mode, document);
+                let junit = run("junit");
+                prop_assert_eq!(junit.status.code(), Some(code));
+                let (failures, errors, skipped) = junit_totals(&String::from_utf8_lossy(&junit.stdout));
+                prop_assert_eq!(code == 0, failures + errors + skipped == 0, "{:?}", mode);
+            }
+        }
+    }
 }

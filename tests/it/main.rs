@@ -20,6 +20,7 @@ mod error_format;
 mod errors;
 mod evidence;
 mod expect_regex;
+mod fence_oracle;
 mod hardening;
 mod hardening_two;
 mod hook;

@@ -1,6 +1,7 @@
 //! The gate linter: judges whether a parsed ledger's oracles are worth
 //! passing. The checker and the Stop hook decide whether gates are met; this
-//! asks whether meeting them would prove anything. Pure: it reads a
+//! asks whether meeting them would prove anything, and whether readers of
+//! the rendered Markdown see the gates gate-check reads. Pure: it reads a
 //! `Document` and never executes, resolves or opens anything.
 
 use std::borrow::Cow;
@@ -102,6 +103,25 @@ fn allowances(file: &str, document: &Document) -> (Vec<Allowance>, Vec<Finding>)
         allowed.push(Allowance { rule: rule.to_string(), gates: words.map(str::to_string).collect() });
     }
     (allowed, findings)
+}
+
+impl Allowance {
+    fn covers(&self, finding: &Finding) -> bool {
+        self.rule == finding.code
+            && (self.gates.is_empty() || finding.gate.as_ref().is_some_and(|gate| self.gates.contains(gate)))
+    }
+}
+
+/// Lints one ledger and drops what it is told to allow: the rules in
+/// `allow` (`lint --allow`) everywhere, and the ledger's own `lint-allow`
+/// directives where they say.
+pub fn lint_allowing(file: &str, document: &Document, allow: &[String]) -> Vec<Finding> {
+    let (allowed, mut findings) = allowances(file, document);
+    findings.extend(lint(file, document));
+    findings.retain(|finding| {
+        !allow.iter().any(|rule| rule == finding.code) && !allowed.iter().any(|allowance| allowance.covers(finding))
+    });
+    findings
 }
 
 /// Each line of the ledger text (its byte range), as the parser numbers
@@ -206,6 +226,12 @@ impl Statement {
             Statement::Attribute(key) => format!("{key} line"),
         }
     }
+
+    /// The name with its indefinite article.
+    fn a_name(&self) -> String {
+        let article = if matches!(self, Statement::Abandon(_)) { "an" } else { "a" };
+        format!("{article} {}", self.name())
+    }
 }
 
 /// `commonmark-disagrees`: ledger lines that gate-check and CommonMark put
@@ -244,10 +270,10 @@ fn fence_disagreements(file: &str, document: &Document) -> Vec<Finding> {
             .clone()
             .filter_map(|line| Statement::of(&text[ranges[line].clone()]).map(|statement| (line, statement)))
             .collect();
-        let heads = statements.iter().any(|(_, statement)| !matches!(statement, Statement::Attribute(_)));
+        let names_a_gate = statements.iter().any(|(_, statement)| !matches!(statement, Statement::Attribute(_)));
         for (line, statement) in statements {
             let gate = match (&statement, kind) {
-                (Statement::Attribute(_), _) if heads => continue,
+                (Statement::Attribute(_), _) if names_a_gate => continue,
                 (Statement::Gate(id), _) => id.clone(),
                 (Statement::Abandon(id), _) => Some(id.clone()),
                 // A live attribute belongs to the gate above it.
@@ -257,7 +283,7 @@ fn fence_disagreements(file: &str, document: &Document) -> Vec<Finding> {
                 }
                 (Statement::Attribute(_), Disagreement::Skipped { .. }) => None,
             };
-            let what = statement.name();
+            let (what, a_what) = (statement.name(), statement.a_name());
             let message = match kind {
                 Disagreement::RenderedAsCode { opened } => format!(
                     "this {what} counts for gate-check (as for the Node tool), but CommonMark renders it inside the \
@@ -266,7 +292,7 @@ fn fence_disagreements(file: &str, document: &Document) -> Vec<Finding> {
                 ),
                 Disagreement::Skipped { opened } => format!(
                     "this {what} is inside the fence opened on line {}, so gate-check skips it (as the Node tool \
-                     does), but CommonMark renders it outside any code block: readers see a {what} that does not count",
+                     does), but CommonMark renders it outside any code block: readers see {a_what} that does not count",
                     opened + 1
                 ),
             };
@@ -281,25 +307,6 @@ fn fence_disagreements(file: &str, document: &Document) -> Vec<Finding> {
         }
         at = stretch.end;
     }
-    findings
-}
-
-impl Allowance {
-    fn covers(&self, finding: &Finding) -> bool {
-        self.rule == finding.code
-            && (self.gates.is_empty() || finding.gate.as_ref().is_some_and(|gate| self.gates.contains(gate)))
-    }
-}
-
-/// Lints one ledger and drops what it is told to allow: the rules in
-/// `allow` (`lint --allow`) everywhere, and the ledger's own `lint-allow`
-/// directives where they say.
-pub fn lint_allowing(file: &str, document: &Document, allow: &[String]) -> Vec<Finding> {
-    let (allowed, mut findings) = allowances(file, document);
-    findings.extend(lint(file, document));
-    findings.retain(|finding| {
-        !allow.iter().any(|rule| rule == finding.code) && !allowed.iter().any(|allowance| allowance.covers(finding))
-    });
     findings
 }
 

@@ -50,5 +50,6 @@ mod selection;
 mod smoke;
 mod state_ignore;
 mod state_ownership;
+mod swapped_directories;
 mod targeting;
 mod tree;

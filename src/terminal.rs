@@ -135,6 +135,17 @@ pub fn emit(bytes: &[u8]) {
     });
 }
 
+/// Writes preformatted lines built from untrusted text (each piece escaped
+/// for its format by the builder) to stdout, every line neutralized where
+/// a runner reads workflow commands.
+pub fn emit_lines(text: &str) {
+    if workflow_commands_live() {
+        emit(neutralize_workflow_commands(text).as_bytes());
+    } else {
+        emit(text.as_bytes());
+    }
+}
+
 /// Writes a machine document (trusted bytes) to stdout, and says whether
 /// it got there.
 pub fn write_document(bytes: &[u8]) -> std::io::Result<()> {

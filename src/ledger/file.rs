@@ -54,7 +54,13 @@ const READ_ATTEMPTS: usize = 5;
 /// A file replaced by another run's atomic rename while it was read is read
 /// again, so concurrent runs see the old or the new ledger, never an error.
 pub fn read(path: &Path) -> Result<String, LedgerFileError> {
-    read_retrying(path, || durable::read_stable(path, MAX_LEDGER_BYTES)).map(|(text, _)| text)
+    read_at_most(path, MAX_LEDGER_BYTES)
+}
+
+/// `read`, with a ledger over `max_bytes` (or the size limit) refused as
+/// too large: for a reader that spends less than a run may.
+pub fn read_at_most(path: &Path, max_bytes: u64) -> Result<String, LedgerFileError> {
+    read_retrying(path, || durable::read_stable(path, max_bytes.min(MAX_LEDGER_BYTES))).map(|(text, _)| text)
 }
 
 /// `read`, with each attempt made by `attempt`; also returns the metadata

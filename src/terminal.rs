@@ -1,7 +1,7 @@
 //! Output hygiene: ledger text, paths and check output are untrusted, so
-//! every line printed replaces C0/C1 controls and bidi formatting marks with
-//! a space. That keeps a ledger from rewriting terminal history or reordering
-//! what a reviewer reads.
+//! every line printed replaces control characters (C0, DEL, C1) and bidi
+//! formatting marks with a space. That keeps a ledger from rewriting
+//! terminal history or reordering what a reviewer reads.
 
 use std::borrow::Cow;
 use std::io::{BufWriter, Stdout, Write};

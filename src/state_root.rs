@@ -38,7 +38,7 @@ fn canonical(root: &Path) -> io::Result<PathBuf> {
 /// refused unless it is a real directory, so a planted link is refused
 /// before anything is created through it. A `.unlazy/` this call did not
 /// create never gets an ignore file.
-pub fn state_directory(root: &Path) -> io::Result<OpenDirectory> {
+fn state_directory(root: &Path) -> io::Result<OpenDirectory> {
     let root = OpenDirectory::open(&canonical(root)?)?;
     let (state, created) = root.create_child(OsStr::new(STATE_DIR))?;
     if created {

@@ -72,7 +72,7 @@ impl From<BeneathError> for io::Error {
 
 /// What is at a path that must be a real directory below a root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Directory {
+enum Directory {
     Missing,
     /// A directory reached from the root through real directories only.
     Real,
@@ -155,7 +155,7 @@ impl OpenDirectory {
     }
 
     /// What is at `directory` below `root` (see `beneath`).
-    pub fn inspect(root: &Path, directory: &Path) -> io::Result<Directory> {
+    fn inspect(root: &Path, directory: &Path) -> io::Result<Directory> {
         match OpenDirectory::beneath(root, directory) {
             Ok(_) => Ok(Directory::Real),
             Err(BeneathError::Missing(_)) => Ok(Directory::Missing),

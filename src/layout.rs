@@ -16,10 +16,11 @@ pub const DISPATCH_FILE: &str = "dispatch.json";
 /// A pipeline's (or the repository's) directory of branch and leaf ledgers.
 pub const GATES_DIR: &str = "gates";
 
-const LOCKS_DIR: &str = "locks";
-const STATUS_LOG: &str = "status.log";
-const SESSION_FILE: &str = "session";
-const HOOK_STATE_FILE: &str = "hook-state.json";
+/// The lock and lease directory under `.unlazy/`.
+pub const LOCKS_DIR: &str = "locks";
+pub const STATUS_LOG: &str = "status.log";
+pub const SESSION_FILE: &str = "session";
+pub const HOOK_STATE_FILE: &str = "hook-state.json";
 const APPROVAL_STORE: &str = "approved";
 const RECEIPT_STORE: &str = "receipts";
 

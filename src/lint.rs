@@ -1,14 +1,20 @@
 //! The gate linter: judges whether a parsed ledger's oracles are worth
 //! passing. The checker and the Stop hook decide whether gates are met; this
-//! asks whether meeting them would prove anything. Pure: it reads a
+//! asks whether meeting them would prove anything, and whether readers of
+//! the rendered Markdown see the gates gate-check reads. Pure: it reads a
 //! `Document` and never executes, resolves or opens anything.
 
+use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::Regex;
 use serde::Serialize;
 
-use crate::ledger::{Document, Gate};
+use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag};
+
+use crate::ledger::fence::{self, Fence};
+use crate::ledger::{body_start, lines, Document, Gate};
 use crate::shell_words::{tokenize, Token};
 use crate::terminal;
 use js_regex::Expectation;
@@ -39,9 +45,10 @@ pub struct Finding {
 }
 
 /// Every rule the linter has, by the name its findings carry.
-pub const RULES: [&str; 13] = [
+pub const RULES: [&str; 14] = [
     "activity-not-outcome",
     "allow-unknown-rule",
+    "commonmark-disagrees",
     "copied-number",
     "expect-in-check",
     "expect-matches-failure",
@@ -71,16 +78,10 @@ struct Allowance {
 /// rule the linter does not have (so a typo cannot hide as an allowance).
 fn allowances(file: &str, document: &Document) -> (Vec<Allowance>, Vec<Finding>) {
     let (mut allowed, mut findings) = (Vec::new(), Vec::new());
-    let mut fence: Option<crate::ledger::fence::Fence> = None;
-    for (at, line) in document.source().lines().enumerate() {
-        if let Some(open) = &fence {
-            if open.is_closed_by(line) {
-                fence = None;
-            }
-            continue;
-        }
-        if let Some(opening) = crate::ledger::fence::opening(line) {
-            fence = Some(opening);
+    let text = document.source();
+    for (at, (range, fence)) in ledger_fences(text).enumerate() {
+        let line = &text[range];
+        if fence.is_some() {
             continue;
         }
         let Some(body) = line.trim().strip_prefix(ALLOW_DIRECTIVE).and_then(|rest| rest.strip_suffix("-->")) else {
@@ -120,6 +121,192 @@ pub fn lint_allowing(file: &str, document: &Document, allow: &[String]) -> Vec<F
     findings.retain(|finding| {
         !allow.iter().any(|rule| rule == finding.code) && !allowed.iter().any(|allowance| allowance.covers(finding))
     });
+    findings
+}
+
+/// Each line of the ledger text (its byte range), as the parser numbers
+/// them (a leading byte order mark is no part of the first), with the line
+/// of the fence holding it by the ledger's own rule: the parser's walk, in
+/// which only top-level fences count, as in the Node tool, and a fence's
+/// opening and closing lines are inside it.
+fn ledger_fences(text: &str) -> impl Iterator<Item = (Range<usize>, Option<usize>)> + '_ {
+    let mut open: Option<(Fence, usize)> = None;
+    lines(text, body_start(text)).enumerate().map(move |(index, (range, _))| {
+        let line = &text[range.clone()];
+        let holder = match open {
+            Some((fence, opened)) => {
+                if fence.is_closed_by(line) {
+                    open = None;
+                }
+                Some(opened)
+            }
+            None => {
+                open = fence::opening(line).map(|fence| (fence, index));
+                open.map(|(_, opened)| opened)
+            }
+        };
+        (range, holder)
+    })
+}
+
+/// The line opening the CommonMark fenced code block that holds each line
+/// (`lines`: the parser's lines, as byte ranges of `text`). The text after a
+/// byte order mark is read, as cmark and commonmark.js read it; and a
+/// closing fence's trailing tabs are read as spaces, since CommonMark (from
+/// 0.30) and cmark close a block there where pulldown-cmark 0.13 reads on.
+fn commonmark_fences(text: &str, lines: &[Range<usize>]) -> Vec<Option<usize>> {
+    let body = body_start(text);
+    let mut read = Cow::Borrowed(&text[body..]);
+    for line in lines {
+        let shown = &text[line.clone()];
+        if shown.contains('\t') && fence::opening(shown).is_some_and(|fence| fence.is_closed_by(shown)) {
+            // One space per tab keeps every offset.
+            read.to_mut().replace_range(line.start - body..line.end - body, &shown.replace('\t', " "));
+        }
+    }
+    let line_of = |offset: usize| lines.partition_point(|line| line.start <= offset).saturating_sub(1);
+    let mut held = vec![None; lines.len()];
+    for (event, range) in Parser::new(&read).into_offset_iter() {
+        if let Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) = event {
+            let first = line_of(body + range.start);
+            let last = line_of(body + range.end.saturating_sub(1).max(range.start));
+            held[first..=last].fill(Some(first));
+        }
+    }
+    held
+}
+
+/// How one line's two readings disagree, with the line opening the fence
+/// that holds it in the reading that takes it for code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Disagreement {
+    /// gate-check reads the line; CommonMark renders it as code.
+    RenderedAsCode { opened: usize },
+    /// gate-check skips the line inside a fence; CommonMark renders it as text.
+    Skipped { opened: usize },
+}
+
+/// What the ledger grammar reads in a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Statement {
+    /// A gate line, with its id (none when it lacks one).
+    Gate(Option<String>),
+    Abandon(String),
+    /// An attribute line, by its keyword.
+    Attribute(&'static str),
+}
+
+impl Statement {
+    /// The line in what it reads as, taken on its own: a gate, an ABANDON,
+    /// or (after a gate) an attribute. The parser itself decides, so the
+    /// linter keeps no copy of the grammar.
+    fn of(line: &str) -> Option<Statement> {
+        let alone = crate::ledger::parse(line);
+        if let Some(gate) = alone.document.gates.first() {
+            return Some(Statement::Gate((!gate.has_stand_in_id()).then(|| gate.id().to_string())));
+        }
+        if let Some(abandonment) = alone.document.abandoned.first() {
+            return Some(Statement::Abandon(abandonment.id.clone()));
+        }
+        let after_gate = crate::ledger::parse(format!("- [ ] G: g\n{line}"));
+        let gate = after_gate.document.gates.first()?;
+        let set = [
+            ("CHECK", gate.check().is_some()),
+            ("EXPECT", gate.expect().is_some()),
+            ("CWD", gate.cwd().is_some()),
+            ("EVIDENCE", gate.evidence().is_some()),
+        ];
+        set.into_iter().find(|(_, set)| *set).map(|(key, _)| Statement::Attribute(key))
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Statement::Gate(_) => "gate".into(),
+            Statement::Abandon(_) => "ABANDON".into(),
+            Statement::Attribute(key) => format!("{key} line"),
+        }
+    }
+
+    /// The name with its indefinite article.
+    fn a_name(&self) -> String {
+        let article = if matches!(self, Statement::Abandon(_)) { "an" } else { "a" };
+        format!("{article} {}", self.name())
+    }
+}
+
+/// `commonmark-disagrees`: ledger lines that gate-check and CommonMark put
+/// on different sides of a code fence. gate-check keeps the Node tool's
+/// rule (a fence counts by its own line, at the top level), while readers
+/// see the rendered Markdown: a real gate can sit in a fence the rendering
+/// does not show, and an example in a list item's code block can be live.
+/// One finding per gate or ABANDON line; attribute lines only where no gate
+/// or ABANDON of the same stretch is reported.
+fn fence_disagreements(file: &str, document: &Document) -> Vec<Finding> {
+    let text = document.source();
+    // Without a run of three markers neither reading has a fence, and the
+    // CommonMark parse is skipped.
+    if memchr::memmem::find(text.as_bytes(), b"```").is_none()
+        && memchr::memmem::find(text.as_bytes(), b"~~~").is_none()
+    {
+        return Vec::new();
+    }
+    let (ranges, own): (Vec<Range<usize>>, Vec<Option<usize>>) = ledger_fences(text).unzip();
+    let commonmark = commonmark_fences(text, &ranges);
+    let disagreement = |at: usize| match (own[at], commonmark[at]) {
+        (None, Some(opened)) => Some(Disagreement::RenderedAsCode { opened }),
+        (Some(opened), None) => Some(Disagreement::Skipped { opened }),
+        _ => None,
+    };
+    let mut findings = Vec::new();
+    let mut at = 0;
+    while at < ranges.len() {
+        let Some(kind) = disagreement(at) else {
+            at += 1;
+            continue;
+        };
+        // The stretch of lines that disagree alike.
+        let stretch = at..(at..ranges.len()).find(|&next| disagreement(next) != Some(kind)).unwrap_or(ranges.len());
+        let statements: Vec<(usize, Statement)> = stretch
+            .clone()
+            .filter_map(|line| Statement::of(&text[ranges[line].clone()]).map(|statement| (line, statement)))
+            .collect();
+        let names_a_gate = statements.iter().any(|(_, statement)| !matches!(statement, Statement::Attribute(_)));
+        for (line, statement) in statements {
+            let gate = match (&statement, kind) {
+                (Statement::Attribute(_), _) if names_a_gate => continue,
+                (Statement::Gate(id), _) => id.clone(),
+                (Statement::Abandon(id), _) => Some(id.clone()),
+                // A live attribute belongs to the gate above it.
+                (Statement::Attribute(_), Disagreement::RenderedAsCode { .. }) => {
+                    let above = document.gates.partition_point(|gate| gate.line() < line);
+                    above.checked_sub(1).map(|gate| document.gates[gate].id().to_string())
+                }
+                (Statement::Attribute(_), Disagreement::Skipped { .. }) => None,
+            };
+            let (what, a_what) = (statement.name(), statement.a_name());
+            let message = match kind {
+                Disagreement::RenderedAsCode { opened } => format!(
+                    "this {what} counts for gate-check (as for the Node tool), but CommonMark renders it inside the \
+                     code block opened on line {}: readers see an example",
+                    opened + 1
+                ),
+                Disagreement::Skipped { opened } => format!(
+                    "this {what} is inside the fence opened on line {}, so gate-check skips it (as the Node tool \
+                     does), but CommonMark renders it outside any code block: readers see {a_what} that does not count",
+                    opened + 1
+                ),
+            };
+            findings.push(Finding {
+                file: file.to_string(),
+                severity: Severity::Warning,
+                gate,
+                code: "commonmark-disagrees",
+                message,
+                line: Some(line + 1),
+            });
+        }
+        at = stretch.end;
+    }
     findings
 }
 
@@ -233,7 +420,7 @@ fn quoted(text: &str) -> String {
 
 /// Lints one parsed, error-free ledger. `file` is how findings name it.
 pub fn lint(file: &str, document: &Document) -> Vec<Finding> {
-    let mut findings = Vec::new();
+    let mut findings = fence_disagreements(file, document);
     let mut add = |line: Option<usize>, gate: Option<&str>, severity, code, message: String| {
         findings.push(Finding {
             file: file.to_string(),
@@ -649,6 +836,58 @@ mod tests {
         for (_, code) in all {
             assert!(RULES.contains(&code), "{code}");
         }
+    }
+
+    /// (line, gate, the message up to its first comma) of each
+    /// `commonmark-disagrees` finding.
+    fn disagreements(text: &str) -> Vec<(usize, Option<String>, String)> {
+        let outcome = parse(text);
+        assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+        lint("t.md", &outcome.document)
+            .into_iter()
+            .filter(|f| f.code == "commonmark-disagrees")
+            .map(|f| (f.line.unwrap(), f.gate, f.message.split(',').next().unwrap().to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn where_commonmark_reads_a_fence_otherwise() {
+        let gate = |id: &str| format!("- [ ] {id}: outcome {id}\n  CHECK: make {id}\n  EXPECT: {id}-OK\n");
+        let found = |line: usize, gate: &str, what: &str| (line, Some(gate.to_string()), what.to_string());
+        let code = "counts for gate-check (as for the Node tool)";
+        // A list item's fence runs past the item for gate-check: the gate and
+        // the ABANDON it hides are reported, their attribute lines are not.
+        let hidden =
+            format!("{}- example:\n  ~~~\n{}ABANDON: A the vendor withdrew the API\n  ~~~\n", gate("A"), gate("B"));
+        let skipped = "is inside the fence opened on line 5";
+        assert_eq!(
+            disagreements(&hidden),
+            [found(6, "B", &format!("this gate {skipped}")), found(9, "A", &format!("this ABANDON {skipped}"))]
+        );
+        // A fence line holding U+2028 is prose to gate-check, as to the Node
+        // tool, while CommonMark opens a block that runs to the end.
+        let shown = format!("{}~~~ text\u{2028}\n{}", gate("A"), gate("B"));
+        assert_eq!(disagreements(&shown), [found(5, "B", &format!("this gate {code}"))]);
+        // Attributes alone are reported when no gate line of theirs is.
+        let attribute = format!("{}    ```\n  CWD: sub\n    ```\n", gate("A"));
+        assert_eq!(disagreements(&attribute), [found(5, "A", &format!("this CWD line {code}"))]);
+        // Nothing where both agree: a closing fence followed by a tab closes
+        // in CommonMark too, and a byte order mark starts no line.
+        for agreed in [
+            format!("{}~~~\nexample\n~~~\t\n{}", gate("A"), gate("B")),
+            format!("\u{feff}```\n- [ ] X: an example\n```\n{}{}", gate("A"), gate("B")),
+            format!("{}```\n{}```\n{}", gate("A"), gate("X"), gate("B")),
+        ] {
+            assert_eq!(disagreements(&agreed), [], "{agreed:?}");
+        }
+    }
+
+    #[test]
+    fn an_allowance_on_the_first_line_after_a_byte_order_mark_counts() {
+        let text = "\u{feff}<!-- lint-allow: manual-gate -->\n- [ ] M1: a person reads it\n";
+        let outcome = parse(text);
+        assert!(lint("t.md", &outcome.document).iter().any(|f| f.code == "manual-gate"));
+        assert!(lint_allowing("t.md", &outcome.document, &[]).iter().all(|f| f.code != "manual-gate"));
     }
 
     fn runnable(check: &str, expect: &str) -> String {

@@ -3,17 +3,14 @@
 //! directory written into must be a real directory (never a link) inside
 //! the repository root, and no write leaves a partial file behind.
 
-use std::fs::{self, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use nix::fcntl::OFlag;
 use thiserror::Error;
 
-use crate::durable::{self, Change, FileLock};
-use crate::layout::StateDir;
+use crate::durable::{self, AppendError, Change, Entry, OpenDirectory};
+use crate::layout::{StateDir, SESSION_FILE, STATUS_LOG};
 use crate::state_root;
 use crate::terminal;
 
@@ -28,21 +25,17 @@ pub enum StateError {
     Io(String, std::io::Error),
 }
 
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> StateError + '_ {
-    move |error| StateError::Io(path.display().to_string(), error)
-}
-
 /// Creates `.unlazy` and the scope's directory (0700, given to the owner
-/// of their parent) when missing, and checks that both are real
-/// directories inside the root.
-pub fn ensure_scope(root: &Path, scope: &str) -> Result<PathBuf, StateError> {
+/// of their parent) when missing, checks that both are real directories
+/// inside the root, and holds the scope's directory open.
+pub fn ensure_scope(root: &Path, scope: &str) -> Result<OpenDirectory, StateError> {
     state_root::scope_directory(root, scope).map_err(StateError::Directory)
 }
 
-/// A link or other non-regular file at `path` is refused, never replaced.
-fn refuse_non_regular(path: &Path, label: &'static str) -> Result<(), StateError> {
-    match fs::symlink_metadata(path) {
-        Ok(existing) if !existing.is_file() => Err(StateError::NotRegular(label, path.display().to_string())),
+/// A link or other non-regular file at `name` is refused, never replaced.
+fn refuse_non_regular(directory: &OpenDirectory, name: &OsStr, label: &'static str) -> Result<(), StateError> {
+    match directory.entry(name) {
+        Ok(Entry::Other) => Err(StateError::NotRegular(label, directory.join(name).display().to_string())),
         _ => Ok(()),
     }
 }
@@ -52,15 +45,15 @@ fn refuse_non_regular(path: &Path, label: &'static str) -> Result<(), StateError
 /// an earlier, killed binding are nobody's.
 pub fn bind_session(root: &Path, scope: &str, session: &str) -> Result<PathBuf, StateError> {
     const LABEL: &str = "session binding";
-    let state = StateDir::new(root);
-    ensure_scope(root, scope)?;
-    let path = state.session(scope);
+    let directory = ensure_scope(root, scope)?;
+    let path = StateDir::new(root).session(scope);
+    let name = OsStr::new(SESSION_FILE);
     let lock = state_root::lock_for(root, &path)
-        .and_then(|lock| FileLock::acquire(&lock))
+        .and_then(|lock| lock.acquire())
         .map_err(|e| StateError::Io(LABEL.to_string(), e))?;
-    durable::update_locked(lock, &path, || {
-        refuse_non_regular(&path, LABEL)?;
-        durable::remove_stale_temp_files(&path).map_err(|e| StateError::Io(LABEL.to_string(), e))?;
+    durable::update_locked(lock, &directory, name, || {
+        refuse_non_regular(&directory, name, LABEL)?;
+        directory.remove_stale_temp_files(name).map_err(|e| StateError::Io(LABEL.to_string(), e))?;
         Ok(Change::Replace { value: (), bytes: format!("{}\n", session.trim()).into_bytes(), mode: 0o600 })
     })
     .map_err(|error| error.into_error(|error| StateError::Io(LABEL.to_string(), error)))?;
@@ -98,41 +91,13 @@ pub fn append_status(root: &Path, scope: &str, text: &str) -> Result<PathBuf, St
 /// its audit line carry the same instant.
 pub fn append_status_at(root: &Path, scope: &str, at: SystemTime, text: &str) -> Result<PathBuf, StateError> {
     const LABEL: &str = "status log";
-    let state = StateDir::new(root);
-    ensure_scope(root, scope)?;
-    let path = state.status_log(scope);
-    let refused = || StateError::NotRegular(LABEL, path.display().to_string());
-    let before = fs::symlink_metadata(&path).ok();
-    if before.as_ref().is_some_and(|before| !before.is_file() || before.nlink() != 1) {
-        return Err(refused());
+    let directory = ensure_scope(root, scope)?;
+    let path = StateDir::new(root).status_log(scope);
+    match directory.append(OsStr::new(STATUS_LOG), status_line(at, text).as_bytes(), 0o600) {
+        Ok(()) => Ok(path),
+        Err(AppendError::NotRegular) => Err(StateError::NotRegular(LABEL, path.display().to_string())),
+        Err(AppendError::Io(error)) => Err(StateError::Io(path.display().to_string(), error)),
     }
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
-        .open(&path)
-        .map_err(|error| {
-            if error.raw_os_error() == Some(nix::libc::ELOOP) {
-                refused()
-            } else {
-                StateError::Io(path.display().to_string(), error)
-            }
-        })?;
-    let opened = file.metadata().map_err(io_error(&path))?;
-    let named = fs::symlink_metadata(&path).map_err(io_error(&path))?;
-    if !opened.is_file() || opened.nlink() != 1 || opened.dev() != named.dev() || opened.ino() != named.ino() {
-        return Err(refused());
-    }
-    if before.is_none() {
-        // Created just now (or by a concurrent appender, to the same owner);
-        // best effort, as for every state file.
-        let _ = durable::give_to_owner_of(&path, &state.scope(scope));
-    }
-    let line = status_line(at, text);
-    file.write_all(line.as_bytes()).map_err(io_error(&path))?;
-    file.sync_all().map_err(io_error(&path))?;
-    Ok(path)
 }
 
 #[cfg(test)]

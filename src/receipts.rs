@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use crate::approval::store::{self, OpenStore, Store, StoreError, StoreKind, StoreLocation};
 use crate::digest::sha256_hex;
-use crate::durable::{self, FileLock};
+use crate::durable::{LockFile, OpenDirectory};
 use crate::proof::receipt::{OwnerKey, Receipt, KEY_BYTES};
 use crate::proof::tree::Snapshot;
 use crate::work_tree::StatCache;
@@ -144,13 +144,14 @@ impl OpenReceipts {
     /// Keeps a run's proofs: its receipts, the manifest of the tree they
     /// were proven on, and the root's stat cache; then prunes the store.
     pub fn keep(&self, receipts: &[Receipt], manifest: &str, root: &str, cache: &StatCache) -> Result<(), StoreError> {
-        let lock_path = self.store.path.join(LOCK_FILE);
-        let _lock = FileLock::acquire(&lock_path).map_err(StoreError::Lock)?;
+        let io = |error| StoreError::Io(self.store.path.display().to_string(), error);
+        let directory = OpenDirectory::open(&self.store.path).map_err(io)?;
+        let lock = LockFile::at(&self.store.path.join(LOCK_FILE)).map_err(io)?;
+        let _held = lock.acquire().map_err(StoreError::Lock)?;
         self.store.assert_unchanged()?;
         let replace = |name: &str, bytes: &[u8]| {
-            let path = self.store.path.join(name);
-            durable::replace_file(&path, bytes, 0o600)
-                .map_err(|error| StoreError::Io(path.display().to_string(), error))
+            let failed = |error| StoreError::Io(self.store.path.join(name).display().to_string(), error);
+            directory.replace(std::ffi::OsStr::new(name), bytes, 0o600).map_err(failed)
         };
         let manifest_file = manifest_name(&manifest_id(manifest));
         if !self.store.path.join(&manifest_file).exists() {

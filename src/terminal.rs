@@ -1,7 +1,7 @@
 //! Output hygiene: ledger text, paths and check output are untrusted, so
-//! every line printed replaces C0/C1 controls and bidi formatting marks with
-//! a space. That keeps a ledger from rewriting terminal history or reordering
-//! what a reviewer reads.
+//! every line printed replaces control characters (C0, DEL, C1) and bidi
+//! formatting marks with a space. That keeps a ledger from rewriting
+//! terminal history or reordering what a reviewer reads.
 
 use std::borrow::Cow;
 use std::io::{BufWriter, Stdout, Write};
@@ -133,6 +133,17 @@ pub fn emit(bytes: &[u8]) {
     with_stdout(|out| {
         let _ = out.write_all(bytes).and_then(|()| out.flush());
     });
+}
+
+/// Writes preformatted lines built from untrusted text (each piece escaped
+/// for its format by the builder) to stdout, every line neutralized where
+/// a runner reads workflow commands.
+pub fn emit_lines(text: &str) {
+    if workflow_commands_live() {
+        emit(neutralize_workflow_commands(text).as_bytes());
+    } else {
+        emit(text.as_bytes());
+    }
 }
 
 /// Writes a machine document (trusted bytes) to stdout, and says whether

@@ -15,7 +15,7 @@ use super::changes::RecordedOracle;
 use super::Oracle;
 use crate::config::Environment;
 use crate::digest::sha256_hex;
-use crate::durable::{self, Change, FileLock, ReadRefusal};
+use crate::durable::{self, Change, LockFile, OpenDirectory, ReadRefusal};
 use crate::layout::StateDir;
 use crate::paths;
 
@@ -337,8 +337,9 @@ impl Store {
         let store = self.open(true)?.ok_or_else(|| StoreError::NotReal(self.dir.display().to_string(), "directory"))?;
         let path = store.path.join(oracle.record_name(ledger, gate));
         let lock_path = approval_lock(&path);
-        let lock =
-            FileLock::acquire_waiting_for_foreign(&lock_path, NODE_APPROVAL_LOCK_WAIT).map_err(StoreError::Lock)?;
+        let lock = LockFile::at(&lock_path)
+            .and_then(|lock| lock.acquire_waiting_for_foreign(NODE_APPROVAL_LOCK_WAIT))
+            .map_err(StoreError::Lock)?;
         sweep_stale_temp_files(&store, &path)?;
         // A concurrent approver got here first: replacing its valid record
         // would make runs reading it right now fail closed on a replaced file.
@@ -351,7 +352,8 @@ impl Store {
             Ok(Change::Replace { value: (), bytes: text.into_bytes(), mode: 0o600 })
         };
         // Still under the lock: the record was written into the store checked.
-        let written = durable::update_locked_then(lock, &path, decide, |()| store.assert_unchanged());
+        let (directory, name) = OpenDirectory::containing(&path).map_err(io_error(&path))?;
+        let written = durable::update_locked_then(lock, &directory, name, decide, |()| store.assert_unchanged());
         written.map_err(|error| error.into_error(io_error(&path)))??;
         Ok(path)
     }
@@ -383,7 +385,11 @@ fn sweep_stale_temp_files(store: &OpenStore, own: &Path) -> Result<(), StoreErro
         records.extend(target.map(|target| store.path.join(target)));
     }
     for record in records {
-        let held = if record == own { None } else { FileLock::try_acquire(&approval_lock(&record)).ok() };
+        let held = if record == own {
+            None
+        } else {
+            LockFile::at(&approval_lock(&record)).and_then(LockFile::try_acquire).ok()
+        };
         if record == own || held.is_some() {
             durable::remove_stale_temp_files(&record).map_err(io_error(&record))?;
         }

@@ -6,6 +6,7 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use clap::CommandFactory;
 use clap_complete::engine::CompletionCandidate;
@@ -52,12 +53,53 @@ fn root() -> Option<PathBuf> {
     Some(Root::locate(&cwd, home.as_deref(), None, Looking::ForLedgers).path)
 }
 
+/// The candidates among `values` that start with `current`, sorted, once
+/// each. A value holding a character that does not print as itself (a
+/// control, an escape sequence, a bidi mark: names come from a repository
+/// that may be hostile) is dropped: the shell would print it raw.
 fn starting_with(current: &OsStr, values: impl IntoIterator<Item = String>) -> Vec<CompletionCandidate> {
     let current = current.to_string_lossy();
-    let mut values: Vec<String> = values.into_iter().filter(|value| value.starts_with(current.as_ref())).collect();
+    let mut values: Vec<String> = values
+        .into_iter()
+        .filter(|value| value.starts_with(current.as_ref()) && !value.chars().any(crate::visible::is_hidden))
+        .collect();
     values.sort();
     values.dedup();
     values.into_iter().map(CompletionCandidate::new).collect()
+}
+
+/// The ledger bytes one TAB may read: completion runs on every key press.
+const TAB_BYTES: u64 = 2 * 1024 * 1024;
+/// How long one TAB may look before it offers what it found.
+const TAB_TIME: Duration = Duration::from_millis(250);
+
+/// What one TAB may still spend: a repository can hold any number of
+/// ledgers of up to 8 MiB each, so reading stops at a byte budget and a
+/// deadline, and completion offers what was found by then.
+struct Budget {
+    deadline: Instant,
+    bytes_left: u64,
+}
+
+impl Budget {
+    fn new() -> Budget {
+        Budget { deadline: Instant::now() + TAB_TIME, bytes_left: TAB_BYTES }
+    }
+
+    fn spent(&self) -> bool {
+        self.bytes_left == 0 || Instant::now() >= self.deadline
+    }
+
+    /// The text of `ledger` when it fits in what is left, which it then
+    /// spends; `None` for a ledger too large, unreadable, or past the deadline.
+    fn read(&mut self, ledger: &Path) -> Option<String> {
+        if self.spent() {
+            return None;
+        }
+        let text = crate::ledger::file::read_at_most(ledger, self.bytes_left).ok()?;
+        self.bytes_left = self.bytes_left.saturating_sub(text.len() as u64);
+        Some(text)
+    }
 }
 
 /// `--scope`: the pipelines under `.unlazy/`.
@@ -66,10 +108,14 @@ pub fn scope_ids(current: &OsStr) -> Vec<CompletionCandidate> {
     starting_with(current, scopes)
 }
 
-/// Every ledger a run could target: the root's own and every pipeline's.
-fn every_ledger(root: &Path) -> Vec<PathBuf> {
+/// Every ledger a run could target: the root's own and every pipeline's
+/// (discovery stays inside the repository: linked folders are refused).
+fn every_ledger(root: &Path, budget: &Budget) -> Vec<PathBuf> {
     let mut ledgers = target::root_ledgers(root);
     for scope in target::list_scopes(root) {
+        if budget.spent() {
+            break;
+        }
         if let Ok(found) = target::resolve(root, &[], Some(&scope)) {
             ledgers.extend(found.files);
         }
@@ -77,12 +123,14 @@ fn every_ledger(root: &Path) -> Vec<PathBuf> {
     ledgers
 }
 
-/// `--gate`: each gate's plain and qualified id.
+/// `--gate`: each gate's plain and qualified id, from as many ledgers as
+/// one TAB's budget reads.
 pub fn gate_ids(current: &OsStr) -> Vec<CompletionCandidate> {
     let Some(root) = root() else { return Vec::new() };
+    let mut budget = Budget::new();
     let mut ids = Vec::new();
-    for ledger in every_ledger(&root) {
-        let Ok(text) = crate::ledger::file::read(&ledger) else { continue };
+    for ledger in every_ledger(&root, &budget) {
+        let Some(text) = budget.read(&ledger) else { continue };
         for gate in crate::ledger::parse(&text).document.gates {
             ids.push(crate::ledger::qualify(&ledger, gate.id()));
             ids.push(gate.id().to_string());
@@ -91,15 +139,22 @@ pub fn gate_ids(current: &OsStr) -> Vec<CompletionCandidate> {
     starting_with(current, ids)
 }
 
-/// `--leaf`: the stems of every pipeline's `gates/*.md`.
+/// `--leaf`: the stems of every pipeline's `gates/*.md` that are leaf ids,
+/// from `gates/` folders that are real directories inside the repository.
 pub fn leaf_names(current: &OsStr) -> Vec<CompletionCandidate> {
     let Some(root) = root() else { return Vec::new() };
+    let budget = Budget::new();
     let mut leaves = Vec::new();
     for scope in target::list_scopes(&root) {
-        let Ok(entries) = std::fs::read_dir(StateDir::new(&root).scope(&scope).join(GATES_DIR)) else { continue };
-        for entry in entries.flatten() {
+        let gates = StateDir::new(&root).scope(&scope).join(GATES_DIR);
+        if budget.spent() || !crate::durable::real_directory_inside(&root, &gates) {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&gates) else { continue };
+        for entry in entries.flatten().take_while(|_| !budget.spent()) {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if let Some(stem) = name.strip_suffix(".md").filter(|stem| !stem.is_empty()) {
+            if let Some(stem) = name.strip_suffix(".md").filter(|stem| target::validate_scope_id(stem, "leaf").is_ok())
+            {
                 leaves.push(stem.to_string());
             }
         }

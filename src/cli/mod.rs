@@ -419,22 +419,81 @@ fn first_error_line(error: &clap::Error) -> String {
     first.strip_prefix("error: ").unwrap_or(first).trim().to_string()
 }
 
-/// The Node tool reads every argument before it answers `--help`, so an
-/// unknown option anywhere beside the checker's `--help` is still a usage
-/// error (exit 2). A subcommand's help is clap's alone.
-fn unknown_beside_help(arguments: &[OsString]) -> Option<clap::Error> {
+/// The Node tool reads its whole command line before it answers `--help`:
+/// a mistake it finds while reading (an unknown option, an option given
+/// twice, `-h` and `--help` included, a value option without a value, and
+/// `-h` inside a cluster such as `-hh`, which it does not accept) is a usage
+/// error (exit 2) even beside the checker's help, while a mistake in what
+/// the options mean (`--status --reverify`, `--jobs 99`) is not. That
+/// mistake, in clap's words, or `None` when help is answered. A
+/// subcommand's help is clap's alone.
+fn mistake_beside_help(arguments: &[OsString]) -> Option<clap::Error> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
     let first = arguments.get(1)?.to_str()?;
-    if Cli::command().find_subcommand(first).is_some() {
+    let mut command = Cli::command();
+    if command.find_subcommand(first).is_some() {
         return None;
     }
     let end = arguments.iter().position(|argument| argument == "--").unwrap_or(arguments.len());
+    let options = &arguments[1..end];
+    let mut mistake = |kind: ErrorKind, message: String| Some(command.error(kind, message));
+    for help in ["-h", "--help"] {
+        if options.iter().filter(|argument| *argument == help).count() > 1 {
+            return mistake(
+                ErrorKind::ArgumentConflict,
+                format!("the argument '{help}' cannot be used multiple times"),
+            );
+        }
+    }
     let without_help: Vec<&OsString> = arguments
         .iter()
         .enumerate()
         .filter(|(at, argument)| *at >= end || (*argument != "--help" && *argument != "-h"))
         .map(|(_, argument)| argument)
         .collect();
-    Cli::try_parse_from(without_help).err().filter(|error| error.kind() == clap::error::ErrorKind::UnknownArgument)
+    let error = Cli::try_parse_from(without_help).err()?;
+    let context = |kind: ContextKind| match error.get(kind) {
+        Some(ContextValue::String(text)) => Some(text.clone()),
+        Some(ContextValue::Strings(texts)) if texts.len() == 1 => texts.first().cloned(),
+        _ => None,
+    };
+    let reading_mistake = match error.kind() {
+        // Still asked for: `-h` sits inside a cluster of short options.
+        ErrorKind::DisplayHelp => {
+            let cluster =
+                options.iter().filter_map(|argument| argument.to_str()).find(|argument| clusters_help(argument));
+            return mistake(ErrorKind::UnknownArgument, format!("unexpected argument '{}' found", cluster?));
+        }
+        ErrorKind::UnknownArgument => true,
+        ErrorKind::ArgumentConflict => context(ContextKind::InvalidArg) == context(ContextKind::PriorArg),
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+            context(ContextKind::InvalidValue).as_deref() == Some("")
+        }
+        _ => false,
+    };
+    reading_mistake.then_some(error)
+}
+
+/// Whether `argument` is a cluster of short options (`-qh`) holding `-h`
+/// before any option that takes the rest as its value (`-j2h` does not).
+fn clusters_help(argument: &str) -> bool {
+    let Some(shorts) = argument.strip_prefix('-').filter(|rest| rest.len() > 1 && !rest.starts_with('-')) else {
+        return false;
+    };
+    let command = Cli::command();
+    for short in shorts.chars() {
+        if short == 'h' {
+            return true;
+        }
+        let takes_value = command
+            .get_arguments()
+            .find(|arg| arg.get_short() == Some(short))
+            .is_some_and(|arg| arg.get_action().takes_values());
+        if takes_value {
+            return false;
+        }
+    }
+    false
 }
 
 /// Parses the process arguments, runs, and returns the exit status.
@@ -453,7 +512,7 @@ pub fn main() -> Exit {
             return Exit::Met;
         }
         Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => {
-            return report_parse_error(unknown_beside_help(&arguments).as_ref().unwrap_or(&error));
+            return report_parse_error(mistake_beside_help(&arguments).as_ref().unwrap_or(&error));
         }
         Err(error) => return report_parse_error(&error),
     };

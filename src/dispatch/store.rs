@@ -9,12 +9,12 @@
 //! atomically (temp file in the same directory, fsync, rename, fsync of the
 //! directory), so a crash leaves the old state or the new one.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use super::error::DispatchError;
 use super::model::{Action, Stamp, State, Wave};
-use crate::durable::{self, Change, FileLock, ReadRefusal};
-use crate::durable::{inspect_directory, Directory};
+use crate::durable::{self, BeneathError, Change, OpenDirectory, ReadRefusal};
 use crate::layout::{StateDir, DISPATCH_FILE};
 use crate::pipeline;
 use crate::state_root;
@@ -37,24 +37,29 @@ fn scope_directory(root: &Path, scope: &str) -> Result<PathBuf, DispatchError> {
     Ok(StateDir::new(root).scope(scope))
 }
 
-/// Whether `path` is a real directory inside `root`: `Ok(false)` when it
-/// does not exist, an error when it is a link, a file or anything else.
-fn real_directory(root: &Path, path: &Path) -> Result<bool, DispatchError> {
-    match inspect_directory(root, path) {
-        Ok(Directory::Real) => Ok(true),
-        Ok(Directory::NotReal) => {
-            Err(DispatchError::Invalid(format!("{} must be a real directory, not a link or file", path.display())))
+/// The scope's directory held open when it exists, reached from `root`
+/// through real directories only: `Ok(None)` when some level is missing,
+/// an error when one is a link, a file or anything else.
+fn open_existing(root: &Path, path: &Path) -> Result<Option<OpenDirectory>, DispatchError> {
+    match OpenDirectory::beneath(root, path) {
+        Ok(directory) => Ok(Some(directory)),
+        Err(BeneathError::Missing(_)) => Ok(None),
+        Err(BeneathError::NotReal(level)) => {
+            Err(DispatchError::Invalid(format!("{} must be a real directory, not a link or file", level.display())))
         }
-        Ok(Directory::Missing) => Ok(false),
-        Err(error) => Err(DispatchError::Invalid(format!("cannot inspect {}: {error}", path.display()))),
+        Err(BeneathError::Io(level, error)) => {
+            Err(DispatchError::Invalid(format!("cannot inspect {}: {error}", level.display())))
+        }
     }
 }
 
-/// The text of the state file, or `None` when there is none.
-fn read_state_text(path: &Path) -> Result<Option<String>, DispatchError> {
+/// The text of the state file in the scope's `directory`, or `None` when
+/// there is none.
+fn read_state_text(directory: &OpenDirectory) -> Result<Option<String>, DispatchError> {
+    let path = directory.join(OsStr::new(DISPATCH_FILE));
     let shown = path.display();
     let invalid = |detail: String| Err(DispatchError::Invalid(detail));
-    let read = match durable::read_stable(path, MAX_STATE_BYTES) {
+    let read = match directory.read_stable(OsStr::new(DISPATCH_FILE), MAX_STATE_BYTES) {
         Ok(Some(read)) => read,
         Ok(None) => return Ok(None),
         Err(ReadRefusal::TooLarge) => {
@@ -72,16 +77,19 @@ fn read_state_text(path: &Path) -> Result<Option<String>, DispatchError> {
 /// Reads and validates the scope's state. A scope without a state file
 /// (or without a directory yet) has no waves.
 pub fn read(root: &Path, scope: &str) -> Result<State, DispatchError> {
-    let directory = scope_directory(root, scope)?;
-    if !real_directory(root, &StateDir::new(root).path())? || !real_directory(root, &directory)? {
-        return Ok(State::default());
-    }
-    let path = directory.join(DISPATCH_FILE);
-    match read_state_text(&path)? {
+    match open_existing(root, &scope_directory(root, scope)?)? {
+        Some(directory) => read_in(&directory),
         None => Ok(State::default()),
-        Some(text) => {
-            State::parse(&text).map_err(|detail| DispatchError::Invalid(format!("{}: {detail}", path.display())))
-        }
+    }
+}
+
+/// The state in the scope's `directory`.
+fn read_in(directory: &OpenDirectory) -> Result<State, DispatchError> {
+    match read_state_text(directory)? {
+        None => Ok(State::default()),
+        Some(text) => State::parse(&text).map_err(|detail| {
+            DispatchError::Invalid(format!("{}: {detail}", directory.join(OsStr::new(DISPATCH_FILE)).display()))
+        }),
     }
 }
 
@@ -89,21 +97,22 @@ pub fn read(root: &Path, scope: &str) -> Result<State, DispatchError> {
 /// writes the new state atomically, then appends the audit line while still
 /// holding the lock (so the log lists transitions in commit order).
 pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Result<Committed, DispatchError> {
-    let directory = scope_directory(root, scope)?;
-    let real = |path: &Path| real_directory(root, path).map_err(|error| DispatchError::Refused(error.detail()));
-    if !real(&StateDir::new(root).path())? || !real(&directory)? {
+    let path = scope_directory(root, scope)?;
+    let existing = open_existing(root, &path).map_err(|error| DispatchError::Refused(error.detail()))?;
+    if existing.is_none() {
         // No scope directory means no waves: a transition that would be
         // refused anyway must not create directories first.
         State::default().apply(wave_id, action, &Stamp::now())?;
     }
-    pipeline::ensure_scope(root, scope)?;
-    let path = directory.join(DISPATCH_FILE);
+    let directory = pipeline::ensure_scope(root, scope)?;
+    let name = OsStr::new(DISPATCH_FILE);
     // One lock per state file, named like every lock of this tool.
-    let lock =
-        state_root::lock_for(root, &path).and_then(|lock| FileLock::acquire(&lock)).map_err(DispatchError::Lock)?;
+    let lock = state_root::lock_for(root, &path.join(DISPATCH_FILE))
+        .and_then(|lock| lock.acquire())
+        .map_err(DispatchError::Lock)?;
     let decide = || -> Result<_, DispatchError> {
-        durable::remove_stale_temp_files(&path).map_err(DispatchError::StaleTemp)?;
-        let mut state = read(root, scope)?;
+        directory.remove_stale_temp_files(name).map_err(DispatchError::StaleTemp)?;
+        let mut state = read_in(&directory)?;
         let now = Stamp::now();
         let event = state.apply(wave_id, action, &now)?;
         let wave = state
@@ -118,5 +127,6 @@ pub fn update(root: &Path, scope: &str, wave_id: &str, action: &Action) -> Resul
             .map(|e| format!("state transition committed; audit status append was skipped: {e}"));
         Committed { wave, audit_warning }
     };
-    durable::update_locked_then(lock, &path, decide, audit).map_err(|error| error.into_error(DispatchError::Write))
+    durable::update_locked_then(lock, &directory, name, decide, audit)
+        .map_err(|error| error.into_error(DispatchError::Write))
 }

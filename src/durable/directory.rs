@@ -1,87 +1,380 @@
-//! The one check that a directory is a real directory inside a root (no
-//! link, no file, not outside), and creating one that is.
+//! Directories held open. Repository state lives in directories reached from
+//! the repository root without following a link at any level below it, and
+//! every primitive of this layer names its file inside such a handle: a
+//! directory swapped for a link after it was checked (by a check running
+//! meanwhile) is never written through, because the check and the use are
+//! one open. The root itself, and stores outside any repository, are opened
+//! as the OS resolves their paths, links included: a root reached through a
+//! symlinked home or `/tmp` is still the directory the user named.
+//!
+//! The platform part (`openat2` on Linux, a walk of `openat` calls with
+//! `O_NOFOLLOW | O_DIRECTORY` elsewhere and on kernels without it) stays in
+//! this file.
 
-use std::fs;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
 use std::io;
-use std::os::unix::fs::DirBuilderExt;
-use std::path::Path;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Component, Path, PathBuf};
 
-use super::replace::{give_to_owner_of, with_path};
+use rustix::fs::{openat, statat, AtFlags, Mode, OFlags};
 
-/// What is at a path that must be a real directory inside a root.
+use crate::paths;
+
+pub(super) fn with_path(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_ {
+    move |error| io::Error::new(error.kind(), format!("{}: {error}", path.display()))
+}
+
+/// A directory held open, with the path it was reached by (for messages).
+#[derive(Debug)]
+pub struct OpenDirectory {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+/// Why a directory below a root could not be opened.
+#[derive(Debug)]
+pub enum BeneathError {
+    /// This level is a link, a file or anything but a directory, or the
+    /// directory is not below the root at all.
+    NotReal(PathBuf),
+    /// This level does not exist.
+    Missing(PathBuf),
+    Io(PathBuf, io::Error),
+}
+
+impl fmt::Display for BeneathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BeneathError::NotReal(path) => {
+                write!(f, "{} must be a real directory inside the repository", path.display())
+            }
+            BeneathError::Missing(path) => {
+                write!(f, "{}: {}", path.display(), io::Error::from(io::ErrorKind::NotFound))
+            }
+            BeneathError::Io(path, error) => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for BeneathError {}
+
+impl From<BeneathError> for io::Error {
+    fn from(error: BeneathError) -> io::Error {
+        let kind = match &error {
+            BeneathError::Missing(_) => io::ErrorKind::NotFound,
+            BeneathError::Io(_, error) => error.kind(),
+            BeneathError::NotReal(_) => io::ErrorKind::Other,
+        };
+        io::Error::new(kind, error.to_string())
+    }
+}
+
+/// What is at a path that must be a real directory below a root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Directory {
+enum Directory {
     Missing,
-    /// A directory, not a link, whose canonical path lies inside the root.
+    /// A directory reached from the root through real directories only.
     Real,
-    /// A link, a file or anything else, or a directory outside the root.
+    /// A link, a file or anything else at some level, or not below the root.
     NotReal,
 }
 
-/// Used by every reader and writer of repository state.
-pub fn inspect_directory(root: &Path, directory: &Path) -> io::Result<Directory> {
-    let meta = match fs::symlink_metadata(directory) {
-        Ok(meta) => meta,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Directory::Missing),
-        Err(error) => return Err(error),
-    };
-    if meta.file_type().is_symlink() || !meta.is_dir() {
-        return Ok(Directory::NotReal);
-    }
-    match (fs::canonicalize(root), fs::canonicalize(directory)) {
-        (Ok(root), Ok(directory)) if directory.starts_with(&root) => Ok(Directory::Real),
-        _ => Ok(Directory::NotReal),
-    }
+/// On Linux a directory handle asks only for search permission, as a path
+/// lookup does (`O_PATH`), so a store that may be written but not listed
+/// (0300) still opens; listing and syncing reopen it for reading.
+#[cfg(target_os = "linux")]
+const LOOKUP: OFlags = OFlags::PATH;
+#[cfg(not(target_os = "linux"))]
+const LOOKUP: OFlags = OFlags::RDONLY;
+
+fn directory_flags() -> OFlags {
+    OFlags::DIRECTORY | OFlags::CLOEXEC | LOOKUP
 }
 
-/// `inspect_directory` says `Real`.
-pub fn real_directory_inside(root: &Path, directory: &Path) -> bool {
-    matches!(inspect_directory(root, directory), Ok(Directory::Real))
+/// A level that is not a real directory: a link (`ELOOP`, or `EMLINK` on
+/// the BSDs), a file or a link opened as a directory (`ENOTDIR`), or a
+/// resolution that would leave the root (`EXDEV`).
+fn refuses_as_not_real(errno: rustix::io::Errno) -> bool {
+    use rustix::io::Errno;
+    matches!(errno, Errno::LOOP | Errno::MLINK | Errno::NOTDIR | Errno::XDEV)
 }
 
-/// `inspect_directory` says `NotReal`: present, but a link, a file, or outside.
-pub fn present_but_not_real(root: &Path, directory: &Path) -> bool {
-    matches!(inspect_directory(root, directory), Ok(Directory::NotReal))
-}
-
-fn not_real(directory: &Path) -> io::Error {
-    io::Error::other(format!("{} must be a real directory inside the repository", directory.display()))
-}
-
-/// Makes sure `directory` (a child of `parent`, inside `root`) is a real
-/// directory, creating it 0700 when missing with `parent`'s owner.
-pub fn ensure_real_directory(root: &Path, directory: &Path, parent: &Path) -> io::Result<()> {
-    match inspect_directory(root, directory).map_err(with_path(directory))? {
-        Directory::Real => return Ok(()),
-        Directory::NotReal => return Err(not_real(directory)),
-        Directory::Missing => {}
+impl OpenDirectory {
+    /// `path` as the OS resolves it, links included: a repository root, or
+    /// a directory outside any repository (the approval store, agent
+    /// settings, manual pages).
+    pub fn open(path: &Path) -> io::Result<OpenDirectory> {
+        let fd = rustix::fs::open(path, directory_flags(), Mode::empty())
+            .map_err(|errno| io::Error::new(io::Error::from(errno).kind(), format!("{}: {errno}", path.display())))?;
+        Ok(OpenDirectory { fd, path: path.to_path_buf() })
     }
-    match fs::DirBuilder::new().mode(0o700).create(directory) {
-        Ok(()) => give_to_owner_of(directory, parent)?,
-        // Created by a concurrent run: checked below like any other.
-        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(error) => return Err(with_path(directory)(error)),
-    }
-    match inspect_directory(root, directory).map_err(with_path(directory))? {
-        Directory::Real => Ok(()),
-        _ => Err(not_real(directory)),
-    }
-}
 
-/// Checks, without creating anything, that `ensure_real_directory` can
-/// succeed for each of `levels` (each a `(directory, parent)` pair, outer
-/// first): every existing level is a real directory and the first missing
-/// one can be created in its writable parent.
-pub fn check_creatable(root: &Path, levels: &[(&Path, &Path)]) -> io::Result<()> {
-    for &(level, parent) in levels {
-        match inspect_directory(root, level).map_err(with_path(level))? {
-            Directory::Real => {}
-            Directory::NotReal => return Err(not_real(level)),
-            Directory::Missing => {
-                return nix::unistd::access(parent, nix::unistd::AccessFlags::W_OK)
-                    .map_err(|errno| with_path(parent)(io::Error::from(errno)));
-            }
+    /// The directory holding `path` (opened as `open` does) and the final
+    /// name, for a file outside any repository.
+    pub fn containing(path: &Path) -> io::Result<(OpenDirectory, &OsStr)> {
+        let name = path
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("{}: no file name", path.display())))?;
+        Ok((OpenDirectory::open(parent_directory(path))?, name))
+    }
+
+    /// `directory`, which must lie below `root` (lexically, as both are
+    /// spelled) and be reached from it through real directories only: no
+    /// level below the root may be a link, whatever it points to. The root
+    /// itself is opened as `open` does.
+    pub fn beneath(root: &Path, directory: &Path) -> Result<OpenDirectory, BeneathError> {
+        let (root, directory) = (paths::normalize(root), paths::normalize(directory));
+        let Ok(relative) = directory.strip_prefix(&root) else {
+            return Err(BeneathError::NotReal(directory));
+        };
+        let base = OpenDirectory::open(&root).map_err(|error| BeneathError::Io(root.clone(), error))?;
+        if relative.as_os_str().is_empty() {
+            return Ok(base);
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = resolve_beneath(base.fd.as_fd(), relative) {
+            return Ok(OpenDirectory { fd, path: directory });
+        }
+        // The walk also names the level that is not real when the single
+        // call refused the path.
+        base.walk(relative, &directory)
+    }
+
+    /// `relative` below this directory, one level at a time, none of them
+    /// followed if it is a link.
+    fn walk(self, relative: &Path, directory: &Path) -> Result<OpenDirectory, BeneathError> {
+        let mut current = self;
+        for component in relative.components() {
+            let Component::Normal(name) = component else {
+                return Err(BeneathError::NotReal(directory.to_path_buf()));
+            };
+            current = current.child(name)?;
+        }
+        Ok(current)
+    }
+
+    /// What is at `directory` below `root` (see `beneath`).
+    fn inspect(root: &Path, directory: &Path) -> io::Result<Directory> {
+        match OpenDirectory::beneath(root, directory) {
+            Ok(_) => Ok(Directory::Real),
+            Err(BeneathError::Missing(_)) => Ok(Directory::Missing),
+            Err(BeneathError::NotReal(_)) => Ok(Directory::NotReal),
+            Err(BeneathError::Io(_, error)) => Err(error),
         }
     }
-    Ok(())
+
+    /// The child directory `name`, which must be a real directory (never a link).
+    pub fn child(&self, name: &OsStr) -> Result<OpenDirectory, BeneathError> {
+        let path = self.path.join(name);
+        match openat(&self.fd, name, directory_flags() | OFlags::NOFOLLOW, Mode::empty()) {
+            Ok(fd) => Ok(OpenDirectory { fd, path }),
+            Err(rustix::io::Errno::NOENT) => Err(BeneathError::Missing(path)),
+            Err(errno) if refuses_as_not_real(errno) => Err(BeneathError::NotReal(path)),
+            Err(errno) => Err(BeneathError::Io(path, errno.into())),
+        }
+    }
+
+    /// The child directory `name`, created 0700 when missing and then given
+    /// to the owner of this directory (a run as root leaves no state the
+    /// repository's owner cannot use). True when this call created it.
+    pub fn create_child(&self, name: &OsStr) -> Result<(OpenDirectory, bool), BeneathError> {
+        let path = || self.path.join(name);
+        let created = match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o700)) {
+            Ok(()) => true,
+            // Made by a concurrent run, or there already: checked below like any other.
+            Err(rustix::io::Errno::EXIST) => false,
+            Err(errno) => return Err(BeneathError::Io(path(), errno.into())),
+        };
+        let child = self.child(name)?;
+        if created {
+            self.give_entry_to_owner(name).map_err(|error| BeneathError::Io(path(), error))?;
+        }
+        Ok((child, created))
+    }
+
+    /// Gives the entry `name` of this directory, just created by this process,
+    /// the owner and group of this directory when they differ from ours. Only a
+    /// privileged process can; for anyone else it already has the only owner
+    /// it can have.
+    pub(super) fn give_entry_to_owner(&self, name: &OsStr) -> io::Result<()> {
+        if !rustix::process::geteuid().is_root() {
+            return Ok(());
+        }
+        let owner = rustix::fs::fstat(self.fd()).map_err(|errno| self.error(errno.into()))?;
+        let created = statat(self.fd(), name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|errno| with_path(&self.join(name))(errno.into()))?;
+        if (created.st_uid, created.st_gid) == (owner.st_uid, owner.st_gid) {
+            return Ok(());
+        }
+        let (uid, gid) = (rustix::fs::Uid::from_raw(owner.st_uid), rustix::fs::Gid::from_raw(owner.st_gid));
+        rustix::fs::chownat(self.fd(), name, Some(uid), Some(gid), AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|errno| with_path(&self.join(name))(errno.into()))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path of `name` inside this directory, for messages.
+    pub fn join(&self, name: &OsStr) -> PathBuf {
+        self.path.join(name)
+    }
+
+    pub(super) fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// This directory opened for reading (listing, syncing), whatever the
+    /// handle was opened for.
+    pub(super) fn reopen_for_reading(&self) -> io::Result<OwnedFd> {
+        openat(&self.fd, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            .map_err(|errno| self.error(errno.into()))
+    }
+
+    pub(super) fn error(&self, error: io::Error) -> io::Error {
+        io::Error::new(error.kind(), format!("{}: {error}", self.path.display()))
+    }
+
+    /// Every name in this directory but `.` and `..`.
+    pub fn entries(&self) -> io::Result<Vec<OsString>> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut dir = rustix::fs::Dir::new(self.reopen_for_reading()?).map_err(|errno| self.error(errno.into()))?;
+        let mut names = Vec::new();
+        while let Some(entry) = dir.read() {
+            let entry = entry.map_err(|errno| self.error(errno.into()))?;
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                names.push(OsStr::from_bytes(name).to_os_string());
+            }
+        }
+        Ok(names)
+    }
+
+    /// Whether this process may create and remove entries here (the error
+    /// does not name the directory).
+    pub fn check_writable(&self) -> io::Result<()> {
+        use rustix::fs::{accessat, Access, AtFlags};
+        Ok(accessat(&self.fd, ".", Access::WRITE_OK, AtFlags::empty())?)
+    }
+
+    /// Checks, without creating anything, that `create_child` can succeed
+    /// for each of `levels` in turn: every existing level is a real
+    /// directory, and the first missing one can be created.
+    pub fn check_creatable(&self, levels: &[&OsStr]) -> Result<(), BeneathError> {
+        let Some((first, rest)) = levels.split_first() else {
+            return Ok(());
+        };
+        match self.child(first) {
+            Ok(child) => child.check_creatable(rest),
+            Err(BeneathError::Missing(_)) => {
+                self.check_writable().map_err(|error| BeneathError::Io(self.path.clone(), error))
+            }
+            Err(error) => Err(error),
+        }
+    }
+}
+
+/// `relative` below `base` in one `openat2` call that refuses every link
+/// and any escape from `base`; `None` when the kernel lacks the call (Linux
+/// before 5.6, or a seccomp filter that forbids it) or refused the path, so
+/// the caller walks the levels instead.
+#[cfg(target_os = "linux")]
+fn resolve_beneath(base: BorrowedFd<'_>, relative: &Path) -> Option<OwnedFd> {
+    use rustix::fs::{openat2, ResolveFlags};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static UNAVAILABLE: AtomicBool = AtomicBool::new(false);
+    if UNAVAILABLE.load(Ordering::Relaxed) {
+        return None;
+    }
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    match openat2(base, relative, directory_flags() | OFlags::NOFOLLOW, Mode::empty(), resolve) {
+        Ok(fd) => Some(fd),
+        Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM | rustix::io::Errno::INVAL) => {
+            UNAVAILABLE.store(true, Ordering::Relaxed);
+            None
+        }
+        Err(_) => None,
+    }
+}
+
+/// The directory holding `path` (`.` for a bare name).
+pub fn parent_directory(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// `OpenDirectory::inspect` says `Real`.
+pub fn real_directory_inside(root: &Path, directory: &Path) -> bool {
+    matches!(OpenDirectory::inspect(root, directory), Ok(Directory::Real))
+}
+
+/// `OpenDirectory::inspect` says `NotReal`: present, but a link or a file at
+/// some level, or outside.
+pub fn present_but_not_real(root: &Path, directory: &Path) -> bool {
+    matches!(OpenDirectory::inspect(root, directory), Ok(Directory::NotReal))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn every_level_below_the_root_must_be_real_but_the_root_may_be_reached_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        fs::create_dir_all(root.join("a/b/c")).unwrap();
+        fs::create_dir_all(dir.path().join("elsewhere/b/c")).unwrap();
+        let inspect = |root: &Path, relative: &str| OpenDirectory::inspect(root, &root.join(relative)).unwrap();
+        assert_eq!(inspect(&root, "a/b/c"), Directory::Real);
+        assert_eq!(inspect(&root, "a/b/missing"), Directory::Missing);
+        symlink(dir.path().join("elsewhere/b"), root.join("a/linked")).unwrap();
+        assert_eq!(inspect(&root, "a/linked/c"), Directory::NotReal, "a link in the middle");
+        assert_eq!(inspect(&root, "a/linked"), Directory::NotReal, "a link at the end");
+        fs::write(root.join("a/file"), "").unwrap();
+        assert_eq!(inspect(&root, "a/file"), Directory::NotReal);
+        let linked_root = dir.path().join("root-link");
+        symlink(&root, &linked_root).unwrap();
+        assert_eq!(inspect(&linked_root, "a/b/c"), Directory::Real, "the root itself may be a link");
+        let error = OpenDirectory::beneath(&root, &root.join("a/linked/c")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("{} must be a real directory inside the repository", root.join("a/linked").display())
+        );
+        assert!(matches!(OpenDirectory::beneath(&root, dir.path()), Err(BeneathError::NotReal(_))), "above the root");
+    }
+
+    #[test]
+    fn the_walk_without_openat2_decides_as_the_single_call_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        fs::create_dir_all(root.join("a/b/c")).unwrap();
+        symlink(root.join("a/b"), root.join("a/linked")).unwrap();
+        fs::write(root.join("a/file"), "").unwrap();
+        let walk = |relative: &str| OpenDirectory::open(&root).unwrap().walk(Path::new(relative), &root.join(relative));
+        assert!(walk("a/b/c").is_ok());
+        assert!(
+            matches!(walk("a/b/missing/c"), Err(BeneathError::Missing(level)) if level == root.join("a/b/missing"))
+        );
+        assert!(matches!(walk("a/linked/c"), Err(BeneathError::NotReal(level)) if level == root.join("a/linked")));
+        assert!(matches!(walk("a/file/c"), Err(BeneathError::NotReal(level)) if level == root.join("a/file")));
+        assert!(matches!(walk("a/../a/b"), Err(BeneathError::NotReal(_))), "a parent step is never taken");
+    }
+
+    #[test]
+    fn a_created_level_is_checked_like_any_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = OpenDirectory::open(dir.path()).unwrap();
+        let (_, created) = root.create_child(OsStr::new("state")).unwrap();
+        assert!(created);
+        assert!(!root.create_child(OsStr::new("state")).unwrap().1);
+        symlink(dir.path(), dir.path().join("linked")).unwrap();
+        assert!(matches!(root.create_child(OsStr::new("linked")), Err(BeneathError::NotReal(_))));
+        assert!(root.check_creatable(&[OsStr::new("state"), OsStr::new("new")]).is_ok());
+        assert!(matches!(root.check_creatable(&[OsStr::new("linked")]), Err(BeneathError::NotReal(_))));
+        let mut names = root.entries().unwrap();
+        names.sort();
+        assert_eq!(names, ["linked", "state"]);
+    }
 }

@@ -35,6 +35,13 @@ pub fn read_stable(path: &Path, max_bytes: u64) -> Result<Option<StableRead>, Re
     read_stable_at(rustix::fs::CWD, path, max_bytes)
 }
 
+impl super::OpenDirectory {
+    /// `read_stable` of `name` in this directory.
+    pub fn read_stable(&self, name: &std::ffi::OsStr, max_bytes: u64) -> Result<Option<StableRead>, ReadRefusal> {
+        read_stable_at(self.fd(), Path::new(name), max_bytes)
+    }
+}
+
 /// `read_stable` of `name` inside the directory `directory` is open on: the
 /// name is looked up in that directory, whatever its path names meanwhile.
 pub fn read_stable_at(

@@ -1,10 +1,10 @@
 //! The locked read-modify-write every state file uses.
 
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
 
-use super::replace::{remove_stale_temp_files, replace_file, replace_file_keeping, with_path};
+use super::directory::OpenDirectory;
 
 /// Why a locked update failed: `decide` refused (its own error), or the
 /// write it decided on failed.
@@ -32,39 +32,42 @@ pub enum Change<T> {
         bytes: Vec<u8>,
         mode: u32,
     },
-    /// Replace, keeping what the replaced file had (`replace_file_keeping`).
+    /// Replace, keeping what the replaced file had (`replace_keeping`).
     ReplaceKeeping {
         value: T,
         bytes: Vec<u8>,
         original: fs::Metadata,
     },
-    /// Remove `paths` (a record directory's entries; one already gone is
-    /// no error), each with the stale temp files of its earlier writes.
+    /// Remove `names` from the target's directory (a record directory's
+    /// entries; one already gone is no error), each with the stale temp
+    /// files of its earlier writes.
     Remove {
         value: T,
-        paths: Vec<PathBuf>,
+        names: Vec<OsString>,
     },
 }
 
 /// The one read-modify-write of a state file: while `lock` (acquired by
 /// the caller, waiting as long as suits it: a `FileLock`, or the flocked
 /// directory of a store that locks itself) is held, `decide` reads the
-/// current state and says what to do, and a replacement of `target` is
-/// written atomically before the lock is released, so no other writer can
-/// slip in between the read and the write.
+/// current state and says what to do, and a replacement of `target` in
+/// `directory` is written atomically before the lock is released, so no
+/// other writer can slip in between the read and the write.
 pub fn update_locked<L, T, E>(
     lock: L,
-    target: &Path,
+    directory: &OpenDirectory,
+    target: &OsStr,
     decide: impl FnOnce() -> Result<Change<T>, E>,
 ) -> Result<T, UpdateError<E>> {
-    update_locked_then(lock, target, decide, |value| value)
+    update_locked_then(lock, directory, target, decide, |value| value)
 }
 
 /// `update_locked`, then `after` on the decided value while the lock is
 /// still held (an audit line that must list commits in commit order).
 pub fn update_locked_then<L, T, R, E>(
     lock: L,
-    target: &Path,
+    directory: &OpenDirectory,
+    target: &OsStr,
     decide: impl FnOnce() -> Result<Change<T>, E>,
     after: impl FnOnce(T) -> R,
 ) -> Result<R, UpdateError<E>> {
@@ -72,21 +75,17 @@ pub fn update_locked_then<L, T, R, E>(
     let value = match decide().map_err(UpdateError::Decide)? {
         Change::Keep(value) => value,
         Change::Replace { value, bytes, mode } => {
-            replace_file(target, &bytes, mode).map_err(UpdateError::Write)?;
+            directory.replace(target, &bytes, mode).map_err(UpdateError::Write)?;
             value
         }
         Change::ReplaceKeeping { value, bytes, original } => {
-            replace_file_keeping(target, &bytes, &original).map_err(UpdateError::Write)?;
+            directory.replace_keeping(target, &bytes, &original).map_err(UpdateError::Write)?;
             value
         }
-        Change::Remove { value, paths } => {
-            for path in &paths {
-                match fs::remove_file(path) {
-                    Ok(()) => {}
-                    Err(error) if error.kind() == io::ErrorKind::NotFound => {}
-                    Err(error) => return Err(UpdateError::Write(with_path(path)(error))),
-                }
-                remove_stale_temp_files(path).map_err(UpdateError::Write)?;
+        Change::Remove { value, names } => {
+            for name in &names {
+                directory.remove_file(name).map_err(UpdateError::Write)?;
+                directory.remove_stale_temp_files(name).map_err(UpdateError::Write)?;
             }
             value
         }
@@ -97,34 +96,35 @@ pub fn update_locked_then<L, T, R, E>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::durable::FileLock;
+    use crate::durable::LockFile;
     use std::time::Duration;
 
     #[test]
     fn locked_update_writes_only_a_replacement_and_nothing_on_error() {
         let dir = tempfile::tempdir().unwrap();
+        let directory = OpenDirectory::open(dir.path()).unwrap();
         let (target, lock) = (dir.path().join("state.json"), dir.path().join("state.lock"));
+        let name = OsStr::new("state.json");
+        let acquire = || LockFile::at(&lock).unwrap().acquire().unwrap();
         fs::write(&target, "old").unwrap();
-        let kept = update_locked(FileLock::acquire(&lock).unwrap(), &target, || Ok::<_, ()>(Change::Keep(1)));
+        let kept = update_locked(acquire(), &directory, name, || Ok::<_, ()>(Change::Keep(1)));
         assert_eq!((kept.unwrap(), fs::read_to_string(&target).unwrap()), (1, "old".to_string()));
-        let failed = update_locked(FileLock::acquire(&lock).unwrap(), &target, || Err::<Change<u8>, _>("refused"));
+        let failed = update_locked(acquire(), &directory, name, || Err::<Change<u8>, _>("refused"));
         assert!(matches!(failed, Err(UpdateError::Decide("refused"))));
         assert_eq!(fs::read_to_string(&target).unwrap(), "old");
         // A write that cannot happen is told apart from a refusal.
-        let unwritable = dir.path().join("missing/state.json");
-        let write = update_locked(FileLock::acquire(&lock).unwrap(), &unwritable, || {
+        fs::create_dir(dir.path().join("taken")).unwrap();
+        let write = update_locked(acquire(), &directory, OsStr::new("taken"), || {
             Ok::<_, ()>(Change::Replace { value: 0, bytes: b"x".to_vec(), mode: 0o600 })
         });
-        assert!(
-            matches!(&write, Err(UpdateError::Write(error)) if error.kind() == io::ErrorKind::NotFound),
-            "{write:?}"
-        );
+        assert!(matches!(&write, Err(UpdateError::Write(_))), "{write:?}");
         let replaced = update_locked_then(
-            FileLock::acquire(&lock).unwrap(),
-            &target,
+            acquire(),
+            &directory,
+            name,
             || Ok::<_, ()>(Change::Replace { value: 2, bytes: b"new".to_vec(), mode: 0o600 }),
             // Still under the lock: nobody else can take it now.
-            |value| (value, FileLock::acquire_within(&lock, Duration::from_millis(20)).is_err()),
+            |value| (value, LockFile::at(&lock).unwrap().acquire_within(Duration::from_millis(20)).is_err()),
         );
         assert_eq!(replaced.unwrap(), (2, true));
         assert_eq!(fs::read_to_string(&target).unwrap(), "new");

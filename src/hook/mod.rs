@@ -22,6 +22,7 @@
 //! an abandoned one is a handoff, unreadable wave state blocks).
 
 pub mod assess;
+mod root;
 pub mod state;
 
 use std::io::Read;
@@ -402,10 +403,11 @@ fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>) 
         warn(&format!("gate-check hook stop: {} is not a directory; not blocking", start.display()));
         return;
     }
-    // An agent that moved into a subdirectory is still held by the
+    // An agent that moved into a subdirectory (a submodule, a folder with
+    // a `gates/` of its own, the pipeline's state) is still held by the
     // repository's gates.
     let looking = target::Looking::for_scope(pinned.or(env.scope.as_deref()));
-    let root = target::Root::locate(&start, env.home.as_deref(), None, looking).path;
+    let root = root::session_root(&start, env.home.as_deref(), looking);
     let session = payload.session.as_deref().unwrap_or("anonymous");
 
     let choice = choose(&root, pinned, env.scope.as_deref(), payload.session.as_deref());

@@ -9,14 +9,14 @@
 //! concurrent hooks never lose a count and a crash never leaves half a file.
 
 use std::collections::BTreeMap;
-use std::fs::{self};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
 use crate::digest::sha256_hex;
-use crate::durable::{self, Change, FileLock, ReadRefusal};
+use crate::durable::{self, Change, Entry, FileLock, OpenDirectory, ReadRefusal};
 
 /// Consecutive blocks without progress before the hook lets a stop through.
 pub const MAX_BLOCKS: u64 = 6;
@@ -129,8 +129,17 @@ pub fn session_key(session: &str, scope: Option<&str>) -> String {
 /// waited for at most `LOCK_WAIT` so a wedged peer cannot hang the agent.
 fn lock_state(root: &Path, path: &Path) -> Result<FileLock, HookStateError> {
     crate::state_root::lock_for(root, path)
-        .and_then(|lock| FileLock::acquire_within(&lock, LOCK_WAIT))
+        .and_then(|lock| lock.acquire_within(LOCK_WAIT))
         .map_err(HookStateError::Lock)
+}
+
+/// The state file's directory held open (reached from `root` through real
+/// directories only) and its name.
+fn open_state<'p>(root: &Path, path: &'p Path) -> Result<(OpenDirectory, &'p OsStr), HookStateError> {
+    let directory = OpenDirectory::beneath(root, durable::parent_directory(path))
+        .map_err(|error| HookStateError::Directory(error.into()))?;
+    let name = path.file_name().ok_or_else(|| HookStateError::NotRegular(path.to_path_buf()))?;
+    Ok((directory, name))
 }
 
 /// Why the Stop hook's progress could not be recorded.
@@ -138,6 +147,8 @@ fn lock_state(root: &Path, path: &Path) -> Result<FileLock, HookStateError> {
 pub enum HookStateError {
     #[error("{0}")]
     Lock(#[source] std::io::Error),
+    #[error("{0}")]
+    Directory(#[source] std::io::Error),
     #[error("{}: {source}", .path.display())]
     Read { path: std::path::PathBuf, source: std::io::Error },
     #[error("{} must be one unchanged regular single-link file", .0.display())]
@@ -149,15 +160,16 @@ pub enum HookStateError {
     Write(#[source] std::io::Error),
 }
 
-/// Reads the state file as one stable regular file. `Ok(None)` when it
-/// does not exist; an oversized file starts over rather than trapping.
-fn read_state(path: &Path) -> Result<Option<HookState>, HookStateError> {
-    match durable::read_stable(path, MAX_STATE_BYTES) {
+/// Reads the state file `name` in `directory` as one stable regular file.
+/// `Ok(None)` when it does not exist; an oversized file starts over rather
+/// than trapping.
+fn read_state(directory: &OpenDirectory, name: &OsStr) -> Result<Option<HookState>, HookStateError> {
+    match directory.read_stable(name, MAX_STATE_BYTES) {
         Ok(Some(read)) => Ok(Some(HookState::from_json(&String::from_utf8_lossy(&read.bytes)))),
         Ok(None) => Ok(None),
         Err(ReadRefusal::TooLarge) => Ok(Some(HookState::default())),
-        Err(ReadRefusal::Io(source)) => Err(HookStateError::Read { path: path.to_path_buf(), source }),
-        Err(_) => Err(HookStateError::NotRegular(path.to_path_buf())),
+        Err(ReadRefusal::Io(source)) => Err(HookStateError::Read { path: directory.join(name), source }),
+        Err(_) => Err(HookStateError::NotRegular(directory.join(name))),
     }
 }
 
@@ -168,10 +180,11 @@ fn now() -> String {
 /// Counts one block for the session under the lock; returns the
 /// consecutive count for this semantic state.
 pub fn record_block(root: &Path, path: &Path, key: &str, hash: &str) -> Result<u64, HookStateError> {
+    let (directory, name) = open_state(root, path)?;
     let lock = lock_state(root, path)?;
-    durable::update_locked(lock, path, || {
-        durable::remove_stale_temp_files(path).map_err(HookStateError::StaleTemp)?;
-        let mut state = read_state(path)?.unwrap_or_default();
+    durable::update_locked(lock, &directory, name, || {
+        directory.remove_stale_temp_files(name).map_err(HookStateError::StaleTemp)?;
+        let mut state = read_state(&directory, name)?.unwrap_or_default();
         let blocks = state.record_block(key, hash, &now());
         Ok(Change::Replace { value: blocks, bytes: state.to_json().into_bytes(), mode: 0o600 })
     })
@@ -181,21 +194,24 @@ pub fn record_block(root: &Path, path: &Path, key: &str, hash: &str) -> Result<u
 /// Forgets the session once its work is complete; the file goes away with
 /// its last session. Best effort: cleanup must never trap a finished session.
 pub fn clear_session(root: &Path, path: &Path, key: &str) {
-    if !matches!(fs::symlink_metadata(path), Ok(meta) if meta.is_file()) {
+    let Ok((directory, name)) = open_state(root, path) else {
+        return;
+    };
+    if !matches!(directory.entry(name), Ok(Entry::File)) {
         return;
     }
     let Ok(lock) = lock_state(root, path) else {
         return;
     };
-    let _ = durable::update_locked(lock, path, || -> Result<_, HookStateError> {
-        let _ = durable::remove_stale_temp_files(path);
-        let Ok(Some(mut state)) = read_state(path) else {
+    let _ = durable::update_locked(lock, &directory, name, || -> Result<_, HookStateError> {
+        let _ = directory.remove_stale_temp_files(name);
+        let Ok(Some(mut state)) = read_state(&directory, name) else {
             return Ok(Change::Keep(()));
         };
         Ok(if !state.forget(key) {
             Change::Keep(())
         } else if state.is_empty() {
-            Change::Remove { value: (), paths: vec![path.to_path_buf()] }
+            Change::Remove { value: (), names: vec![name.to_os_string()] }
         } else {
             Change::Replace { value: (), bytes: state.to_json().into_bytes(), mode: 0o600 }
         })

@@ -6,13 +6,13 @@
 //! hard-linked, oversized, not a regular file or malformed stops the
 //! operation: an unreadable registry is never treated as an empty one.
 
-use std::fs::{self};
-use std::path::{Path, PathBuf};
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
 
 use thiserror::Error;
 
 use super::{conflicts, parse_record, render_record, Conflict, Lease, MalformedLease, MAX_RECORD_BYTES};
-use crate::durable::{self, Change, FileLock, ReadRefusal};
+use crate::durable::{self, Change, Entry, FileLock, OpenDirectory, ReadRefusal};
 use crate::pipeline::StateError;
 
 /// The lock target the Node tool uses for the registry, so both tools
@@ -45,47 +45,43 @@ pub enum ClaimOutcome {
     Refused(Vec<Conflict>),
 }
 
-/// The registry directory, held under the exclusive lock for as long as
-/// this value lives.
+/// The registry directory, held open and under the exclusive lock for as
+/// long as this value lives.
 struct Locked {
-    directory: PathBuf,
+    directory: OpenDirectory,
     lock: FileLock,
 }
 
 impl Locked {
     fn acquire(root: &Path) -> Result<Locked, RegistryError> {
+        let shown = Path::new("lease lock directory");
         // The physical root, so every spelling of one repository shares one lock.
-        let directory = crate::state_root::lock_directory(root).map_err(io_error(Path::new("lease lock directory")))?;
-        let path = crate::state_root::lock_for(root, &directory.join(LOCK_TARGET))
-            .map_err(io_error(Path::new("lease lock directory")))?;
-        let lock = FileLock::acquire(&path).map_err(io_error(&path))?;
+        let directory = crate::state_root::lock_directory(root).map_err(io_error(shown))?;
+        let target = directory.join(OsStr::new(LOCK_TARGET));
+        let lock =
+            crate::state_root::lock_for(root, &target).and_then(|lock| lock.acquire()).map_err(io_error(shown))?;
         Ok(Locked { directory, lock })
     }
 }
 
 /// Every record in the registry `directory`, sorted by file name.
-fn leases(directory: &Path) -> Result<Vec<(PathBuf, Lease)>, RegistryError> {
-    let entries = fs::read_dir(directory).map_err(io_error(directory))?;
-    let mut names = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(io_error(directory))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else {
-            continue;
-        };
-        if name.ends_with(RECORD_SUFFIX) {
-            names.push(name.to_string());
-        }
-    }
+fn leases(directory: &OpenDirectory) -> Result<Vec<(OsString, Lease)>, RegistryError> {
+    let mut names: Vec<String> = directory
+        .entries()
+        .map_err(io_error(directory.path()))?
+        .into_iter()
+        .filter_map(|name| name.into_string().ok())
+        .filter(|name| name.ends_with(RECORD_SUFFIX))
+        .collect();
     names.sort();
     names
         .into_iter()
         .map(|name| {
-            let path = directory.join(&name);
-            let text = read_record(&path)?;
-            let lease = parse_record(&name, &text)
-                .map_err(|reason| RegistryError::Malformed(path.display().to_string(), reason))?;
-            Ok((path, lease))
+            let text = read_record(directory, OsStr::new(&name))?;
+            let lease = parse_record(&name, &text).map_err(|reason| {
+                RegistryError::Malformed(directory.join(OsStr::new(&name)).display().to_string(), reason)
+            })?;
+            Ok((OsString::from(name), lease))
         })
         .collect()
 }
@@ -94,19 +90,25 @@ fn leases(directory: &Path) -> Result<Vec<(PathBuf, Lease)>, RegistryError> {
 /// lock (records are only ever replaced whole) and without creating
 /// anything, for views that never change state.
 pub fn held(root: &Path, scope: &str, leaf: &str) -> Result<Option<Lease>, RegistryError> {
-    let path = crate::layout::StateDir::new(root).locks().join(super::record_name(scope, leaf));
-    if fs::symlink_metadata(&path).is_err() {
+    let locks = crate::layout::StateDir::new(root).locks();
+    let Some(directory) = crate::state_root::existing(root, &locks).map_err(io_error(&locks))? else {
+        return Ok(None);
+    };
+    let name = super::record_name(scope, leaf);
+    if directory.entry(OsStr::new(&name)).map_err(io_error(&locks))? == Entry::Missing {
         return Ok(None);
     }
-    let text = read_record(&path)?;
-    let name = super::record_name(scope, leaf);
-    parse_record(&name, &text).map(Some).map_err(|reason| RegistryError::Malformed(path.display().to_string(), reason))
+    let text = read_record(&directory, OsStr::new(&name))?;
+    parse_record(&name, &text)
+        .map(Some)
+        .map_err(|reason| RegistryError::Malformed(directory.join(OsStr::new(&name)).display().to_string(), reason))
 }
 
 /// Reads a record as one stable regular file; anything else is refused.
-fn read_record(path: &Path) -> Result<String, RegistryError> {
+fn read_record(directory: &OpenDirectory, name: &OsStr) -> Result<String, RegistryError> {
+    let path = directory.join(name);
     let refused = || RegistryError::NotRegular(path.display().to_string());
-    let read = match durable::read_stable(path, MAX_RECORD_BYTES) {
+    let read = match directory.read_stable(name, MAX_RECORD_BYTES) {
         Ok(Some(read)) => read,
         Ok(None) => return Err(RegistryError::Io(path.display().to_string(), std::io::ErrorKind::NotFound.into())),
         Err(ReadRefusal::Io(error)) => return Err(RegistryError::Io(path.display().to_string(), error)),
@@ -120,8 +122,8 @@ fn read_record(path: &Path) -> Result<String, RegistryError> {
 /// the identity already holds a lease or any glob overlaps another's.
 pub fn claim(root: &Path, scope: &str, leaf: &str, globs: &[String]) -> Result<ClaimOutcome, RegistryError> {
     let Locked { directory, lock } = Locked::acquire(root)?;
-    let path = directory.join(super::record_name(scope, leaf));
-    durable::update_locked(lock, &path, || {
+    let name = OsString::from(super::record_name(scope, leaf));
+    durable::update_locked(lock, &directory, &name, || {
         let held: Vec<Lease> = leases(&directory)?.into_iter().map(|(_, lease)| lease).collect();
         let wanted =
             Lease { scope: scope.into(), leaf: leaf.into(), globs: globs.to_vec(), pid: Some(std::process::id()) };
@@ -129,8 +131,8 @@ pub fn claim(root: &Path, scope: &str, leaf: &str, globs: &[String]) -> Result<C
         if !found.is_empty() {
             return Ok(Change::Keep(ClaimOutcome::Refused(found)));
         }
-        // Every `.lease` name was read strictly above, so `path` is no link.
-        durable::remove_stale_temp_files(&path)?;
+        // Every `.lease` name was read strictly above, so `name` is no link.
+        directory.remove_stale_temp_files(&name)?;
         let bytes = render_record(&wanted).into_bytes();
         Ok(Change::Replace { value: ClaimOutcome::Claimed(wanted.globs), bytes, mode: 0o600 })
     })
@@ -140,13 +142,13 @@ pub fn claim(root: &Path, scope: &str, leaf: &str, globs: &[String]) -> Result<C
 /// Removes every lease of `scope` (or only `scope/leaf`); returns how many.
 pub fn release(root: &Path, scope: &str, leaf: Option<&str>) -> Result<usize, RegistryError> {
     let Locked { directory, lock } = Locked::acquire(root)?;
-    durable::update_locked(lock, &directory, || {
-        let paths: Vec<PathBuf> = leases(&directory)?
+    durable::update_locked(lock, &directory, OsStr::new(LOCK_TARGET), || {
+        let names: Vec<OsString> = leases(&directory)?
             .into_iter()
             .filter(|(_, lease)| lease.scope == scope && leaf.is_none_or(|leaf| lease.leaf == leaf))
-            .map(|(path, _)| path)
+            .map(|(name, _)| name)
             .collect();
-        Ok(Change::Remove { value: paths.len(), paths })
+        Ok(Change::Remove { value: names.len(), names })
     })
     .map_err(|error| error.into_error(RegistryError::Update))
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use thiserror::Error;
 
-use crate::durable::{self, Change, FileLock, ReadRefusal};
+use crate::durable::{self, BeneathError, Change, OpenDirectory, ReadRefusal, StableRead};
 use crate::ledger::{parse, Document, Gate, LineEdits, MAX_LEDGER_BYTES};
 
 #[derive(Debug, Error)]
@@ -45,10 +45,6 @@ impl LedgerFileError {
     }
 }
 
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> LedgerFileError + '_ {
-    move |error| LedgerFileError::Io(path.display().to_string(), error)
-}
-
 /// How often a read restarts when a concurrent write-back replaced the file
 /// under it.
 const READ_ATTEMPTS: usize = 5;
@@ -58,18 +54,36 @@ const READ_ATTEMPTS: usize = 5;
 /// A file replaced by another run's atomic rename while it was read is read
 /// again, so concurrent runs see the old or the new ledger, never an error.
 pub fn read(path: &Path) -> Result<String, LedgerFileError> {
-    let mut attempt = 1;
+    read_at_most(path, MAX_LEDGER_BYTES)
+}
+
+/// `read`, with a ledger over `max_bytes` (or the size limit) refused as
+/// too large: for a reader that spends less than a run may.
+pub fn read_at_most(path: &Path, max_bytes: u64) -> Result<String, LedgerFileError> {
+    read_retrying(path, || durable::read_stable(path, max_bytes.min(MAX_LEDGER_BYTES))).map(|(text, _)| text)
+}
+
+/// `read`, with each attempt made by `attempt`; also returns the metadata
+/// of the file read.
+fn read_retrying(
+    path: &Path,
+    attempt: impl Fn() -> Result<Option<StableRead>, ReadRefusal>,
+) -> Result<(String, fs::Metadata), LedgerFileError> {
+    let mut attempts = 1;
     loop {
-        match read_once(path) {
-            Err(LedgerFileError::Changed(_)) if attempt < READ_ATTEMPTS => attempt += 1,
+        match read_once(path, attempt()) {
+            Err(LedgerFileError::Changed(_)) if attempts < READ_ATTEMPTS => attempts += 1,
             result => return result,
         }
     }
 }
 
-fn read_once(path: &Path) -> Result<String, LedgerFileError> {
+fn read_once(
+    path: &Path,
+    read: Result<Option<StableRead>, ReadRefusal>,
+) -> Result<(String, fs::Metadata), LedgerFileError> {
     let shown = || path.display().to_string();
-    let read = match durable::read_stable(path, MAX_LEDGER_BYTES) {
+    let read = match read {
         Ok(Some(read)) => read,
         Ok(None) => return Err(LedgerFileError::Missing(shown())),
         Err(ReadRefusal::Changed) => return Err(LedgerFileError::Changed(shown())),
@@ -79,11 +93,13 @@ fn read_once(path: &Path) -> Result<String, LedgerFileError> {
             return Err(LedgerFileError::NotRegular(shown()))
         }
     };
-    String::from_utf8(read.bytes).map_err(|error| {
+    let metadata = read.metadata;
+    let text = String::from_utf8(read.bytes).map_err(|error| {
         let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
         LedgerFileError::InvalidUtf8(shown(), line)
-    })
+    })?;
+    Ok((text, metadata))
 }
 
 /// One change to a gate: its checkbox and its EVIDENCE value.
@@ -93,27 +109,38 @@ pub struct Edit {
     pub evidence: String,
 }
 
-/// The ledger's directory, which must be a real directory as it is named:
-/// a rewrite through a linked directory would land wherever the link
-/// points (the Node tool refuses it too).
-fn require_real_directory(ledger: &Path) -> Result<&Path, LedgerFileError> {
+/// The ledger's directory, held open for the write: reached from `root`
+/// through real directories only (a level swapped for a link, by a check
+/// running meanwhile, would send the rewrite wherever the link points), and
+/// never a link itself, even when it is the root (the Node tool refuses
+/// that too). The root and its ancestors may be reached through links.
+fn open_directory(root: &Path, ledger: &Path) -> Result<OpenDirectory, LedgerFileError> {
     let directory = durable::parent_directory(ledger);
-    match fs::symlink_metadata(directory) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            Err(LedgerFileError::LinkedDirectory(directory.display().to_string()))
-        }
-        _ => Ok(directory),
+    if fs::symlink_metadata(directory).is_ok_and(|meta| meta.file_type().is_symlink()) {
+        return Err(LedgerFileError::LinkedDirectory(directory.display().to_string()));
     }
+    OpenDirectory::beneath(root, directory).map_err(|error| match error {
+        BeneathError::NotReal(level) => LedgerFileError::LinkedDirectory(level.display().to_string()),
+        BeneathError::Missing(level) => {
+            LedgerFileError::Io(level.display().to_string(), std::io::ErrorKind::NotFound.into())
+        }
+        BeneathError::Io(level, error) => LedgerFileError::Io(level.display().to_string(), error),
+    })
+}
+
+/// The ledger's file name.
+fn file_name(ledger: &Path) -> Result<&std::ffi::OsStr, LedgerFileError> {
+    ledger.file_name().ok_or_else(|| LedgerFileError::Missing(ledger.display().to_string()))
 }
 
 /// Checks, before anything is approved or run and without creating
 /// anything, that results can be written back to `ledger`: its directory is
-/// a real directory and writable, and its lock directory under `root`
-/// exists as real directories or can be created.
+/// a real directory below `root` (see `open_directory`) and writable, and
+/// its lock directory under `root` exists as real directories or can be
+/// created.
 pub fn check_write_back(root: &Path, ledger: &Path) -> Result<(), LedgerFileError> {
-    let directory = require_real_directory(ledger)?;
-    nix::unistd::access(directory, nix::unistd::AccessFlags::W_OK)
-        .map_err(|errno| LedgerFileError::Io(directory.display().to_string(), std::io::Error::from(errno)))?;
+    let directory = open_directory(root, ledger)?;
+    directory.check_writable().map_err(|error| LedgerFileError::Io(directory.path().display().to_string(), error))?;
     crate::state_root::check_lock_directory(root).map_err(|error| LedgerFileError::Io("ledger lock".into(), error))
 }
 
@@ -142,12 +169,14 @@ pub fn update<T>(
     known: Option<&Document>,
     decide: impl FnOnce(&Document) -> (T, Vec<Edit>),
 ) -> Result<T, UpdateError> {
-    require_real_directory(path)?;
-    let lock_path = crate::state_root::lock_for(root, path)?;
-    let lock = FileLock::acquire(&lock_path)?;
-    durable::remove_stale_temp_files(path)?;
-    durable::update_locked(lock, path, || {
-        let text = read(path)?;
+    let directory = open_directory(root, path)?;
+    let name = file_name(path)?;
+    let lock = crate::state_root::lock_for(root, path)?.acquire()?;
+    directory.remove_stale_temp_files(name)?;
+    durable::update_locked(lock, &directory, name, || {
+        // Read through the directory held open: the text judged is the
+        // text of the file replaced.
+        let (text, original) = read_retrying(path, || directory.read_stable(name, MAX_LEDGER_BYTES))?;
         let parsed;
         let document = match known {
             Some(known) if known.source() == text => known,
@@ -175,7 +204,6 @@ pub fn update<T>(
         if bytes.len() as u64 > MAX_LEDGER_BYTES {
             return Err(LedgerFileError::WouldGrowTooLarge(path.display().to_string()).into());
         }
-        let original = fs::symlink_metadata(path).map_err(io_error(path))?;
         Ok(Change::ReplaceKeeping { value, bytes, original })
     })
     .map_err(|error| error.into_error(UpdateError::Io))

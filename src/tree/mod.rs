@@ -197,7 +197,7 @@ fn print(picture: &Picture, config: &TreeConfig, env: &Environment) {
         TreeFormat::Markdown => render::markdown(picture),
         TreeFormat::Mermaid => render::mermaid(picture),
     };
-    crate::terminal::emit(text.as_bytes());
+    crate::terminal::emit_lines(&text);
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 //! characters, or plain ASCII), a mermaid flowchart, a Markdown job
 //! summary, and JSON. Pure: text out.
 
+use std::collections::HashMap;
+
 use super::picture::{unmet_text, LedgerView, NodeView, Picture};
 use crate::visible::visible;
 
@@ -169,14 +171,29 @@ pub fn human(picture: &Picture, drawing: Drawing) -> String {
     out
 }
 
-/// A node's id in mermaid: letters, digits and `_` only.
-fn mermaid_id(id: &str) -> String {
-    format!("n{}", id.replace(['.', '-'], "_"))
+/// Each node's id in the flowchart, from letters, digits and `_` only: a
+/// tree id (digits and dots, as every plan's are) keeps its shape (`1.2`
+/// is `n1_2`); any other id (a ledger path, when there is no plan) is its
+/// position (`l3`), so no file name reaches the flowchart's syntax.
+fn mermaid_ids(picture: &Picture) -> HashMap<&str, String> {
+    let tree_id = |id: &str| id.split('.').all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()));
+    picture
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(at, node)| {
+            let id = if tree_id(&node.id) { format!("n{}", node.id.replace('.', "_")) } else { format!("l{}", at + 1) };
+            (node.id.as_str(), id)
+        })
+        .collect()
 }
 
-/// Text inside a quoted mermaid label: quotes and angle brackets as
-/// entity codes, so no label can close its node or inject markup.
+/// Text inside a quoted mermaid label: hidden characters escaped as
+/// everywhere (`\x0A` for a line break), then quotes, angle brackets, `#`
+/// and backticks as entity codes, so no label can close its node, start a
+/// Markdown label or inject markup.
 fn mermaid_text(text: &str) -> String {
+    let text = visible(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -184,7 +201,7 @@ fn mermaid_text(text: &str) -> String {
             '<' => out.push_str("#lt;"),
             '>' => out.push_str("#gt;"),
             '#' => out.push_str("#35;"),
-            c if c.is_control() => out.push(' '),
+            '`' => out.push_str("#96;"),
             c => out.push(c),
         }
     }
@@ -203,6 +220,8 @@ fn class_of(node: &NodeView) -> &'static str {
 
 /// A mermaid flowchart of the tree, each node's state as its class.
 pub fn mermaid(picture: &Picture) -> String {
+    let ids = mermaid_ids(picture);
+    let mermaid_id = |id: &str| ids.get(id).cloned().unwrap_or_default();
     let mut out = String::from("flowchart TD\n");
     for node in &picture.nodes {
         let head = if node.title.is_empty() { node.id.clone() } else { format!("{} {}", node.id, node.title) };
@@ -213,7 +232,7 @@ pub fn mermaid(picture: &Picture) -> String {
         out.push_str(&format!("  {}[\"{label}\"]\n", mermaid_id(&node.id)));
     }
     for node in &picture.nodes {
-        for child in &node.children {
+        for child in node.children.iter().filter(|child| ids.contains_key(child.as_str())) {
             out.push_str(&format!("  {} --> {}\n", mermaid_id(&node.id), mermaid_id(child)));
         }
     }
@@ -241,25 +260,41 @@ pub fn mermaid(picture: &Picture) -> String {
     out
 }
 
+/// Untrusted text as Markdown that shows it literally: hidden characters
+/// escaped as everywhere, then every ASCII punctuation character that can
+/// start inline syntax (emphasis, code, links and images, raw HTML,
+/// entities, autolinks, strikethrough, a table's `|`) escaped with a
+/// backslash. `-` when empty, so no table cell is blank.
 fn cell(text: &str) -> String {
-    let text = visible(text).replace('|', "\\|");
+    let text = visible(text);
     if text.is_empty() {
-        "-".to_string()
-    } else {
-        text
+        return "-".to_string();
     }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '|' | '~' | '!' | ':' | '@') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Untrusted text in a code span, where nothing but a backtick is syntax.
+fn code(text: &str) -> String {
+    format!("`{}`", visible(text).replace('`', "'"))
 }
 
 /// A job summary: the flowchart, a table of nodes and the drift.
 pub fn markdown(picture: &Picture) -> String {
     let title = match &picture.scope {
-        Some(scope) => format!("## gate-check tree: scope `{}`\n\n", cell(scope)),
+        Some(scope) => format!("## gate-check tree: scope {}\n\n", code(scope)),
         None => "## gate-check tree\n\n".to_string(),
     };
     let mut out = title;
     let verdict = if picture.ok { "**All met, no drift.**" } else { "**Not done.**" };
     match &picture.plan {
-        Some(plan) => out.push_str(&format!("{verdict} Plan: `{}`.\n\n", cell(plan))),
+        Some(plan) => out.push_str(&format!("{verdict} Plan: {}.\n\n", code(plan))),
         None => out.push_str(&format!("{verdict} No `PLAN.md`: the ledgers, flat.\n\n")),
     }
     out.push_str("```mermaid\n");
@@ -308,6 +343,11 @@ mod tests {
             LedgerView::Read { met: 1, total: 6, unmet, stale: 2, abandoned: vec!["G6".into()], owns: Vec::new() };
         assert_eq!(status(&live), "1/6 met (G1, G2, G3, +1 more), 2 stale, HANDOFF G6");
         assert_eq!(status(&LedgerView::Invalid { line: Some(7) }), "does not parse (line 7)");
-        assert_eq!(mermaid_text("a \"b\" <c> #d"), "a #quot;b#quot; #lt;c#gt; #35;d");
+        assert_eq!(mermaid_text("a \"b\" <c> #d `e`\nf"), "a #quot;b#quot; #lt;c#gt; #35;d #96;e#96;\\x0Af");
+        assert_eq!(
+            cell("**a** <img> [x](y) a|b `c` \\ https://z"),
+            "\\*\\*a\\*\\* \\<img\\> \\[x\\](y) a\\|b \\`c\\` \\\\ https\\://z"
+        );
+        assert_eq!(cell(""), "-");
     }
 }

@@ -443,3 +443,31 @@ fn the_action_appends_the_checked_pipelines_tree_to_the_job_summary() {
     let named = run("--status --scope web");
     assert!(named.starts_with("## gate-check tree: scope `web`\n\n**Not done.** No `PLAN.md`"), "{named}");
 }
+
+/// DEL (U+007F) is neither a C0 nor a C1 control, and gate-check refuses it
+/// in definitions and replaces it in output like them: every document that
+/// names the C0 or C1 controls names DEL beside them.
+#[test]
+fn the_documents_name_del_wherever_they_name_the_c0_and_c1_controls() {
+    // What they describe: DEL in a title is printed as a space, and refused in a CHECK.
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", "- [ ] G1: a\u{7f}b\n");
+    sandbox.run(&["--status"]).code(1).stdout_contains("  UNMET GATES:G1 (unchecked): a b\n");
+    sandbox.write("GATES.md", "- [ ] G1: a\n  CHECK: true\u{7f}\n  EXPECT: x\n");
+    sandbox.run(&["--status"]).code(2).stderr_contains("\\x7F");
+
+    let documents = ["README.md", "SECURITY.md", "CHANGELOG.md"].into_iter().map(String::from).chain(
+        fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("references")).unwrap().filter_map(|entry| {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            name.ends_with(".md").then(|| format!("references/{name}"))
+        }),
+    );
+    for document in documents {
+        let text = source(&document);
+        for paragraph in
+            text.split("\n\n").filter(|paragraph| paragraph.contains("C0") || paragraph.contains("C1 control"))
+        {
+            assert!(paragraph.contains("DEL"), "{document}: names C0/C1 controls without DEL:\n{paragraph}");
+        }
+    }
+}

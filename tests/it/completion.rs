@@ -118,3 +118,48 @@ fn a_complete_variable_of_another_program_changes_nothing() {
         .code(1)
         .stdout_contains("UNMET: 1");
 }
+
+/// The candidates the binary answers for `words` (the last one being
+/// completed), as bash's completion function asks on TAB.
+fn candidates(sandbox: &Sandbox, words: &[&str]) -> String {
+    let index = (words.len() - 1).to_string();
+    let mut command = sandbox.cmd();
+    command.env("GATE_CHECK_COMPLETE", "bash").env("_CLAP_COMPLETE_INDEX", index).env("_CLAP_IFS", "\n");
+    sandbox.run_with(command.arg("--").args(words)).code(0).stderr_is("").into_stdout()
+}
+
+#[test]
+fn candidates_never_carry_control_characters_or_leave_the_repository() {
+    let sandbox = project();
+    // A leaf and a ledger whose names would move the cursor and set the title.
+    sandbox.write(".unlazy/web/gates/leaf-\u{1b}]0;pwned\u{7}.md", "- [ ] E1: escape\n");
+    sandbox.write("gates/g\u{1b}[2J.md", "- [ ] E2: escape\n");
+    // The positive case: the clean names are offered.
+    assert_eq!(candidates(&sandbox, &["gate-check", "--leaf", "le"]), "leaf-9");
+    let gates = candidates(&sandbox, &["gate-check", "--gate", ""]);
+    assert!(gates.contains("leaf-9:W1") && gates.contains("\nE2\n"), "{gates:?}");
+    assert!(!gates.contains('\u{1b}') && !gates.contains('\u{7}'), "{gates:?}");
+
+    // A `gates/` that is a link out of the repository is not listed.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret-leaf.md"), "- [ ] S1: secret\n").unwrap();
+    std::fs::create_dir_all(sandbox.path(".unlazy/ops")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), sandbox.path(".unlazy/ops/gates")).unwrap();
+    assert_eq!(candidates(&sandbox, &["gate-check", "--leaf", ""]), "leaf-9");
+    assert!(!candidates(&sandbox, &["gate-check", "--gate", ""]).contains("S1"));
+}
+
+#[test]
+fn one_tab_reads_at_most_its_byte_budget_and_offers_what_it_found() {
+    let sandbox = project();
+    // 2 MiB plus one gate: more than one TAB may read.
+    let mut big = String::from("- [ ] BIG1: too large to read on a TAB\n");
+    while big.len() <= 2 * 1024 * 1024 {
+        big.push_str("prose that fills the ledger to its size\n");
+    }
+    sandbox.write("gates/big.md", &big);
+    sandbox.write("gates/small.md", "- [ ] SMALL1: read\n");
+    let gates = candidates(&sandbox, &["gate-check", "--gate", ""]);
+    assert!(gates.contains("\nSMALL1\n") && gates.contains("\nG1\n") && gates.contains("\nW1"), "{gates:?}");
+    assert!(!gates.contains("BIG1"), "{gates:?}");
+}

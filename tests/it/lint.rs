@@ -254,3 +254,95 @@ fn format_json_is_the_json_document() {
     assert_eq!(by_format["findings"][0]["rule"], "manual-gate", "{by_format}");
     lint(&sandbox, &["--format", "text", "GATES.md"]).code(0).stdout_contains("LINT OK (1 warning(s))\n");
 }
+
+/// Gates and their example, written so that gate-check and a Markdown
+/// renderer agree on every fence: the example's fence is at the top level.
+const FENCES_AGREE: &str = "# Gates
+
+- [ ] G1: the export round-trips a sample file
+  CHECK: make roundtrip
+  EXPECT: ROUNDTRIP-OK
+
+A gate for reviewers to copy:
+
+```markdown
+- [ ] G9: the import refuses a truncated file
+  CHECK: make truncated
+  EXPECT: TRUNCATED-REFUSED
+```
+
+- [ ] G2: the import keeps unicode names
+  CHECK: make unicode
+  EXPECT: UNICODE-KEPT
+";
+
+/// The same ledger with the two traps: the example's fence indented under a
+/// list item (CommonMark ends it with the item, gate-check reads on and
+/// hides the real gate G3), and a fence indented four spaces under G2
+/// (gate-check sees no fence, CommonMark renders G2's EXPECT as code).
+const FENCES_DISAGREE: &str = "# Gates
+
+- [ ] G1: the export round-trips a sample file
+  CHECK: make roundtrip
+  EXPECT: ROUNDTRIP-OK
+- A gate for reviewers to copy:
+  ```markdown
+- [ ] G3: the import refuses a truncated file
+  CHECK: make truncated
+  EXPECT: TRUNCATED-REFUSED
+  ```
+- [ ] G2: the import keeps unicode names
+  CHECK: make unicode
+    ```sh
+  EXPECT: UNICODE-KEPT
+    ```
+";
+
+#[test]
+fn a_fence_read_differently_by_commonmark_is_reported_with_file_and_line() {
+    let sandbox = Sandbox::new();
+    // The positive first: fences both readings agree on give no finding.
+    sandbox.write("agree.md", FENCES_AGREE);
+    lint(&sandbox, &["--strict", "agree.md"]).code(0).stdout_is("LINT OK\n");
+
+    sandbox.write("GATES.md", FENCES_DISAGREE);
+    // gate-check keeps the Node tool's reading: G3 is no gate, G2 has its EXPECT.
+    sandbox
+        .run(&["--status", "GATES.md"])
+        .code(1)
+        .stdout_contains("UNMET GATES:G1 (unchecked)")
+        .stdout_contains("UNMET GATES:G2 (unchecked)")
+        .stdout_lacks("G3")
+        .stdout_contains("GATES.md: 2 gates");
+    lint(&sandbox, &["GATES.md"]).code(0).stdout_is(
+        "GATES.md:8: WARN G3: this gate is inside the fence opened on line 7, so gate-check skips it (as the \
+             Node tool does), but CommonMark renders it outside any code block: readers see a gate that does not \
+             count [commonmark-disagrees]\n\
+             GATES.md:15: WARN G2: this EXPECT line counts for gate-check (as for the Node tool), but CommonMark \
+             renders it inside the code block opened on line 14: readers see an example [commonmark-disagrees]\n\
+             LINT OK (2 warning(s))\n",
+    );
+    lint(&sandbox, &["--strict", "GATES.md"]).code(1).stdout_ends_with("LINT FINDINGS: 0 error(s), 2 warning(s)\n");
+
+    let report = lint(&sandbox, &["--json", "GATES.md"]).code(0).stdout_json();
+    let found: Vec<(u64, &str, &str)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["line"].as_u64().unwrap(), f["gate"].as_str().unwrap(), f["rule"].as_str().unwrap()))
+        .collect();
+    assert_eq!(found, [(8, "G3", "commonmark-disagrees"), (15, "G2", "commonmark-disagrees")]);
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("references/lint-report.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert!(jsonschema::draft202012::new(&schema).unwrap().is_valid(&report), "{report:#}");
+
+    // A deliberate difference is allowed like any rule, for the gates named.
+    sandbox.write("GATES.md", &format!("<!-- lint-allow: commonmark-disagrees G3 -->\n{FENCES_DISAGREE}"));
+    lint(&sandbox, &["GATES.md"]).code(0).stdout_lacks("WARN G3").stdout_contains("GATES.md:16: WARN G2:");
+    lint(&sandbox, &["--strict", "--allow", "commonmark-disagrees", "GATES.md"]).code(0).stdout_is("LINT OK\n");
+}

@@ -227,3 +227,39 @@ fn deliberate_difference_controls_in_a_check_are_an_error() {
     assert_eq!(got.code, 2);
     assert!(got.errors.iter().any(|e| e.contains(".md:2: CHECK contains the control")), "{:?}", got.errors);
 }
+
+/// Help beside mistakes, as the Node tool's argument parser answers: it reads
+/// the whole command line first, so a mistake found while reading (an option
+/// given twice, `-h` and `--help` included; `-h` in a cluster, which it does
+/// not accept; a value option without a value) is exit 2, while a mistake in
+/// what the options mean still shows help. Every code below is Node 20's
+/// answer for `gate-check.mjs ARGS`, found by a differential run.
+#[test]
+fn help_beside_a_reading_mistake_is_exit_2_as_in_node() {
+    let sandbox = Sandbox::new();
+    let cases: &[(&[&str], i32, &str)] = &[
+        // The positive cases: help once, in either spelling or both, and beside a mistake of meaning.
+        (&["-h"], 0, ""),
+        (&["--help"], 0, ""),
+        (&["-h", "--help"], 0, ""),
+        (&["--status", "--reverify", "--help"], 0, ""),
+        (&["--help", "--jobs", "99"], 0, ""),
+        (&["--help", "--", "-h"], 0, ""),
+        (&["-h", "-h"], 2, "error: the argument '-h' cannot be used multiple times"),
+        (&["--help", "--help"], 2, "error: the argument '--help' cannot be used multiple times"),
+        (&["-hh"], 2, "error: unexpected argument '-hh' found"),
+        (&["-qh"], 2, "error: unexpected argument '-qh' found"),
+        (&["--help", "--status", "--status"], 2, "error: the argument '--status' cannot be used multiple times"),
+        (&["--help", "--scope", "a", "--scope", "b"], 2, "cannot be used multiple times"),
+        (&["--help", "--jobs"], 2, "error: a value is required for '--jobs <N>' but none was supplied"),
+        (&["--help", "--jobs="], 2, "error: invalid value '' for '--jobs <N>'"),
+    ];
+    for (args, code, said) in cases {
+        let run = sandbox.run(args).code(*code);
+        if *code == 0 {
+            run.stdout_contains("Usage: gate-check").stderr_is("");
+        } else {
+            run.stdout_is("").stderr_contains(said).stderr_contains("For more information, try '--help'.");
+        }
+    }
+}

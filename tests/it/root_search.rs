@@ -143,3 +143,69 @@ fn cwd_from_a_subdirectory_is_taken_from_where_the_user_is() {
     run_in(&sandbox, &deep, &["--approve", "--cwd", "."]).code(0).stdout_contains("\nALL MET (1 met)\n");
     assert!(sandbox.read("GATES.md").contains(&format!("cwd={};", deep.display())), "{}", sandbox.read("GATES.md"));
 }
+
+/// A repository with a pipeline `api` of two leaves (leaf-a unmet) in a
+/// sealed wave whose subagents were launched as `agent-a1` and `agent-b2`,
+/// a submodule checkout at `vendor/lib` (its `.git` a file pointing into
+/// the superproject's `.git/modules/`) and a `docs/` folder with a
+/// `gates/` of its own.
+fn repository_with_a_dispatched_pipeline() -> Sandbox {
+    let sandbox = Sandbox::new();
+    fs::create_dir_all(sandbox.path(".git/modules/vendor/lib")).unwrap();
+    sandbox.write("vendor/lib/.git", "gitdir: ../../.git/modules/vendor/lib\n");
+    sandbox.write("vendor/lib/src/lib.rs", "");
+    sandbox.write("docs/gates/index.html", "<p>how our release gates work</p>\n");
+    sandbox.write(".unlazy/api/GATES.md", "- [x] R1: read\n  EVIDENCE: seen\n");
+    sandbox.write(".unlazy/api/gates/leaf-a.md", "OWNS: src/a/**\n\n- [ ] A1: unmet\n");
+    sandbox.write(".unlazy/api/gates/leaf-b.md", "OWNS: src/b/**\n\n- [x] B1: met\n  EVIDENCE: seen\n");
+    let dispatch = |args: &[&str]| {
+        let mut command = sandbox.cmd();
+        command.arg("dispatch").args(args).args(["--scope", "api", "--wave", "w1"]);
+        sandbox.run_with(&mut command).code(0).stdout_contains(" w1");
+    };
+    dispatch(&["open", "--leaf", "leaf-a", "--leaf", "leaf-b"]);
+    dispatch(&["start", "--leaf", "leaf-a", "--handle", "agent-a1"]);
+    dispatch(&["start", "--leaf", "leaf-b", "--handle", "agent-b2"]);
+    dispatch(&["seal"]);
+    sandbox
+}
+
+/// The hook's reply to a stop reported from `cwd`: the driver's `Stop`, or
+/// a `SubagentStop` of `agent`.
+fn stop_from(sandbox: &Sandbox, cwd: &Path, session: &str, agent: Option<&str>) -> serde_json::Value {
+    let mut payload = serde_json::json!({ "session_id": session, "cwd": cwd, "hook_event_name": "Stop" });
+    if let Some(agent) = agent {
+        payload["hook_event_name"] = "SubagentStop".into();
+        payload["agent_id"] = agent.into();
+    }
+    let run = sandbox.run_with(sandbox.cmd().args(["hook", "stop"]).write_stdin(payload.to_string()));
+    let out = run.code(0).stderr_is("").into_stdout();
+    serde_json::from_str(out.trim()).unwrap_or(serde_json::Value::Null)
+}
+
+#[test]
+fn the_stop_hook_finds_the_repository_from_a_submodule_a_gates_folder_and_the_pipeline_state() {
+    let sandbox = repository_with_a_dispatched_pipeline();
+    // The scope's gates and its dispatch wave for the driver, its own leaf for the subagent.
+    let driver = ["unlazy [scope api]: ", "leaf-a:A1", "dispatch:w1"];
+    let subagent = ["unlazy [scope api, leaf leaf-a]: ", "leaf-a:A1"];
+    let names = |reply: &serde_json::Value, wanted: &[&str]| {
+        let reason = reply["reason"].as_str().unwrap_or_default();
+        reason.starts_with(wanted[0]) && wanted.iter().all(|part| reason.contains(part))
+    };
+    // The positive case, from the root, then from each place an agent may have moved to.
+    for (at, place) in
+        ["", "vendor/lib", "vendor/lib/src", "docs", ".unlazy/api", ".unlazy/api/gates"].iter().enumerate()
+    {
+        let cwd = sandbox.path(place);
+        let session = format!("driver-{at}");
+        let reply = stop_from(&sandbox, &cwd, &session, None);
+        assert_eq!(reply["decision"], "block", "driver from {place:?}: {reply}");
+        assert!(names(&reply, &driver), "driver from {place:?}: {reply}");
+        let reply = stop_from(&sandbox, &cwd, &session, Some("agent-a1"));
+        assert_eq!(reply["decision"], "block", "subagent from {place:?}: {reply}");
+        assert!(names(&reply, &subagent) && !names(&reply, &driver), "subagent from {place:?}: {reply}");
+        // The met leaf's subagent may stop, wherever it stopped from.
+        assert_eq!(stop_from(&sandbox, &cwd, &session, Some("agent-b2")), serde_json::Value::Null, "{place:?}");
+    }
+}

@@ -311,3 +311,62 @@ fn the_shipped_plan_template_is_read_as_a_tree() {
     assert!(out.starts_with("tree of .unlazy/demo/ from .unlazy/demo/PLAN.md: 6 node(s), 3 leaf(s)\n1  GATES.md  0/1 met (R1)  OPEN\n|- 1.1  node-1.1.md  no ledger  OPEN\n"), "{out}");
     assert!(out.contains("   `- 1.2.1  leaf-1.2.1.md  no ledger  READY\n"), "{out}");
 }
+
+/// A ledger file name written to inject: a forged workflow command, a line
+/// that closes the mermaid fence, a fake verdict and HTML.
+const FORGED_NAME: &str = "x\n::error title=FORGED::pwned\n```\n**All met, no drift.**\n<img src=x>\n.md";
+
+/// Every line a runner would read as a workflow command.
+fn workflow_commands(text: &str) -> Vec<&str> {
+    text.lines().filter(|line| line.trim_start().starts_with("::")).collect()
+}
+
+#[test]
+fn ledger_names_and_titles_cannot_inject_into_any_tree_format() {
+    let sandbox = Sandbox::new();
+    sandbox.write("gates/plain.md", "- [ ] P1: plain\n");
+    sandbox.write(&format!("gates/{FORGED_NAME}"), "- [ ] F1: forged\n");
+    sandbox.write("gates/::error title=FORGED::start.md", "- [ ] S1: starts with colons\n");
+    let under_actions = |format: &str| {
+        let mut command = sandbox.cmd();
+        command.args(["tree", "--format", format, "--color", "never"]).env("GITHUB_ACTIONS", "true");
+        sandbox.run_with(&mut command).code(1).into_stdout()
+    };
+    // The positive case: every ledger is drawn, its name shown escaped.
+    let human = under_actions("human");
+    assert!(human.contains("gates/plain.md  0/1 met (P1)"), "{human}");
+    assert!(human.contains("gates/x\\x0A::error title=FORGED::pwned\\x0A```"), "{human}");
+    assert_eq!(workflow_commands(&human), Vec::<&str>::new(), "{human}");
+
+    let mermaid = under_actions("mermaid");
+    assert_eq!(workflow_commands(&mermaid), Vec::<&str>::new(), "{mermaid}");
+    assert_eq!(assert_valid_mermaid(&mermaid).len(), 3, "{mermaid}");
+
+    let markdown = under_actions("markdown");
+    assert_eq!(workflow_commands(&markdown), Vec::<&str>::new(), "{markdown}");
+    // One fence, opened and closed by gate-check; the only verdict is its own.
+    let fences: Vec<&str> = markdown.lines().filter(|line| line.trim_start().starts_with("```")).collect();
+    assert_eq!(fences, ["```mermaid", "```"], "{markdown}");
+    let (before, rest) = markdown.split_once("```mermaid\n").unwrap();
+    let outside = format!("{before}{}", rest.split_once("```\n").unwrap().1);
+    assert_eq!(outside.matches("**").count(), 2, "only gate-check's own verdict is bold: {markdown}");
+    assert!(!outside.replace("\\<", "").contains('<'), "raw HTML: {markdown}");
+    assert_valid_mermaid(markdown.split("```mermaid\n").nth(1).unwrap().split("```").next().unwrap());
+
+    // With a plan, titles and ledger paths reach the table and the labels.
+    std::fs::create_dir(sandbox.path(".git")).unwrap();
+    let title = "<img src=x onerror=alert(1)> [click](https://example.com) **All met, no drift.** `x` | y";
+    sandbox.write(".unlazy/p/PLAN.md", &format!("# Plan\n\n## Tree\n\n- 1 {title} .... gates/<b>leaf</b>.md\n"));
+    sandbox.write(".unlazy/p/gates/<b>leaf</b>.md", "- [ ] L1: leaf\n");
+    let markdown = under_actions("markdown");
+    let row = markdown.lines().find(|line| line.starts_with("| 1 |")).unwrap();
+    assert_eq!(
+        row,
+        "| 1 | \\<img src=x onerror=alert(1)\\> \\[click\\](https\\://example.com) \\*\\*All met, no drift.\\*\\* \
+         \\`x\\` \\| y | gates/\\<b\\>leaf\\</b\\>.md | 0/1 met (L1) | - | - | - |",
+        "{markdown}"
+    );
+    let mermaid = under_actions("mermaid");
+    assert_valid_mermaid(&mermaid);
+    assert!(mermaid.contains("  n1[\"1 #lt;img src=x onerror=alert(1)#gt; [click](https://example.com)"), "{mermaid}");
+}

@@ -32,12 +32,13 @@ use crate::report::OutputFormat;
 use crate::runner::Containment;
 use crate::target::Root;
 
+use crate::proof::ProofStates;
 use approve::Approvals;
 use evaluate::{CheckResult, Unjudged};
 use events::{Event, FinishedCheck, Reporter, Verdict};
 use plan::{Runtime, Setup, Task};
 use pool::Progress;
-use proof::{ProofStates, Proofs, Proven};
+use proof::{Proofs, Proven};
 use verdict::RunFacts;
 use write_back::WriteBack;
 

@@ -389,7 +389,7 @@ pub fn plan_tasks(
     options: &CheckConfig,
     setup: &Setup,
     runtime: &Runtime,
-    proofs: Option<&super::proof::ProofStates>,
+    proofs: Option<&crate::proof::ProofStates>,
 ) -> Result<Vec<Task>, Error> {
     let mut tasks = Vec::new();
     // Gates mostly share a few working directories: each is inspected once.

@@ -11,38 +11,11 @@ use std::path::{Path, PathBuf};
 use crate::approval::store::{StoreError, StoreLocation};
 use crate::evidence::GateState;
 use crate::proof::receipt::{Receipt, SCHEMA};
-use crate::proof::{self, Claim, Judge, ProofState, Unproven};
+use crate::proof::{self, Claim, Judge, ProofState, ProofStates, Unproven};
 use crate::receipts::{self, OpenReceipts, Receipts};
 use crate::work_tree::{self, StatCache};
 
 use super::plan::{Ledger, Setup};
-
-/// The proof of each gate whose proof is in question (met, runnable and
-/// selected), by ledger and gate index; the other gates have none, and
-/// cost nothing here.
-#[derive(Debug, Default)]
-pub struct ProofStates {
-    /// In ledger and gate order.
-    judged: Vec<((usize, usize), ProofState)>,
-}
-
-impl ProofStates {
-    /// The proof of gate `at` of ledger `ledger`, if it is in question.
-    pub fn get(&self, ledger: usize, at: usize) -> Option<&ProofState> {
-        let found = self.judged.binary_search_by_key(&(ledger, at), |(key, _)| *key).ok()?;
-        Some(&self.judged[found].1)
-    }
-
-    /// Every gate whose proof is in question, in ledger order.
-    pub fn iter(&self) -> impl Iterator<Item = ((usize, usize), &ProofState)> {
-        self.judged.iter().map(|(key, state)| (*key, state))
-    }
-
-    /// Whether some gate's proof is in question.
-    pub fn is_empty(&self) -> bool {
-        self.judged.is_empty()
-    }
-}
 
 /// What the receipt store is to this run.
 enum Store {
@@ -186,7 +159,7 @@ impl Proofs {
                 judged.push(((index, at), self.judge_gate(root, ledger, gate)));
             }
         }
-        ProofStates { judged }
+        ProofStates::new(judged)
     }
 
     fn judge_gate(&mut self, root: &Path, ledger: &Ledger, gate: &crate::ledger::Gate) -> ProofState {

@@ -132,6 +132,38 @@ pub struct ProofRecord {
     pub unproven: Option<Unproven>,
 }
 
+/// The proof of each gate whose proof is in question (met, runnable and
+/// selected), by ledger and gate index; the other gates have none, and
+/// cost nothing here.
+#[derive(Debug, Default)]
+pub struct ProofStates {
+    /// In ledger and gate order.
+    judged: Vec<((usize, usize), ProofState)>,
+}
+
+impl ProofStates {
+    /// `judged` in ledger and gate order.
+    pub fn new(judged: Vec<((usize, usize), ProofState)>) -> ProofStates {
+        ProofStates { judged }
+    }
+
+    /// The proof of gate `at` of ledger `ledger`, if it is in question.
+    pub fn get(&self, ledger: usize, at: usize) -> Option<&ProofState> {
+        let found = self.judged.binary_search_by_key(&(ledger, at), |(key, _)| *key).ok()?;
+        Some(&self.judged[found].1)
+    }
+
+    /// Every gate whose proof is in question, in ledger order.
+    pub fn iter(&self) -> impl Iterator<Item = ((usize, usize), &ProofState)> {
+        self.judged.iter().map(|(key, state)| (*key, state))
+    }
+
+    /// Whether some gate's proof is in question.
+    pub fn is_empty(&self) -> bool {
+        self.judged.is_empty()
+    }
+}
+
 /// What a met gate claims: the ledger, gate and evidence line a receipt
 /// must name, and the scope it must have been proven with.
 #[derive(Debug, Clone, Copy)]

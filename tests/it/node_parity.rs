@@ -263,3 +263,46 @@ fn help_beside_a_reading_mistake_is_exit_2_as_in_node() {
         }
     }
 }
+
+/// Node's parser has no `INPUTS:`: an indented `INPUTS:` line matches none
+/// of its line rules, so it is ignored and the gate's block goes on (the
+/// EXPECT after it still belongs to the gate). gate-check reads the same
+/// gates, states and digests.
+#[test]
+fn node_verified_an_inputs_line_is_ignored_by_the_node_tool() {
+    let evidence = v1_evidence("12; shell=/bin/sh");
+    let text = format!("- [x] G1: t\n  CHECK: true\n  INPUTS: src/**, docs\n  EXPECT: ok\n  EVIDENCE: {evidence}\n");
+    assert_node_accepts(&text, &[gate("G1", 1, "met", Some(TRUE_OK_DIGEST))], &[]);
+    assert_node_accepts(&text.replacen("- [x]", "- [ ]", 1), &[gate("G1", 1, "unmet", Some(TRUE_OK_DIGEST))], &[]);
+}
+
+/// The Node tool reads automatic evidence as current when, within 900
+/// UTF-16 units, it starts with the tag and digest and its deciding fields
+/// run up to `shell=` and one more character; whatever follows is
+/// transcript to it. A line gate-check writes, with its `tree-sha256=`
+/// field last, must keep meeting that rule however long its transcript.
+#[test]
+fn node_verified_evidence_with_a_tree_field_is_current_to_the_node_tool() {
+    let node_rule = |evidence: &str, digest: &str| -> bool {
+        let pattern = format!(
+            "^automatic-evidence=v1; definition-sha256={digest}; exit=0; EXPECT=matched; output-sha256=[a-f0-9]{{64}}; \
+             output-bytes=(0|[1-9][0-9]{{0,6}}); shell=."
+        );
+        let bytes: u64 =
+            evidence.split("output-bytes=").nth(1).and_then(|r| r.split(';').next()?.parse().ok()).unwrap_or(0);
+        evidence.encode_utf16().count() <= 900
+            && regex::Regex::new(&pattern).unwrap().is_match(evidence)
+            && bytes <= 1048576
+    };
+    for directory in ["d", &"deep/".repeat(200)] {
+        let sandbox = Sandbox::new();
+        std::fs::create_dir_all(sandbox.path(directory)).unwrap();
+        sandbox.write("GATES.md", &format!("- [ ] G1: t\n  CHECK: true\n  EXPECT: /^$/\n  CWD: {directory}\n"));
+        sandbox.run(&["--approve", "-q"]).code(0).stdout_ends_with("ALL MET (1 met)\n");
+        let ledger = sandbox.read("GATES.md");
+        let evidence = ledger.lines().find_map(|l| l.strip_prefix("  EVIDENCE: ")).unwrap();
+        assert!(evidence.contains("; tree-sha256="), "{evidence}");
+        let digest = evidence.split("definition-sha256=").nth(1).unwrap().split(';').next().unwrap();
+        assert!(node_rule(evidence, digest), "{evidence}");
+    }
+}

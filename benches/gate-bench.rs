@@ -98,6 +98,8 @@ enum Benchmark {
     Scope,
     /// Worst-case EXPECT families on 1 MiB of output that holds the required literal
     Worst,
+    /// `--status --proof` on 20,000 tracked files and 1,000 proven gates against `git status --porcelain`
+    Proof,
 }
 
 #[derive(Debug, Subcommand)]
@@ -410,6 +412,8 @@ struct Workspace {
     _dir: tempfile::TempDir,
     root: PathBuf,
     approvals: PathBuf,
+    /// The receipt store, which gate-check creates when it proves a gate.
+    receipts: PathBuf,
 }
 
 impl Workspace {
@@ -421,7 +425,8 @@ impl Workspace {
         fs::create_dir(&root)?;
         fs::create_dir(&approvals)?;
         fs::set_permissions(&approvals, fs::Permissions::from_mode(0o700))?;
-        Ok(Workspace { _dir: dir, root, approvals })
+        let receipts = base.join("receipts");
+        Ok(Workspace { _dir: dir, root, approvals, receipts })
     }
 
     /// `program` run in the workspace with its own approval store and none
@@ -431,6 +436,8 @@ impl Workspace {
         command
             .current_dir(&self.root)
             .env("UNLAZY_APPROVAL_DIR", &self.approvals)
+            .env("UNLAZY_RECEIPT_DIR", &self.receipts)
+            .env_remove("UNLAZY_PROOF")
             .env_remove("UNLAZY_SCOPE")
             .env_remove("UNLAZY_SHELL");
         command
@@ -1327,6 +1334,96 @@ fn bench_tree(tools: &Tools, tally: &mut Tally) -> Result<()> {
     Ok(())
 }
 
+/// Runs git in the workspace, which must succeed.
+fn git(workspace: &Workspace, args: &[&str]) -> Result<()> {
+    let output = workspace
+        .command(Path::new("git"))
+        .args(["-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .context("git is needed for the proof rows")?;
+    ensure!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    Ok(())
+}
+
+/// `--status --proof` over a committed repository of 20,000 files whose
+/// 1,000 gates gate-check proved, against `git status --porcelain` on the
+/// same tree: warm (nothing changed since either looked), and cold (every
+/// file touched before each run, so both must read every file again).
+fn bench_proof(tools: &Tools, tally: &mut Tally) -> Result<()> {
+    const DIRECTORIES: usize = 200;
+    const FILES_PER_DIRECTORY: usize = 100;
+    const GATES: usize = 1_000;
+    let workspace = Workspace::new()?;
+    for directory in 0..DIRECTORIES {
+        let path = workspace.root.join(format!("src/m{directory:03}"));
+        fs::create_dir_all(&path)?;
+        for file in 0..FILES_PER_DIRECTORY {
+            let text =
+                format!("# module {directory}, file {file}\nvalue = {}\n", directory * FILES_PER_DIRECTORY + file);
+            fs::write(path.join(format!("f{file:03}.py")), text)?;
+        }
+    }
+    workspace.write(".gitignore", "build/\n*.pyc\n")?;
+    let ledger: String =
+        (0..GATES).map(|gate| format!("- [ ] G{gate}: gate {gate}\n  CHECK: echo ok\n  EXPECT: ok\n")).collect();
+    workspace.write("GATES.md", &ledger)?;
+    // Files written within the second git writes its index are racily
+    // clean to git and gix alike; a real tree's files are older.
+    std::thread::sleep(Duration::from_millis(1100));
+    git(&workspace, &["init", "-q"])?;
+    git(&workspace, &["add", "-A"])?;
+    git(&workspace, &["commit", "-qm", "tree"])?;
+    let proved = measure(&mut tools.gate_check(&workspace, &["--approve", "-q", "--jobs", "4"]), None)?;
+    proved.expect("gate-check --approve", 0, &format!("ALL MET ({GATES} met)"))?;
+    let files = DIRECTORIES * FILES_PER_DIRECTORY;
+    let summary = format!("ALL MET ({GATES} met)");
+    let workspace = &workspace;
+    let touch_every_file = || -> Result<()> {
+        let status = Command::new("find")
+            .arg(workspace.root.join("src"))
+            .args(["-type", "f", "-exec", "touch", "{}", "+"])
+            .status()?;
+        ensure!(status.success(), "touching the tree failed");
+        Ok(())
+    };
+    for (cold, limit) in [(false, 1.5), (true, 3.0)] {
+        let mut contenders = vec![
+            Contender {
+                name: "gate-check".into(),
+                run: Box::new(|| {
+                    if cold {
+                        touch_every_file()?;
+                    }
+                    let measured = measure(&mut tools.gate_check(workspace, &["--status", "--proof"]), None)?;
+                    measured.expect("gate-check --status --proof", 0, &summary)?;
+                    Ok(measured)
+                }),
+            },
+            Contender {
+                name: "floor".into(),
+                run: Box::new(|| {
+                    if cold {
+                        touch_every_file()?;
+                    }
+                    let measured = measure(workspace.command(Path::new("git")).args(["status", "--porcelain"]), None)?;
+                    measured.expect("git status --porcelain", 0, "")?;
+                    Ok(measured)
+                }),
+            },
+        ];
+        let figures = paired(tools.rounds, &mut contenders)?;
+        let state = if cold { "cold: every file touched before each run" } else { "warm" };
+        let mut row = Row::new(
+            format!("--status --proof, {} tracked files, {} proven gates, {state}", thousands(files), thousands(GATES)),
+            format!("<= {limit}x git status --porcelain on the same tree"),
+        );
+        row.against_floor(&figures, "floor: git status --porcelain", limit, 2);
+        row.print(tally);
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let cli = Cli::parse();
     let benchmark = match cli.invocation {
@@ -1370,6 +1467,7 @@ fn main() -> Result<()> {
             bench_stale(&tools, &mut tally)?;
             bench_scope(&tools, &mut tally)?;
             bench_worst(&tools, &mut tally)?;
+            bench_proof(&tools, &mut tally)?;
         }
         Benchmark::Status => bench_status(&tools, &mut StatusMatrix::new()?, &mut tally)?,
         Benchmark::Scaling => bench_scaling(&tools, &mut StatusMatrix::new()?)?,
@@ -1383,6 +1481,7 @@ fn main() -> Result<()> {
         Benchmark::Stale => bench_stale(&tools, &mut tally)?,
         Benchmark::Scope => bench_scope(&tools, &mut tally)?,
         Benchmark::Worst => bench_worst(&tools, &mut tally)?,
+        Benchmark::Proof => bench_proof(&tools, &mut tally)?,
     }
     if tally.pass + tally.miss + tally.unmeasured > 0 {
         println!("goals: {} PASS, {} MISS, {} not measured", tally.pass, tally.miss, tally.unmeasured);

@@ -79,6 +79,8 @@ const ROOT_ENVIRONMENT: &[(&str, &str)] = &[
     ("UNLAZY_SCOPE", "The pipeline to use when --scope is not given."),
     ("UNLAZY_SHELL", "The shell for checks when --shell is not given (default /bin/sh). A bare name is looked up on PATH."),
     ("UNLAZY_SANDBOX", "1 confines every check as --sandbox does; 0 does not. Any other value is a usage error."),
+    ("UNLAZY_PROOF", "1 judges met gates by their proof as --proof does; 0 does not. Any other value is a usage error."),
+    ("UNLAZY_RECEIPT_DIR", "The receipt store, instead of ~/.unlazy/receipts. Its rules are the approval store's: a real, owner-owned 0700 directory outside the checked repository."),
     ("GATE_CHECK_COMPLETE", "Set by a shell's completion script (gate-check completions SHELL): the process answers the completion request instead of running."),
     ("PATH", "Searched for a bare shell name and inherited by every check. The full value is part of each approval."),
     ("HOME", "Locates the default approval store ~/.unlazy/approved. The search for a ledger never climbs to HOME or above it."),
@@ -107,6 +109,7 @@ const ROOT_FILES: &[(&str, &str)] = &[
     (".unlazy/locks/", "Write-back locks and ownership leases (*.lease)."),
     (".unlazy/.gitignore", "Written only when gate-check itself creates .unlazy/; it keeps locks and session state out of version control, never the ledgers."),
     ("~/.unlazy/approved/", "Approval records, one <sha256>.json per exact oracle (see UNLAZY_APPROVAL_DIR)."),
+    ("~/.unlazy/receipts/", "Receipts of the gates gate-check proved, the owner key that seals them, the manifests of the trees they were proven on, and a stat cache per root (see UNLAZY_RECEIPT_DIR)."),
 ];
 
 const TREE_EXIT: &[(&str, &str)] = &[

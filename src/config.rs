@@ -38,6 +38,8 @@ pub struct Environment {
     pub scope: Option<String>,
     /// `UNLAZY_APPROVAL_DIR` when set and non-empty, as given.
     pub approval_dir: Option<PathBuf>,
+    /// `UNLAZY_RECEIPT_DIR` when set and non-empty, as given.
+    pub receipt_dir: Option<PathBuf>,
     /// The user's home directory: the default approval store and global
     /// agent settings live under it, and the root search stops below it.
     pub home: Option<PathBuf>,
@@ -149,6 +151,7 @@ impl Environment {
             scope: non_empty("UNLAZY_SCOPE"),
             sandbox: non_empty("UNLAZY_SANDBOX"),
             approval_dir: std::env::var_os("UNLAZY_APPROVAL_DIR").filter(|v| !v.is_empty()).map(PathBuf::from),
+            receipt_dir: std::env::var_os("UNLAZY_RECEIPT_DIR").filter(|v| !v.is_empty()).map(PathBuf::from),
             home: directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf()),
             github: github_actions
                 .then(|| GitHub { workspace: std::env::var_os("GITHUB_WORKSPACE").map(PathBuf::from) }),

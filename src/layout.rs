@@ -22,6 +22,7 @@ pub const STATUS_LOG: &str = "status.log";
 pub const SESSION_FILE: &str = "session";
 pub const HOOK_STATE_FILE: &str = "hook-state.json";
 const APPROVAL_STORE: &str = "approved";
+const RECEIPT_STORE: &str = "receipts";
 
 /// The paths under one repository's `.unlazy/`.
 #[derive(Debug, Clone)]
@@ -80,6 +81,12 @@ impl StateDir {
     pub fn default_approval_store(home: &Path) -> PathBuf {
         StateDir::new(home).path().join(APPROVAL_STORE)
     }
+
+    /// `~/.unlazy/receipts`: the default receipt store under `home`, which
+    /// also holds the owner's key.
+    pub fn default_receipt_store(home: &Path) -> PathBuf {
+        StateDir::new(home).path().join(RECEIPT_STORE)
+    }
 }
 
 #[cfg(test)]
@@ -97,6 +104,7 @@ mod tests {
             state.dispatch_state("s"),
             state.locks(),
             StateDir::default_approval_store(Path::new("/home/u")),
+            StateDir::default_receipt_store(Path::new("/home/u")),
         ];
         let expected = [
             "/r/.unlazy/s/status.log",
@@ -106,6 +114,7 @@ mod tests {
             "/r/.unlazy/s/dispatch.json",
             "/r/.unlazy/locks",
             "/home/u/.unlazy/approved",
+            "/home/u/.unlazy/receipts",
         ];
         assert_eq!(shown, expected.map(PathBuf::from));
     }

@@ -558,3 +558,91 @@ fn claude_code_and_codex_register_the_subagent_stop_and_an_older_install_gains_i
     ));
     assert_eq!(settings(&sandbox, LOCAL), json!({}));
 }
+
+/// Each host's global hook file, and the events its guard runs at.
+const GUARDED: [(Option<&str>, &str, &[&str]); 4] = [
+    (None, "home/.claude/settings.json", &["PreToolUse"]),
+    (Some("codex"), "home/.codex/hooks.json", &["PreToolUse"]),
+    (Some("gemini"), "home/.gemini/settings.json", &["BeforeTool"]),
+    (Some("cursor"), "home/.cursor/hooks.json", &["preToolUse", "beforeShellExecution"]),
+];
+
+/// The commands of every handler at `event`, grouped or flat.
+fn commands_at(value: &Value, event: &str) -> Vec<String> {
+    let items = value["hooks"][event].as_array().cloned().unwrap_or_default();
+    items
+        .iter()
+        .flat_map(|item| match item.get("hooks").and_then(Value::as_array) {
+            Some(handlers) => handlers.clone(),
+            None => vec![item.clone()],
+        })
+        .map(|handler| handler["command"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_host_gets_the_guard_beside_its_stop_hook_and_loses_it_on_request() {
+    for (agent, file, events) in GUARDED {
+        let sandbox = Sandbox::new();
+        let mut args: Vec<&str> = agent.map(|agent| vec!["--agent", agent]).unwrap_or_default();
+        args.push("--global");
+        let with = |extra: &'static str| [&args[..], &[extra]].concat();
+        install(&sandbox, &args)
+            .code(0)
+            .stderr_is("")
+            .stdout_contains(&format!("  guard:   {} (", guard_for(agent)))
+            .stdout_contains("refuses ledger edits that tick a runnable gate or write its EVIDENCE");
+        let written = settings(&sandbox, file);
+        for event in events {
+            assert_eq!(commands_at(&written, event), [guard_for(agent)], "{agent:?} {event}");
+        }
+        let stop_event = match agent {
+            None | Some("codex") => "Stop",
+            Some("gemini") => "AfterAgent",
+            _ => "stop",
+        };
+        assert_eq!(commands_at(&written, stop_event), [command_for(agent, None)]);
+
+        // The installed command guards: the host's own shell call to approve is refused.
+        std::fs::create_dir_all(sandbox.path("home")).unwrap();
+        let input = match agent {
+            Some("cursor") => json!({ "conversation_id": "c", "hook_event_name": "beforeShellExecution",
+                                      "workspace_roots": [sandbox.root], "command": "gate-check --approve", "cwd": sandbox.root }),
+            Some("gemini") => json!({ "session_id": "s", "cwd": sandbox.root, "hook_event_name": "BeforeTool",
+                                      "tool_name": "run_shell_command", "tool_input": { "command": "gate-check --approve" } }),
+            _ => json!({ "session_id": "s", "cwd": sandbox.root, "hook_event_name": "PreToolUse",
+                         "tool_name": "Bash", "tool_input": { "command": "gate-check --approve" } }),
+        };
+        let reply = run_installed(&sandbox, &guard_for(agent), &input);
+        assert!(
+            reply.contains("approving a CHECK is the person's act") && reply.contains("deny"),
+            "{agent:?}: {reply}"
+        );
+
+        install(&sandbox, &args).code(0).stdout_contains("Already installed").stderr_is("");
+        // Left out on request: the guard goes, the Stop hook stays.
+        install(&sandbox, &with("--no-guard"))
+            .code(0)
+            .stderr_is("")
+            .stdout_contains(&format!("  guard:   left out (--no-guard); removed {} guard entr", events.len()));
+        let without = settings(&sandbox, file);
+        for event in events {
+            assert!(without["hooks"].get(*event).is_none(), "{agent:?}: {without}");
+        }
+        assert_eq!(commands_at(&without, stop_event), [command_for(agent, None)]);
+        install(&sandbox, &with("--no-guard")).code(0).stdout_contains("Already installed");
+        // Back again, then everything of ours removed.
+        install(&sandbox, &args).code(0).stdout_starts_with("Installed unlazy Stop hook into ");
+        assert_eq!(settings(&sandbox, file), written);
+        install(&sandbox, &with("--uninstall")).code(0).stdout_starts_with("Removed ");
+        let emptied = if agent == Some("cursor") { json!({ "version": 1 }) } else { json!({}) };
+        assert_eq!(settings(&sandbox, file), emptied, "{agent:?}");
+        install(&sandbox, &with("--uninstall"))
+            .code(0)
+            .stdout_is(&format!("Nothing to remove: no unlazy hook entry found in {}\n", sandbox.path(file).display()));
+    }
+    let sandbox = Sandbox::new();
+    install(&sandbox, &["--no-guard", "--uninstall"])
+        .code(2)
+        .stderr_contains("the argument '--no-guard' cannot be used with '--uninstall'");
+}

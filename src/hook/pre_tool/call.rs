@@ -46,7 +46,11 @@ impl FileWrite {
 /// The keys under which hosts name the file a tool works on.
 const PATH_KEYS: [&str; 5] = ["file_path", "path", "notebook_path", "target_file", "filePath"];
 /// The keys under which hosts pass a file's whole new content.
-const CONTENT_KEYS: [&str; 3] = ["content", "contents", "file_text"];
+const CONTENT_KEYS: [&str; 4] = ["content", "contents", "file_text", "fileText"];
+/// The keys under which hosts pass the text a replacement takes away, and
+/// the text it puts in.
+const OLD_KEYS: [&str; 3] = ["old_string", "old_str", "oldString"];
+const NEW_KEYS: [&str; 3] = ["new_string", "new_str", "newString"];
 /// The keys under which a shell tool names its working directory.
 const DIRECTORY_KEYS: [&str; 4] = ["dir_path", "directory", "working_directory", "cwd"];
 
@@ -96,7 +100,7 @@ fn from_input(name: &str, input: &Map<String, Value>) -> ToolCall {
             Some(replacements) => Change::Replace(replacements),
             None => Change::Unknown,
         }
-    } else if input.contains_key("old_string") || input.contains_key("new_string") {
+    } else if OLD_KEYS.iter().chain(&NEW_KEYS).any(|key| input.contains_key(*key)) {
         replacement(&Value::Object(input.clone())).map_or(Change::Unknown, |one| Change::Replace(vec![one]))
     } else if let Some(content) = text(input, &CONTENT_KEYS) {
         Change::Write(content.to_string())
@@ -132,8 +136,9 @@ fn shell(command: &str, directory: Option<&str>) -> ToolCall {
 /// each of `MultiEdit`'s `edits` (`replace_all`), Gemini CLI's `replace`
 /// (`expected_replacements` above one replaces every occurrence).
 fn replacement(value: &Value) -> Option<Replacement> {
-    let old = value.get("old_string")?.as_str()?;
-    let new = value.get("new_string")?.as_str()?;
+    let object = value.as_object()?;
+    let old = text(object, &OLD_KEYS)?;
+    let new = text(object, &NEW_KEYS)?;
     let all = value.get("replace_all").and_then(Value::as_bool).unwrap_or(false)
         || value.get("expected_replacements").and_then(Value::as_u64).is_some_and(|count| count > 1);
     Some(Replacement { old: old.to_string(), new: new.to_string(), all })
@@ -195,6 +200,9 @@ mod tests {
         let notebook = json!({ "tool_name": "NotebookEdit", "tool_input":
             { "notebook_path": "n.ipynb", "new_source": "x", "cell_id": "c" } });
         assert_eq!(call(notebook), one("n.ipynb", Change::Unknown));
+        let str_replace =
+            json!({ "tool_name": "StrReplace", "tool_input": { "path": "a", "old_str": "o", "new_str": "n" } });
+        assert_eq!(call(str_replace), one("a", Change::Replace(vec![replace("o", "n", false)])));
         let cursor_delete = json!({ "tool_name": "Delete", "tool_input": { "path": "a" } });
         assert_eq!(call(cursor_delete), one("a", Change::Delete));
         let broken_edit = json!({ "tool_name": "Edit", "tool_input": { "file_path": "a", "old_string": 1 } });

@@ -74,6 +74,14 @@ fn blocks_while_unmet_and_is_silent_when_complete() {
         ),
         "{reason}"
     );
+    // Approval is left to the person, with the command they run (issue 31).
+    assert!(
+        reason.contains(
+            "Approving a CHECK is the person's call, not yours: when one waits for approval, ask the person to \
+             review it and run gate-check --approve. "
+        ),
+        "{reason}"
+    );
     assert!(reason.contains("(Block 1 of 6 without gate progress.)"), "{reason}");
     assert!(exists(&sandbox.path(".unlazy-hook-state.json")));
 

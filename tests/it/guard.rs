@@ -241,6 +241,27 @@ fn ticking_a_runnable_box_is_refused_in_each_hosts_schema() {
         );
         assert!(reason.contains("Run gate-check:"), "{host:?}: {reason}");
     }
+    // Claude Code's other edit tools: MultiEdit's edits apply in order; a
+    // notebook edit of a ledger cannot be worked out and is refused.
+    let ledger = sandbox.path("GATES.md");
+    let multi = Host::Claude.payload(
+        &sandbox,
+        "MultiEdit",
+        json!({ "file_path": ledger, "edits": [
+            { "old_string": "# Gates", "new_string": "# Gates of the report" },
+            { "old_string": "- [ ] G1", "new_string": "- [x] G1" },
+        ] }),
+    );
+    assert!(
+        refused(Host::Claude, guard(&sandbox, Host::Claude, &multi)).contains("tick the box of runnable gate(s) G1")
+    );
+    let notebook = Host::Claude.payload(
+        &sandbox,
+        "NotebookEdit",
+        json!({ "notebook_path": ledger, "cell_id": "c1", "new_source": "- [x] G1: x", "edit_mode": "replace" }),
+    );
+    let reason = refused(Host::Claude, guard(&sandbox, Host::Claude, &notebook));
+    assert!(reason.contains("cannot work out what this tool does to the ledger"), "{reason}");
     assert_eq!(sandbox.read("GATES.md"), LEDGER, "the guard never writes");
 }
 

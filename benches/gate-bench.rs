@@ -2,8 +2,8 @@
 //! itself and, given `--node DIR`, against the real Node.js unlazy checker:
 //!
 //!     cargo bench --bench gate-bench -- all [--node DIR] [--quick]
-//!     cargo bench --bench gate-bench -- status | stale | scope | scaling | lint | hook | reverify | backreference |
-//!                                        worst | jobs | flood | tree
+//!     cargo bench --bench gate-bench -- status | stale | scope | scaling | lint | hook | guard | reverify |
+//!                                        backreference | worst | jobs | flood | tree
 //!
 //! DIR is an unlazy skill directory (`scripts/gate-check.mjs`,
 //! `scripts/gate-lint.mjs`, `scripts/stop-hook.mjs`, `scripts/lib/`); each
@@ -69,6 +69,8 @@ enum Benchmark {
     Lint,
     /// `hook stop` on a 10,000-gate regex ledger against the plain one
     Hook,
+    /// `hook pre-tool` per payload (a refused ledger edit, a source edit, shell commands, a read)
+    Guard,
     /// `--reverify` of trivial checks against a bare `sh -c true` spawn loop
     Reverify {
         #[arg(long, default_value_t = 200)]
@@ -921,6 +923,103 @@ fn bench_hook(tools: &Tools, tally: &mut Tally) -> Result<()> {
     Ok(())
 }
 
+/// The pre-tool guard runs before every tool call, so its whole-process
+/// latency is what an agent waits: each payload Claude Code sends, on a
+/// 1,000-gate ledger (both parses of a refused edit included), against a
+/// bare process spawn.
+fn bench_guard(tools: &Tools, tally: &mut Tally) -> Result<()> {
+    const GATES: usize = 1_000;
+    let workspace = Workspace::new()?;
+    workspace.write("GATES.md", &ledger(GATES, Expect::Regex))?;
+    fs::create_dir_all(workspace.root.join("src"))?;
+    workspace.write("src/lib.rs", "pub fn report() {}\n")?;
+    let call = |tool: &str, input: serde_json::Value| {
+        serde_json::json!({
+            "session_id": "gate-bench",
+            "cwd": workspace.root,
+            "hook_event_name": "PreToolUse",
+            "tool_name": tool,
+            "tool_input": input,
+        })
+        .to_string()
+    };
+    let ledger_path = workspace.root.join("GATES.md");
+    let payloads = [
+        (
+            "Edit ticking a runnable box (refused)",
+            call(
+                "Edit",
+                serde_json::json!({ "file_path": ledger_path, "old_string": "- [ ] G500:", "new_string": "- [x] G500:" }),
+            ),
+            "\"deny\"",
+        ),
+        (
+            "Edit adding a gate to the ledger",
+            call(
+                "Edit",
+                serde_json::json!({ "file_path": ledger_path, "old_string": "- [ ] G999:", "new_string": "- [ ] N1: new\n- [ ] G999:" }),
+            ),
+            "",
+        ),
+        (
+            "Edit of a source file",
+            call(
+                "Edit",
+                serde_json::json!({ "file_path": workspace.root.join("src/lib.rs"), "old_string": "report", "new_string": "render" }),
+            ),
+            "",
+        ),
+        (
+            "Bash gate-check --approve (refused)",
+            call("Bash", serde_json::json!({ "command": "env X=1 gate-check --approve" })),
+            "\"deny\"",
+        ),
+        ("Bash cargo test", call("Bash", serde_json::json!({ "command": "cargo test --all && echo done" })), ""),
+        ("Read", call("Read", serde_json::json!({ "file_path": ledger_path })), ""),
+    ];
+    let workspace = &workspace;
+    let mut contenders: Vec<Contender<'_>> = payloads
+        .iter()
+        .map(|(name, payload, marker)| Contender {
+            name: name.to_string(),
+            run: Box::new(move || {
+                let measured =
+                    measure(&mut tools.gate_check(workspace, &["hook", "pre-tool"]), Some(payload.as_bytes()))?;
+                measured.expect("gate-check hook pre-tool", 0, marker)?;
+                ensure!(
+                    !marker.is_empty() || measured.stdout.is_empty(),
+                    "{name}: unexpected output {}",
+                    measured.stdout
+                );
+                Ok(measured)
+            }),
+        })
+        .collect();
+    contenders.push(Contender {
+        name: "floor".into(),
+        run: Box::new(|| {
+            let measured = measure(&mut workspace.command(Path::new("true")), None)?;
+            ensure!(measured.exit_code == Some(0), "true failed");
+            Ok(measured)
+        }),
+    });
+    let figures = paired(tools.rounds.max(5), &mut contenders)?;
+    let mut row = Row::new(
+        format!("hook pre-tool per payload, {}-gate ledger (Claude Code's PreToolUse)", thousands(GATES)),
+        "each <= 5 ms, whole process",
+    );
+    row.figure("floor: spawn of true", &figures["floor"]);
+    for (name, _, _) in &payloads {
+        let figure = &figures[*name];
+        row.figure(*name, figure);
+        let millis = figure.millis();
+        row.ratio(format!("{name} / floor: {:.1}x", figure.times(&figures["floor"])));
+        row.check(format!("{name}: {millis:.1} ms <= 5 ms"), Verdict::of(millis <= 5.0));
+    }
+    row.print(tally);
+    Ok(())
+}
+
 fn bench_reverify(tools: &Tools, checks: usize, tally: &mut Tally) -> Result<()> {
     let workspace = Workspace::new()?;
     let mut text = String::from("# Benchmark: trivial checks\n\n");
@@ -1458,6 +1557,7 @@ fn main() -> Result<()> {
             bench_status(&tools, &mut matrix, &mut tally)?;
             bench_lint(&tools, &mut tally)?;
             bench_hook(&tools, &mut tally)?;
+            bench_guard(&tools, &mut tally)?;
             bench_reverify(&tools, 200, &mut tally)?;
             bench_backreference(&tools, &mut tally)?;
             bench_scaling(&tools, &mut matrix)?;
@@ -1473,6 +1573,7 @@ fn main() -> Result<()> {
         Benchmark::Scaling => bench_scaling(&tools, &mut StatusMatrix::new()?)?,
         Benchmark::Lint => bench_lint(&tools, &mut tally)?,
         Benchmark::Hook => bench_hook(&tools, &mut tally)?,
+        Benchmark::Guard => bench_guard(&tools, &mut tally)?,
         Benchmark::Reverify { checks } => bench_reverify(&tools, checks, &mut tally)?,
         Benchmark::Backreference => bench_backreference(&tools, &mut tally)?,
         Benchmark::Jobs { checks, sleep, jobs } => bench_jobs(&tools, checks, &sleep, jobs)?,

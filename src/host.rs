@@ -1,7 +1,7 @@
 //! The agent hosts the skill runs in, and what differs between them: where
-//! each keeps its hook file and how each wants a stop hook's reply. Pure:
-//! the installer (`install`) and the hook (`hook`) both ask this module
-//! about a host, so the two can never disagree on one.
+//! each keeps its hook file and how each wants a stop hook's and a pre-tool
+//! guard's reply. Pure: the installer (`install`) and the hooks (`hook`)
+//! both ask this module about a host, so the two can never disagree on one.
 
 use serde_json::{json, Value};
 
@@ -53,14 +53,42 @@ impl Host {
         }
     }
 
+    /// The reply that refuses a tool call before it runs, with `reason`
+    /// as what the agent (and, where the host shows it, the person) is
+    /// told: Claude Code's and Codex's `PreToolUse` decision, Gemini CLI's
+    /// `BeforeTool` `decision: "deny"`, and Cursor's `permission: "deny"`.
+    pub fn deny_tool(self, reason: &str) -> Value {
+        match self {
+            Host::Claude | Host::Codex => json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            } }),
+            Host::Gemini => json!({ "decision": "deny", "reason": reason }),
+            Host::Cursor => json!({ "permission": "deny", "user_message": reason, "agent_message": reason }),
+        }
+    }
+
+    /// The reply that lets a tool call run, where the host needs one:
+    /// Cursor blocks a call whose pre-tool hook prints no `permission`,
+    /// while the other hosts read no output as "no objection" (and an
+    /// explicit allow would skip their own permission prompts).
+    pub fn allow_tool(self) -> Option<Value> {
+        match self {
+            Host::Cursor => Some(json!({ "permission": "allow" })),
+            Host::Claude | Host::Codex | Host::Gemini => None,
+        }
+    }
+
     /// The host a hook payload comes from, when its shape says so: Cursor
     /// names the conversation and the workspace roots instead of a session
     /// and a working directory, and only Gemini CLI stops with
-    /// `AfterAgent`. Claude Code and Codex send the same shape (and take
-    /// the same reply), so they are told apart by nothing here.
+    /// `AfterAgent` and guards a tool with `BeforeTool`. Claude Code and
+    /// Codex send the same shape (and take the same reply), so they are
+    /// told apart by nothing here.
     pub fn from_payload(payload: &serde_json::Map<String, Value>) -> Option<Host> {
         let names = |key: &str| payload.get(key).is_some_and(|value| !value.is_null());
-        if payload.get("hook_event_name").and_then(Value::as_str) == Some("AfterAgent") {
+        if matches!(payload.get("hook_event_name").and_then(Value::as_str), Some("AfterAgent" | "BeforeTool")) {
             return Some(Host::Gemini);
         }
         let cursor_shape = (names("conversation_id") || names("workspace_roots") || names("cursor_version"))
@@ -84,6 +112,8 @@ mod tests {
         assert_eq!(Host::from_payload(&cursor), Some(Host::Cursor));
         let gemini = object(json!({ "session_id": "s", "cwd": "/r", "hook_event_name": "AfterAgent" }));
         assert_eq!(Host::from_payload(&gemini), Some(Host::Gemini));
+        let guard = object(json!({ "session_id": "s", "cwd": "/r", "hook_event_name": "BeforeTool" }));
+        assert_eq!(Host::from_payload(&guard), Some(Host::Gemini));
         let claude = object(json!({ "session_id": "s", "cwd": "/r", "hook_event_name": "Stop" }));
         assert_eq!(Host::from_payload(&claude), None);
         // A session id means a Claude Code shaped payload, whatever else it carries.
@@ -100,5 +130,21 @@ mod tests {
         assert_eq!(Host::Cursor.block("r"), json!({ "followup_message": "r" }));
         assert_eq!(Host::Gemini.note("n"), Some(json!({ "systemMessage": "n" })));
         assert_eq!(Host::Cursor.note("n"), None);
+    }
+
+    #[test]
+    fn each_host_gets_its_own_tool_refusal() {
+        let claude = Host::Claude.deny_tool("r");
+        assert_eq!(claude["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert_eq!(claude["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+        assert_eq!(claude["hookSpecificOutput"]["permissionDecisionReason"], "r");
+        assert_eq!(Host::Codex.deny_tool("r"), claude);
+        assert_eq!(Host::Gemini.deny_tool("r"), json!({ "decision": "deny", "reason": "r" }));
+        assert_eq!(
+            Host::Cursor.deny_tool("r"),
+            json!({ "permission": "deny", "user_message": "r", "agent_message": "r" })
+        );
+        assert_eq!(Host::Cursor.allow_tool(), Some(json!({ "permission": "allow" })));
+        assert_eq!(Host::Claude.allow_tool(), None);
     }
 }

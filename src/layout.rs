@@ -82,8 +82,8 @@ impl StateDir {
         StateDir::new(home).path().join(APPROVAL_STORE)
     }
 
-    /// `~/.unlazy/receipts`: where proofs are kept when `UNLAZY_RECEIPT_DIR`
-    /// names no other place.
+    /// `~/.unlazy/receipts`: the default receipt store under `home`, which
+    /// also holds the owner's key.
     pub fn default_receipt_store(home: &Path) -> PathBuf {
         StateDir::new(home).path().join(RECEIPT_STORE)
     }
@@ -104,6 +104,7 @@ mod tests {
             state.dispatch_state("s"),
             state.locks(),
             StateDir::default_approval_store(Path::new("/home/u")),
+            StateDir::default_receipt_store(Path::new("/home/u")),
         ];
         let expected = [
             "/r/.unlazy/s/status.log",
@@ -113,6 +114,7 @@ mod tests {
             "/r/.unlazy/s/dispatch.json",
             "/r/.unlazy/locks",
             "/home/u/.unlazy/approved",
+            "/home/u/.unlazy/receipts",
         ];
         assert_eq!(shown, expected.map(PathBuf::from));
     }

@@ -94,6 +94,12 @@ const ROOT_ENVIRONMENT: &[(&str, &str)] = &[
 const HOOK_ENVIRONMENT: &[(&str, &str)] =
     &[("UNLAZY_SCOPE", "The pipeline to guard when neither --scope nor a session binding chooses one.")];
 
+const GUARD_ENVIRONMENT: &[(&str, &str)] = &[
+    ("UNLAZY_APPROVAL_DIR", "An approval store the guard protects, besides ~/.unlazy/approved."),
+    ("UNLAZY_RECEIPT_DIR", "A receipt store the guard protects, besides ~/.unlazy/receipts."),
+    ("HOME", "Locates the default stores, and expands ~ in the paths a tool call names."),
+];
+
 const TREE_ENVIRONMENT: &[(&str, &str)] = &[
     ("UNLAZY_SCOPE", "The pipeline to draw when --scope is not given."),
     ("LANG, LC_ALL, LC_CTYPE", "A UTF-8 locale draws the tree with box characters; otherwise plain ASCII."),
@@ -135,6 +141,12 @@ const HOOK_FILES: &[(&str, &str)] = &[
     (".unlazy-hook-state.json", "The same for ledgers outside a pipeline."),
 ];
 
+const GUARD_FILES: &[(&str, &str)] = &[
+    ("GATES.md, gates/*.md", "Ledgers, wherever they lie (a pipeline's too): an edit that ticks a runnable gate or writes its EVIDENCE is refused."),
+    ("~/.unlazy/approved/, ~/.unlazy/receipts/", "Protected stores: no tool call may write there."),
+    (".unlazy/locks/", "Protected in every repository."),
+];
+
 const INSTALL_FILES: &[(&str, &str)] = &[
     (".claude/settings.local.json", "Written by default (Claude Code)."),
     (".claude/settings.json", "Written with --shared (Claude Code)."),
@@ -151,6 +163,7 @@ fn extra(page: &str) -> Extra {
         "gate-check-lint" => (LINT_EXIT, &[], &[]),
         "gate-check-tree" => (TREE_EXIT, TREE_ENVIRONMENT, TREE_FILES),
         "gate-check-hook" | "gate-check-hook-stop" => (HOOK_EXIT, HOOK_ENVIRONMENT, HOOK_FILES),
+        "gate-check-hook-pre-tool" => (HOOK_EXIT, GUARD_ENVIRONMENT, GUARD_FILES),
         "gate-check-install-hooks" => (INSTALL_EXIT, INSTALL_ENVIRONMENT, INSTALL_FILES),
         name if name.starts_with("gate-check-dispatch") => (DISPATCH_EXIT, &[], DISPATCH_FILES),
         _ => (SIMPLE_EXIT, &[], &[]),

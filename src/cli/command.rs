@@ -37,6 +37,11 @@ pub(crate) enum Command {
         scope: Option<String>,
         env: Option<Environment>,
     },
+    /// The pre-tool guard; without an environment it lets the call through.
+    Guard {
+        agent: Option<Host>,
+        env: Option<Environment>,
+    },
     Dispatch {
         args: DispatchArgs,
         env: Environment,
@@ -54,6 +59,8 @@ pub(crate) enum Command {
         location: Location,
         scope: Option<String>,
         uninstall: bool,
+        /// Whether the pre-tool guard is installed beside the Stop hook.
+        guard: bool,
         env: Environment,
     },
     Action {
@@ -77,6 +84,9 @@ impl Command {
             Some(Subcommands::Hook { event: HookEvent::Stop { agent, scope } }) => {
                 return Ok(Command::Hook { agent, scope, env: env.ok() })
             }
+            Some(Subcommands::Hook { event: HookEvent::PreTool { agent } }) => {
+                return Ok(Command::Guard { agent, env: env.ok() })
+            }
             Some(Subcommands::Dispatch(args)) => return Ok(Command::Dispatch { args, env: env? }),
             Some(Subcommands::Tree { scope, format, color }) => {
                 return Ok(Command::Tree { config: crate::tree::TreeConfig { scope, format, color }, env: env? })
@@ -85,13 +95,14 @@ impl Command {
                 let json = json || format == Some(crate::lint_files::LintFormat::Json);
                 return Ok(Command::Lint { config: LintConfig { strict, json, allow, scope, files }, env: env? });
             }
-            Some(Subcommands::InstallHooks { agent, scope, shared, global, uninstall }) => {
+            Some(Subcommands::InstallHooks { agent, scope, shared, global, uninstall, no_guard }) => {
                 let location = match (shared, global) {
                     (true, _) => Location::Shared,
                     (_, true) => Location::Global,
                     _ => Location::Local,
                 };
-                return Ok(Command::Install { agent, location, scope, uninstall, env: env? });
+                let guard = !no_guard;
+                return Ok(Command::Install { agent, location, scope, uninstall, guard, env: env? });
             }
             None => {}
         }
@@ -116,11 +127,12 @@ impl Command {
                 Ok(Exit::Met)
             }
             Command::Hook { agent, scope, env } => Ok(hook::stop(env.as_ref(), agent, scope.as_deref())),
+            Command::Guard { agent, env } => Ok(hook::pre_tool::run(env.as_ref(), agent)),
             Command::Dispatch { args, env } => Ok(crate::dispatch::cli::run(args, &env)?),
             Command::Lint { config, env } => Ok(lint_files::run(&env, &config)?),
             Command::Tree { config, env } => Ok(crate::tree::run(&env, &config)?),
-            Command::Install { agent, location, scope, uninstall, env } => {
-                install::run(&env, agent, location, scope.as_deref(), uninstall)?;
+            Command::Install { agent, location, scope, uninstall, guard, env } => {
+                install::run(&env, agent, location, scope.as_deref(), uninstall, guard)?;
                 Ok(Exit::Met)
             }
             Command::Action { options, env } => actions::execute(&options, &env),

@@ -186,7 +186,7 @@ pub(crate) enum Subcommands {
         #[command(subcommand)]
         event: HookEvent,
     },
-    /// Register (or remove) the agent host's Stop hook that runs `gate-check hook stop`
+    /// Register (or remove) the agent host's Stop hook (`gate-check hook stop`) and pre-tool guard (`gate-check hook pre-tool`)
     InstallHooks {
         /// The agent host whose hook file to write
         #[arg(long, value_enum, default_value_t = crate::host::Host::Claude)]
@@ -200,9 +200,12 @@ pub(crate) enum Subcommands {
         /// Write the current user's file (~/.claude/settings.json, ~/.codex/hooks.json, ...)
         #[arg(long)]
         global: bool,
-        /// Remove this tool's Stop hook entries from the chosen settings file
+        /// Remove this tool's hook entries (Stop hook and guard) from the chosen settings file
         #[arg(long)]
         uninstall: bool,
+        /// Install the Stop hook alone, without the pre-tool guard (and remove a guard installed before)
+        #[arg(long, conflicts_with = "uninstall")]
+        no_guard: bool,
     },
 }
 
@@ -216,6 +219,13 @@ pub(crate) enum HookEvent {
         /// Guard only the pipeline .unlazy/ID
         #[arg(long, value_name = "ID")]
         scope: Option<String>,
+    },
+    /// Pre-tool guard: refuses tool calls that tick runnable gates, write their EVIDENCE, write approvals,
+    /// receipts or locks, or run --approve
+    PreTool {
+        /// The agent host, for its reply's schema (default: told by the payload, else Claude Code's)
+        #[arg(long, value_enum)]
+        agent: Option<crate::host::Host>,
     },
 }
 
@@ -508,7 +518,11 @@ pub fn main() -> Exit {
         // A Stop hook that exits 2 blocks the agent with its stderr as the
         // reason, so a broken hook command line must never do that.
         Err(error) if error.use_stderr() && arguments.get(1).is_some_and(|first| first == "hook") => {
-            crate::hook::misconfigured(&first_error_line(&error), &arguments[2..]);
+            let (problem, hook_arguments) = (first_error_line(&error), &arguments[2..]);
+            match hook_arguments.first().is_some_and(|event| event == "pre-tool") {
+                true => crate::hook::pre_tool::misconfigured(&problem, hook_arguments),
+                false => crate::hook::misconfigured(&problem, hook_arguments),
+            }
             return Exit::Met;
         }
         Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => {

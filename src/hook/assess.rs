@@ -173,12 +173,30 @@ impl Subject<'_> {
         }
     }
 
+    /// The arguments that point the checker at the same ledgers: the
+    /// leaf's ledger, or the pipeline (which the hook may have chosen by
+    /// the session's binding, which a plain run does not know).
+    fn targeting(&self) -> String {
+        match (self.scope, self.leaf) {
+            (Some(scope), Some(leaf)) => format!(" .unlazy/{scope}/gates/{leaf}.md"),
+            (Some(scope), None) => format!(" --scope {scope}"),
+            _ => String::new(),
+        }
+    }
+
+    /// The command that runs the approved checks of the same ledgers.
+    fn run_command(&self) -> String {
+        format!("gate-check{}", self.targeting())
+    }
+
     /// The read-only command that shows the same items.
     fn status_command(&self) -> String {
-        match (self.scope, self.leaf) {
-            (Some(scope), Some(leaf)) => format!("gate-check --status .unlazy/{scope}/gates/{leaf}.md"),
-            _ => "gate-check --status".to_string(),
-        }
+        format!("gate-check --status{}", self.targeting())
+    }
+
+    /// The command the person runs to approve what waits for approval.
+    fn approve_command(&self) -> String {
+        format!("gate-check --approve{}", self.targeting())
     }
 }
 
@@ -199,7 +217,9 @@ fn handoff_note(assessment: &Assessment) -> String {
 }
 
 /// The reason of a block. `blocks` counts consecutive blocks without
-/// progress, this one included.
+/// progress, this one included. It tells the agent to run the checker,
+/// and to leave approval to the person, with the exact command they run:
+/// unlike the Node hook's, it never tells the agent to approve.
 pub fn block_reason(subject: Subject, assessment: &Assessment, blocks: u64, max_blocks: u64) -> String {
     let outstanding = assessment.outstanding();
     let closing = if blocks >= max_blocks {
@@ -208,14 +228,17 @@ pub fn block_reason(subject: Subject, assessment: &Assessment, blocks: u64, max_
         ""
     };
     format!(
-        "unlazy{}: {} gate/ledger item(s) need work: {}. Run {} to inspect without execution. \
-         To run inherited CHECK lines, inspect them and use gate-check --approve. \
+        "unlazy{}: {} gate/ledger item(s) need work: {}. Run {} to run the approved checks ({} shows them \
+         without running anything). Approving a CHECK is the person's call, not yours: when one waits for \
+         approval, ask the person to review it and run {}. \
          Use ABANDON: <id> <non-blank reason> only when a gate is genuinely impossible. \
          (Block {blocks} of {max_blocks} without gate progress.){closing}{}",
         subject.label(),
         outstanding.len(),
         listed(&outstanding, LISTED_ITEMS),
+        subject.run_command(),
         subject.status_command(),
+        subject.approve_command(),
         handoff_note(assessment),
     )
 }
@@ -270,9 +293,30 @@ mod tests {
         assert!(
             reason.starts_with(
                 "unlazy [scope api, leaf leaf-1]: 1 gate/ledger item(s) need work: leaf-1:G1. \
-                 Run gate-check --status .unlazy/api/gates/leaf-1.md to inspect"
+                 Run gate-check .unlazy/api/gates/leaf-1.md to run the approved checks \
+                 (gate-check --status .unlazy/api/gates/leaf-1.md shows them"
             ),
             "{reason}"
+        );
+        assert!(
+            reason.contains("ask the person to review it and run gate-check --approve .unlazy/api/gates/leaf-1.md.")
+        );
+    }
+
+    #[test]
+    fn the_agent_is_told_to_run_the_checker_and_leave_approval_to_the_person() {
+        let a = assessed(LEDGER);
+        let reason = block_reason(Subject::default(), &a, 1, 6);
+        assert!(
+            reason.contains("Run gate-check to run the approved checks (gate-check --status shows them"),
+            "{reason}"
+        );
+        assert!(reason.contains("ask the person to review it and run gate-check --approve. Use ABANDON"), "{reason}");
+        assert!(!reason.contains("use gate-check --approve"), "never told to approve: {reason}");
+        let scoped = block_reason(Subject { scope: Some("api"), leaf: None }, &a, 1, 6);
+        assert!(
+            scoped.contains("Run gate-check --scope api to run")
+                && scoped.contains("run gate-check --approve --scope api.")
         );
     }
 

@@ -22,6 +22,7 @@
 //! an abandoned one is a handoff, unreadable wave state blocks).
 
 pub mod assess;
+pub mod pre_tool;
 mod root;
 pub mod state;
 
@@ -153,14 +154,15 @@ enum InputError {
     NotTextList(&'static str),
 }
 
-/// All of stdin (at most `MAX_PAYLOAD_BYTES + 1` bytes), or an error when
-/// it is not closed within `deadline`. The reading thread is left blocked
-/// then; the process exits without waiting for it.
-fn read_input(deadline: Duration) -> Result<Vec<u8>, InputError> {
+/// All of stdin (at most `limit + 1` bytes, so a caller can tell input
+/// over its limit), or an error when it is not closed within `deadline`.
+/// The reading thread is left blocked then; the process exits without
+/// waiting for it.
+fn read_input(deadline: Duration, limit: u64) -> Result<Vec<u8>, InputError> {
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
-        let read = std::io::stdin().take(MAX_PAYLOAD_BYTES + 1).read_to_end(&mut bytes).map(|_| bytes);
+        let read = std::io::stdin().take(limit + 1).read_to_end(&mut bytes).map(|_| bytes);
         let _ = sender.send(read);
     });
     match receiver.recv_timeout(deadline) {
@@ -170,7 +172,7 @@ fn read_input(deadline: Duration) -> Result<Vec<u8>, InputError> {
 }
 
 fn read_payload() -> Result<Payload, InputError> {
-    let bytes = read_input(INPUT_DEADLINE)?;
+    let bytes = read_input(INPUT_DEADLINE, MAX_PAYLOAD_BYTES)?;
     if bytes.len() as u64 > MAX_PAYLOAD_BYTES {
         return Err(InputError::TooLarge);
     }

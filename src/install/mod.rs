@@ -263,13 +263,16 @@ fn program_path() -> Result<String, InstallError> {
     }
 }
 
-/// Installs (or with `uninstall` removes) the stop hook entries of `host`.
+/// Installs (or with `uninstall` removes) the Stop hook entries of `host`
+/// and, with `guard`, its pre-tool guard (without, a guard installed
+/// before is removed).
 pub fn run(
     env: &Environment,
     host: Host,
     location: Location,
     scope: Option<&str>,
     uninstall: bool,
+    guard: bool,
 ) -> Result<(), InstallError> {
     if let Some(scope) = scope {
         crate::target::validate_scope_id(scope, "--scope")?;
@@ -297,7 +300,7 @@ pub fn run(
                 Ok(())
             }
             _ => {
-                say(&format!("Nothing to remove: no unlazy Stop hook found in {shown}"));
+                say(&format!("Nothing to remove: no unlazy hook entry found in {shown}"));
                 Ok(())
             }
         };
@@ -305,8 +308,10 @@ pub fn run(
 
     let program = program_path()?;
     let command = settings::hook_command(&program, host, scope);
-    match settings::install(document, &command, file).map_err(refuse)? {
-        Outcome::Installed { settings, replaced } => {
+    let guard_command = guard.then(|| settings::guard_command(&program, host));
+    let commands = settings::Commands { stop: &command, guard: guard_command.as_deref() };
+    match settings::install(document, commands, file).map_err(refuse)? {
+        Outcome::Installed { settings, replaced, dropped } => {
             if usually_committed(host, location) {
                 let instead = match host {
                     Host::Claude => "The default install writes settings.local.json instead.",
@@ -320,7 +325,7 @@ pub fn run(
             replace(&path, current.as_ref(), &settings)?;
             say(&format!("Installed unlazy Stop hook into {shown}"));
             if replaced > 0 {
-                say(&format!("  replaced: {replaced} older unlazy Stop hook {}", entries(replaced)));
+                say(&format!("  replaced: {replaced} older unlazy hook {}", entries(replaced)));
             }
             say(&format!("  command: {command}"));
             say(&match scope {
@@ -329,6 +334,17 @@ pub fn run(
             });
             say("  effect:  ending a turn is blocked while those gates are unmet, stale or unparseable; at most 6 blocks without progress");
             say(&host_note(host));
+            match &guard_command {
+                Some(guard) => {
+                    say(&format!("  guard:   {guard} ({})", guard_events(host)));
+                    say("           refuses ledger edits that tick a runnable gate or write its EVIDENCE, writes into the");
+                    say("           approval and receipt stores or .unlazy/locks, and gate-check --approve (see references/hooks.md)");
+                }
+                None if dropped > 0 => {
+                    say(&format!("  guard:   left out (--no-guard); removed {dropped} guard {}", entries(dropped)))
+                }
+                None => say("  guard:   left out (--no-guard)"),
+            }
             if current.is_some() {
                 say(&format!("  backup:  {shown}{BACKUP_SUFFIX}"));
             }
@@ -356,6 +372,15 @@ pub fn run(
             say(&format!("Already installed in {shown} (idempotent, nothing changed)."));
             Ok(())
         }
+    }
+}
+
+/// The events at which the host runs the guard.
+fn guard_events(host: Host) -> &'static str {
+    match host {
+        Host::Claude | Host::Codex => "PreToolUse",
+        Host::Gemini => "BeforeTool, timeout 10000 ms",
+        Host::Cursor => "preToolUse and beforeShellExecution",
     }
 }
 

@@ -5,10 +5,14 @@
 //! lists the handlers straight in the event's array and carries a
 //! `version`. Only the host's stop events (`hooks.Stop` and
 //! `hooks.SubagentStop`, Gemini's `hooks.AfterAgent`, Cursor's
-//! `hooks.stop`) are touched, and inside them only hook entries this tool
-//! wrote (its own `gate-check hook stop` command, from any install
-//! location, or a handler the Node installer wrote, recognised by its own
-//! 2.1 rules). Every other key, group and sibling hook is kept as is.
+//! `hooks.stop`) and pre-tool events (`hooks.PreToolUse`, Gemini's
+//! `hooks.BeforeTool`, Cursor's `hooks.preToolUse` and
+//! `hooks.beforeShellExecution`) are touched, and inside them only hook
+//! entries this tool wrote: at a stop event its own `gate-check hook stop`
+//! command, from any install location, or a handler the Node installer
+//! wrote, recognised by its own 2.1 rules; at a pre-tool event its own
+//! `gate-check hook pre-tool` command. Every other key, group and sibling
+//! hook is kept as is.
 
 use std::sync::LazyLock;
 
@@ -28,47 +32,100 @@ pub enum Layout {
     Flat,
 }
 
-/// One event at which a host runs the stop hook, and the handler it needs
-/// there: its `timeout` in the host's own unit and, for Cursor, the
-/// `loop_limit` on follow-ups.
+/// Which of this tool's hooks an event runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StopSlot {
+pub enum Role {
+    /// `gate-check hook stop`.
+    Stop,
+    /// `gate-check hook pre-tool`.
+    Guard,
+}
+
+/// One event at which a host runs one of this tool's hooks, and the
+/// handler it needs there: its `timeout` in the host's own unit and, for
+/// Cursor's stop, the `loop_limit` on follow-ups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
     pub event: &'static str,
     pub timeout: u64,
     pub layout: Layout,
     pub loop_limit: Option<u64>,
+    pub role: Role,
+}
+
+impl Slot {
+    const fn stop(event: &'static str, timeout: u64) -> Slot {
+        Slot { event, timeout, layout: Layout::Grouped, loop_limit: None, role: Role::Stop }
+    }
+
+    /// The guard runs before every tool call and answers in milliseconds;
+    /// its timeout only bounds a wedged file system.
+    const fn guard(event: &'static str, timeout: u64, layout: Layout) -> Slot {
+        Slot { event, timeout, layout, loop_limit: None, role: Role::Guard }
+    }
 }
 
 /// Claude Code and Codex: `Stop`, the timeout in seconds (20 s).
-pub const STOP: StopSlot = StopSlot { event: "Stop", timeout: 20, layout: Layout::Grouped, loop_limit: None };
+pub const STOP: Slot = Slot::stop("Stop", 20);
 
 /// Claude Code and Codex: a subagent's stop, held to its own leaf.
-pub const SUBAGENT_STOP: StopSlot =
-    StopSlot { event: "SubagentStop", timeout: 20, layout: Layout::Grouped, loop_limit: None };
+pub const SUBAGENT_STOP: Slot = Slot::stop("SubagentStop", 20);
 
 /// Gemini CLI: `AfterAgent`, the timeout in milliseconds (the same 20 s).
-pub const AFTER_AGENT: StopSlot =
-    StopSlot { event: "AfterAgent", timeout: 20_000, layout: Layout::Grouped, loop_limit: None };
+pub const AFTER_AGENT: Slot = Slot::stop("AfterAgent", 20_000);
 
 /// Cursor: `stop`, the timeout in seconds, and at most as many follow-ups
 /// as the hook's own progress guard allows without progress.
-pub const CURSOR_STOP: StopSlot =
-    StopSlot { event: "stop", timeout: 20, layout: Layout::Flat, loop_limit: Some(crate::hook::state::MAX_BLOCKS) };
+pub const CURSOR_STOP: Slot = Slot {
+    event: "stop",
+    timeout: 20,
+    layout: Layout::Flat,
+    loop_limit: Some(crate::hook::state::MAX_BLOCKS),
+    role: Role::Stop,
+};
 
-/// What one host's hook file needs: the stop events, and the `version`
-/// the file must declare (Cursor's `1`), if any.
+/// Claude Code and Codex: the guard before every tool (10 s).
+pub const PRE_TOOL_USE: Slot = Slot::guard("PreToolUse", 10, Layout::Grouped);
+
+/// Gemini CLI: the guard before every tool, in milliseconds (10 s).
+pub const BEFORE_TOOL: Slot = Slot::guard("BeforeTool", 10_000, Layout::Grouped);
+
+/// Cursor: the guard before every tool, and before every shell command
+/// (a Cursor without `preToolUse` still sends this one).
+pub const CURSOR_PRE_TOOL: Slot = Slot::guard("preToolUse", 10, Layout::Flat);
+pub const CURSOR_BEFORE_SHELL: Slot = Slot::guard("beforeShellExecution", 10, Layout::Flat);
+
+/// What one host's hook file needs: its stop and pre-tool events, and the
+/// `version` the file must declare (Cursor's `1`), if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HookFile {
-    pub slots: &'static [StopSlot],
+    pub slots: &'static [Slot],
     pub version: Option<u64>,
 }
 
 impl HookFile {
     pub fn of(host: Host) -> HookFile {
         match host {
-            Host::Claude | Host::Codex => HookFile { slots: &[STOP, SUBAGENT_STOP], version: None },
-            Host::Gemini => HookFile { slots: &[AFTER_AGENT], version: None },
-            Host::Cursor => HookFile { slots: &[CURSOR_STOP], version: Some(1) },
+            Host::Claude | Host::Codex => HookFile { slots: &[STOP, SUBAGENT_STOP, PRE_TOOL_USE], version: None },
+            Host::Gemini => HookFile { slots: &[AFTER_AGENT, BEFORE_TOOL], version: None },
+            Host::Cursor => HookFile { slots: &[CURSOR_STOP, CURSOR_PRE_TOOL, CURSOR_BEFORE_SHELL], version: Some(1) },
+        }
+    }
+}
+
+/// The commands an install writes: the Stop hook's, and the guard's
+/// (`None` leaves the guard out and removes one installed before).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Commands<'a> {
+    pub stop: &'a str,
+    pub guard: Option<&'a str>,
+}
+
+impl Commands<'_> {
+    fn of(&self, role: Role) -> Option<&str> {
+        match role {
+            Role::Stop => Some(self.stop),
+            Role::Guard => self.guard,
         }
     }
 }
@@ -101,6 +158,16 @@ pub fn hook_command(program: &str, host: Host, scope: Option<&str>) -> String {
     }
     if let Some(scope) = scope {
         command.push_str(&format!(" --scope {}", quote(scope)));
+    }
+    command
+}
+
+/// The guard command this binary installs: `<program> hook pre-tool
+/// [--agent HOST]`. It guards every ledger and store, so it takes no scope.
+pub fn guard_command(program: &str, host: Host) -> String {
+    let mut command = format!("{} hook pre-tool", quote(program));
+    if host != Host::Claude {
+        command.push_str(&format!(" --agent {}", host.name()));
     }
     command
 }
@@ -149,20 +216,26 @@ fn is_node_handler(command: &str) -> bool {
 }
 
 /// True for a command an install of this tool (any version, any location)
-/// wrote, `.../gate-check hook stop ...`, or one the Node installer wrote.
-pub fn is_ours(command: &str) -> bool {
+/// wrote for `role`: `.../gate-check hook stop ...` or one the Node
+/// installer wrote, or `.../gate-check hook pre-tool ...`.
+pub fn is_ours(command: &str, role: Role) -> bool {
+    let event = match role {
+        Role::Stop => "stop",
+        Role::Guard => "pre-tool",
+    };
     let words = tokenize(command);
     let invokes_gate_check = matches!(words.as_slice(),
-        [Token::Word(program), hook, stop, ..]
-            if program.rsplit('/').next() == Some("gate-check") && hook.is_word("hook") && stop.is_word("stop"));
-    invokes_gate_check || is_node_handler(command)
+        [Token::Word(program), hook, named, ..]
+            if program.rsplit('/').next() == Some("gate-check") && hook.is_word("hook") && named.is_word(event));
+    invokes_gate_check || (role == Role::Stop && is_node_handler(command))
 }
 
 /// The whole handler this tool installs for `command` at `slot`.
-fn handler(command: &str, slot: StopSlot) -> Value {
-    match slot.layout {
-        Layout::Grouped => json!({ "type": "command", "command": command, "timeout": slot.timeout }),
-        Layout::Flat => json!({ "command": command, "timeout": slot.timeout, "loop_limit": slot.loop_limit }),
+fn handler(command: &str, slot: Slot) -> Value {
+    match (slot.layout, slot.loop_limit) {
+        (Layout::Grouped, _) => json!({ "type": "command", "command": command, "timeout": slot.timeout }),
+        (Layout::Flat, Some(limit)) => json!({ "command": command, "timeout": slot.timeout, "loop_limit": limit }),
+        (Layout::Flat, None) => json!({ "command": command, "timeout": slot.timeout }),
     }
 }
 
@@ -170,10 +243,12 @@ fn handler(command: &str, slot: StopSlot) -> Value {
 pub enum Outcome {
     /// The exact handler is already the only entry of ours at every slot.
     AlreadyInstalled,
-    /// `replaced` older entries of ours were removed first.
+    /// `replaced` older entries of ours were removed first, and `dropped`
+    /// guard entries removed because the guard was left out.
     Installed {
         settings: Value,
         replaced: usize,
+        dropped: usize,
     },
     /// `removed[i]` entries were removed from `slots[i]`.
     Removed {
@@ -222,12 +297,12 @@ fn command_of(entry: &Value) -> Option<&str> {
     entry.get("command").and_then(Value::as_str)
 }
 
-fn is_our_entry(entry: &Value) -> bool {
-    command_of(entry).is_some_and(is_ours)
+fn is_our_entry(entry: &Value, role: Role) -> bool {
+    command_of(entry).is_some_and(|command| is_ours(command, role))
 }
 
 /// Every handler in the event's array, in order.
-fn handlers_at(settings: &Value, slot: StopSlot) -> Vec<&Value> {
+fn handlers_at(settings: &Value, slot: Slot) -> Vec<&Value> {
     let items = settings.get("hooks").and_then(|hooks| hooks.get(slot.event)).and_then(Value::as_array);
     let items = items.into_iter().flatten();
     match slot.layout {
@@ -239,10 +314,10 @@ fn handlers_at(settings: &Value, slot: StopSlot) -> Vec<&Value> {
 /// Removes every hook entry of ours from the event's array: for groups,
 /// dropping a group only when our removal emptied it. Returns the number
 /// removed.
-fn remove_ours(items: &mut Vec<Value>, layout: Layout) -> usize {
+fn remove_ours(items: &mut Vec<Value>, slot: Slot) -> usize {
     let before = items.len();
-    if layout == Layout::Flat {
-        items.retain(|entry| !is_our_entry(entry));
+    if slot.layout == Layout::Flat {
+        items.retain(|entry| !is_our_entry(entry, slot.role));
         return before - items.len();
     }
     let mut removed = 0;
@@ -251,7 +326,7 @@ fn remove_ours(items: &mut Vec<Value>, layout: Layout) -> usize {
             return true;
         };
         let before = entries.len();
-        entries.retain(|entry| !is_our_entry(entry));
+        entries.retain(|entry| !is_our_entry(entry, slot.role));
         removed += before - entries.len();
         !(entries.is_empty() && before > 0)
     });
@@ -265,25 +340,54 @@ fn event_items<'a>(settings: &'a mut Value, event: &str) -> &'a mut Vec<Value> {
     stop.as_array_mut().expect("validated array")
 }
 
-/// Adds the stop hook running `command` at every slot of `file`, replacing
-/// older or damaged entries of ours; a slot already holding exactly the
-/// wanted handler is left as it is.
-pub fn install(mut settings: Value, command: &str, file: HookFile) -> Result<Outcome, ShapeError> {
+/// Removes every entry of ours from the event of `slot`, dropping the
+/// event's array, and then `hooks`, when that removal emptied them.
+/// Returns the number removed.
+fn remove_from(settings: &mut Value, slot: Slot) -> usize {
+    let Some(items) =
+        settings.get_mut("hooks").and_then(|hooks| hooks.get_mut(slot.event)).and_then(Value::as_array_mut)
+    else {
+        return 0;
+    };
+    let count = remove_ours(items, slot);
+    if count > 0 && items.is_empty() {
+        let root = settings.as_object_mut().expect("validated object");
+        let hooks = root.get_mut("hooks").and_then(Value::as_object_mut).expect("validated object");
+        hooks.remove(slot.event);
+        if hooks.is_empty() {
+            root.remove("hooks");
+        }
+    }
+    count
+}
+
+/// Adds the handler running each role's command at every slot of `file`,
+/// replacing older or damaged entries of ours; a slot already holding
+/// exactly the wanted handler is left as it is. A role without a command
+/// (the guard, left out) has its entries of ours removed.
+pub fn install(mut settings: Value, commands: Commands, file: HookFile) -> Result<Outcome, ShapeError> {
     validate(&settings, file)?;
     let version_missing = file.version.is_some() && settings.get("version").is_none();
     let mut changed = version_missing;
-    let mut replaced = 0;
+    let (mut replaced, mut dropped) = (0, 0);
     for &slot in file.slots {
+        let Some(command) = commands.of(slot.role) else {
+            let removed = remove_from(&mut settings, slot);
+            changed |= removed > 0;
+            dropped += removed;
+            continue;
+        };
         let wanted = handler(command, slot);
         // The whole handler, not just its command: an entry edited to
         // another type or timeout is damaged and is replaced.
-        let ours: Vec<&Value> = handlers_at(&settings, slot).into_iter().filter(|entry| is_our_entry(entry)).collect();
+        let ours: Vec<&Value> =
+            handlers_at(&settings, slot).into_iter().filter(|entry| is_our_entry(entry, slot.role)).collect();
         if ours == [&wanted] {
             continue;
         }
         changed = true;
         let items = event_items(&mut settings, slot.event);
-        replaced += remove_ours(items, slot.layout);
+        replaced += remove_ours(items, slot);
         items.push(match slot.layout {
             Layout::Grouped => json!({ "hooks": [wanted] }),
             Layout::Flat => wanted,
@@ -301,32 +405,14 @@ pub fn install(mut settings: Value, command: &str, file: HookFile) -> Result<Out
         with_version.extend(rest);
         settings = Value::Object(with_version);
     }
-    Ok(Outcome::Installed { settings, replaced })
+    Ok(Outcome::Installed { settings, replaced, dropped })
 }
 
 /// Removes every entry of ours at every slot of `file`; an event array and
 /// a `hooks` object left empty by that removal are dropped too.
 pub fn uninstall(mut settings: Value, file: HookFile) -> Result<Outcome, ShapeError> {
     validate(&settings, file)?;
-    let mut removed = Vec::with_capacity(file.slots.len());
-    for slot in file.slots {
-        let Some(items) =
-            settings.get_mut("hooks").and_then(|hooks| hooks.get_mut(slot.event)).and_then(Value::as_array_mut)
-        else {
-            removed.push(0);
-            continue;
-        };
-        let count = remove_ours(items, slot.layout);
-        removed.push(count);
-        if count > 0 && items.is_empty() {
-            let root = settings.as_object_mut().expect("validated object");
-            let hooks = root.get_mut("hooks").and_then(Value::as_object_mut).expect("validated object");
-            hooks.remove(slot.event);
-            if hooks.is_empty() {
-                root.remove("hooks");
-            }
-        }
-    }
+    let removed: Vec<usize> = file.slots.iter().map(|&slot| remove_from(&mut settings, slot)).collect();
     if removed.iter().all(|&count| count == 0) {
         return Ok(Outcome::NothingToRemove);
     }
@@ -341,8 +427,13 @@ mod tests {
     const CLAUDE: HookFile = HookFile { slots: &[STOP, SUBAGENT_STOP], version: None };
     const STOP_ONLY: HookFile = HookFile { slots: &[STOP], version: None };
 
+    /// The Stop hook's command alone, the guard left out.
+    fn stops(command: &str) -> Commands<'_> {
+        Commands { stop: command, guard: None }
+    }
+
     fn installed(settings: Value, command: &str, file: HookFile) -> Value {
-        match install(settings, command, file).unwrap() {
+        match install(settings, stops(command), file).unwrap() {
             Outcome::Installed { settings, .. } => settings,
             other => panic!("{other:?}"),
         }
@@ -350,30 +441,30 @@ mod tests {
 
     #[test]
     fn commands_and_ownership() {
-        assert_eq!(HookFile::of(Host::Claude), CLAUDE);
+        assert_eq!(HookFile::of(Host::Claude).slots, [STOP, SUBAGENT_STOP, PRE_TOOL_USE]);
         assert_eq!(hook_command(ME, Host::Claude, None), "/opt/tools/gate-check hook stop");
         assert_eq!(hook_command(ME, Host::Cursor, None), "/opt/tools/gate-check hook stop --agent cursor");
         assert_eq!(
             hook_command("/a b/gate-check", Host::Codex, Some("api")),
             "'/a b/gate-check' hook stop --agent codex --scope api"
         );
-        assert!(is_ours("'/a b/gate-check' hook stop --scope api"));
-        assert!(is_ours("gate-check hook stop --agent gemini"));
-        assert!(is_ours("gate-check hook stop"));
-        assert!(is_ours("node \"/home/u/skills/unlazy/scripts/stop-hook.mjs\" --unlazy"));
-        assert!(!is_ours("gate-check --status"));
-        assert!(!is_ours("/x/not-gate-check hook stop"));
-        assert!(!is_ours("node other/stop-hook.mjs"));
-        assert!(!is_ours("echo gate-check hook stop"));
+        assert!(is_ours("'/a b/gate-check' hook stop --scope api", Role::Stop));
+        assert!(is_ours("gate-check hook stop --agent gemini", Role::Stop));
+        assert!(is_ours("gate-check hook stop", Role::Stop));
+        assert!(is_ours("node \"/home/u/skills/unlazy/scripts/stop-hook.mjs\" --unlazy", Role::Stop));
+        assert!(!is_ours("gate-check --status", Role::Stop));
+        assert!(!is_ours("/x/not-gate-check hook stop", Role::Stop));
+        assert!(!is_ours("node other/stop-hook.mjs", Role::Stop));
+        assert!(!is_ours("echo gate-check hook stop", Role::Stop));
         // The Node installer's entries, by its own 2.1 rules.
-        assert!(is_ours("'/usr/bin/node' '/opt/x/scripts/stop-hook.mjs' --unlazy-hook-v2 --scope api"));
-        assert!(is_ours("node /home/u/.claude/skills/unlazy/scripts/stop-hook.mjs"));
-        assert!(is_ours("node /opt/tools/scripts/stop-hook.mjs --unlazy"));
-        assert!(!is_ours("node /opt/other/stop-hook.mjs --unlazy-helper"));
-        assert!(!is_ours("node /opt/unlazy/scripts/stop-hook.mjs --unlazy '--unlazy-helper'"));
-        assert!(!is_ours("node /opt/unlazy/scripts/stop-hook.mjs"));
-        assert!(!is_ours("node /opt/unlazy/tools/stop-hook.mjs --unlazy"));
-        assert!(!is_ours("node /opt/scripts/my-stop-hook.mjs --unlazy"));
+        assert!(is_ours("'/usr/bin/node' '/opt/x/scripts/stop-hook.mjs' --unlazy-hook-v2 --scope api", Role::Stop));
+        assert!(is_ours("node /home/u/.claude/skills/unlazy/scripts/stop-hook.mjs", Role::Stop));
+        assert!(is_ours("node /opt/tools/scripts/stop-hook.mjs --unlazy", Role::Stop));
+        assert!(!is_ours("node /opt/other/stop-hook.mjs --unlazy-helper", Role::Stop));
+        assert!(!is_ours("node /opt/unlazy/scripts/stop-hook.mjs --unlazy '--unlazy-helper'", Role::Stop));
+        assert!(!is_ours("node /opt/unlazy/scripts/stop-hook.mjs", Role::Stop));
+        assert!(!is_ours("node /opt/unlazy/tools/stop-hook.mjs --unlazy", Role::Stop));
+        assert!(!is_ours("node /opt/scripts/my-stop-hook.mjs --unlazy", Role::Stop));
     }
 
     #[test]
@@ -389,7 +480,8 @@ mod tests {
                 ] }, { "hooks": [{ "type": "command", "command": "node /s/unlazy/scripts/stop-hook.mjs --unlazy" }] }],
             },
         });
-        let Outcome::Installed { settings: out, replaced } = install(settings.clone(), &command, STOP_ONLY).unwrap()
+        let Outcome::Installed { settings: out, replaced, .. } =
+            install(settings.clone(), stops(&command), STOP_ONLY).unwrap()
         else {
             panic!()
         };
@@ -400,10 +492,12 @@ mod tests {
         assert_eq!(stop.len(), 2, "{stop:?}");
         assert_eq!(stop[0]["hooks"], json!([{ "type": "command", "command": "notify-done" }]));
         assert_eq!(stop[1]["hooks"][0]["command"], command);
-        assert_eq!(install(out.clone(), &command, STOP_ONLY).unwrap(), Outcome::AlreadyInstalled);
+        assert_eq!(install(out.clone(), stops(&command), STOP_ONLY).unwrap(), Outcome::AlreadyInstalled);
         let mut damaged = out.clone();
         damaged["hooks"]["Stop"][1]["hooks"][0] = json!({ "type": "prompt", "command": command, "timeout": 1 });
-        let Outcome::Installed { settings: repaired, replaced } = install(damaged, &command, STOP_ONLY).unwrap() else {
+        let Outcome::Installed { settings: repaired, replaced, .. } =
+            install(damaged, stops(&command), STOP_ONLY).unwrap()
+        else {
             panic!()
         };
         assert_eq!((repaired, replaced), (out.clone(), 1));
@@ -415,13 +509,15 @@ mod tests {
     fn an_older_install_gains_the_subagent_slot_and_keeps_its_stop_entry() {
         let command = hook_command(ME, Host::Claude, None);
         let stop_only = installed(json!({}), &command, STOP_ONLY);
-        let Outcome::Installed { settings, replaced } = install(stop_only.clone(), &command, CLAUDE).unwrap() else {
+        let Outcome::Installed { settings, replaced, .. } =
+            install(stop_only.clone(), stops(&command), CLAUDE).unwrap()
+        else {
             panic!()
         };
         assert_eq!(replaced, 0, "the Stop entry was already right");
         assert_eq!(settings["hooks"]["Stop"], stop_only["hooks"]["Stop"]);
         assert_eq!(settings["hooks"]["SubagentStop"], stop_only["hooks"]["Stop"]);
-        assert_eq!(install(settings.clone(), &command, CLAUDE).unwrap(), Outcome::AlreadyInstalled);
+        assert_eq!(install(settings.clone(), stops(&command), CLAUDE).unwrap(), Outcome::AlreadyInstalled);
         let Outcome::Removed { settings, removed } = uninstall(settings, CLAUDE).unwrap() else { panic!() };
         assert_eq!((settings, removed), (json!({}), vec![1, 1]));
     }
@@ -454,19 +550,20 @@ mod tests {
             fresh,
             json!({ "hooks": { "stop": [{ "command": command, "timeout": 20, "loop_limit": 6 }] }, "version": 1 })
         );
-        assert_eq!(install(fresh.clone(), &command, cursor).unwrap(), Outcome::AlreadyInstalled);
+        assert_eq!(install(fresh.clone(), stops(&command), cursor).unwrap(), Outcome::AlreadyInstalled);
         let theirs = json!({ "version": 1, "hooks": {
             "afterFileEdit": [{ "command": "./format.sh" }],
             "stop": [{ "command": "./audit.sh" }, { "command": "/old/gate-check hook stop", "loop_limit": 50 }],
         } });
-        let Outcome::Installed { settings, replaced } = install(theirs.clone(), &command, cursor).unwrap() else {
+        let Outcome::Installed { settings, replaced, .. } = install(theirs.clone(), stops(&command), cursor).unwrap()
+        else {
             panic!()
         };
         assert_eq!(replaced, 1);
         assert_eq!(settings["hooks"]["afterFileEdit"], theirs["hooks"]["afterFileEdit"]);
         assert_eq!(settings["hooks"]["stop"], json!([{ "command": "./audit.sh" }, fresh["hooks"]["stop"][0]]));
         let Outcome::Removed { settings, removed } = uninstall(settings, cursor).unwrap() else { panic!() };
-        assert_eq!(removed, vec![1]);
+        assert_eq!(removed, vec![1, 0, 0]);
         assert_eq!(settings["hooks"]["stop"], json!([{ "command": "./audit.sh" }]));
         let Outcome::Removed { settings, .. } = uninstall(fresh, cursor).unwrap() else { panic!() };
         assert_eq!(settings, json!({ "version": 1 }));
@@ -477,9 +574,57 @@ mod tests {
             (json!({ "hooks": { "stop": ["./x.sh"] } }), ShapeError::BadHandler("stop", 0)),
             (json!({ "hooks": { "stop": {} } }), ShapeError::EventNotAnArray("stop")),
         ] {
-            assert_eq!(install(bad.clone(), &command, cursor), Err(error.clone()));
+            assert_eq!(install(bad.clone(), stops(&command), cursor), Err(error.clone()));
             assert_eq!(uninstall(bad, cursor), Err(error));
         }
+    }
+
+    #[test]
+    fn the_guard_is_installed_beside_the_stop_hook_and_left_out_on_request() {
+        let (stop, guard) = (hook_command(ME, Host::Claude, None), guard_command(ME, Host::Claude));
+        assert_eq!(guard, "/opt/tools/gate-check hook pre-tool");
+        assert_eq!(guard_command("/a b/gate-check", Host::Cursor), "'/a b/gate-check' hook pre-tool --agent cursor");
+        let both = Commands { stop: &stop, guard: Some(&guard) };
+        let theirs = json!({ "hooks": { "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "command": "audit" }] }] } });
+        let Outcome::Installed { settings, replaced: 0, dropped: 0 } =
+            install(theirs.clone(), both, HookFile::of(Host::Claude)).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            settings["hooks"]["PreToolUse"],
+            json!([theirs["hooks"]["PreToolUse"][0], { "hooks": [{ "type": "command", "command": guard, "timeout": 10 }] }])
+        );
+        assert_eq!(install(settings.clone(), both, HookFile::of(Host::Claude)).unwrap(), Outcome::AlreadyInstalled);
+        // The roles never take each other's entries.
+        assert!(is_ours(&guard, Role::Guard) && !is_ours(&guard, Role::Stop));
+        assert!(!is_ours(&stop, Role::Guard) && is_ours(&stop, Role::Stop));
+        assert!(!is_ours("node /home/u/.claude/skills/unlazy/scripts/stop-hook.mjs", Role::Guard));
+        // Left out: the guard installed before is removed, the rest kept.
+        let Outcome::Installed { settings: without, replaced: 0, dropped: 1 } =
+            install(settings.clone(), stops(&stop), HookFile::of(Host::Claude)).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(without["hooks"]["PreToolUse"], theirs["hooks"]["PreToolUse"]);
+        assert_eq!(install(without, stops(&stop), HookFile::of(Host::Claude)).unwrap(), Outcome::AlreadyInstalled);
+        let Outcome::Removed { settings, removed } = uninstall(settings, HookFile::of(Host::Claude)).unwrap() else {
+            panic!()
+        };
+        assert_eq!((settings, removed), (theirs, vec![1, 1, 1]));
+    }
+
+    #[test]
+    fn cursor_guard_handlers_carry_no_loop_limit() {
+        let (stop, guard) = (hook_command(ME, Host::Cursor, None), guard_command(ME, Host::Cursor));
+        let both = Commands { stop: &stop, guard: Some(&guard) };
+        let Outcome::Installed { settings, .. } = install(json!({}), both, HookFile::of(Host::Cursor)).unwrap() else {
+            panic!()
+        };
+        let handler = json!([{ "command": guard, "timeout": 10 }]);
+        assert_eq!(settings["hooks"]["preToolUse"], handler);
+        assert_eq!(settings["hooks"]["beforeShellExecution"], handler);
+        assert_eq!(settings["hooks"]["stop"][0]["loop_limit"], 6);
     }
 
     #[test]
@@ -496,12 +641,12 @@ mod tests {
             (json!({ "hooks": { "SubagentStop": {} } }), ShapeError::EventNotAnArray("SubagentStop")),
         ];
         for (settings, error) in cases {
-            assert_eq!(install(settings.clone(), &command, CLAUDE), Err(error.clone()));
+            assert_eq!(install(settings.clone(), stops(&command), CLAUDE), Err(error.clone()));
             assert_eq!(uninstall(settings, CLAUDE), Err(error));
         }
         // Each host's own stop event is the one judged.
         let gemini = json!({ "hooks": { "Stop": {}, "AfterAgent": [{ "hooks": ["cmd"] }] } });
         let after_agent = HookFile::of(Host::Gemini);
-        assert_eq!(install(gemini, &command, after_agent), Err(ShapeError::BadHook("AfterAgent", 0, 0)));
+        assert_eq!(install(gemini, stops(&command), after_agent), Err(ShapeError::BadHook("AfterAgent", 0, 0)));
     }
 }

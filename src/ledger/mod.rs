@@ -6,6 +6,7 @@ pub mod file;
 mod parse;
 pub mod text;
 
+pub(crate) use parse::{indented_evidence, is_ticked_gate_line};
 pub use parse::{input_globs, normalize_owns_glob, parse, ParseError, ParseOutcome};
 
 use std::collections::{BTreeMap, HashSet};

@@ -108,6 +108,20 @@ pub(crate) fn is_attribute_line(text: &str) -> bool {
     indent > 0 && ATTRIBUTES.iter().any(|key| text[indent..].starts_with(&format!("{key}:")))
 }
 
+/// Whether a line of ledger text is a gate line whose box is ticked.
+pub(crate) fn is_ticked_gate_line(text: &str) -> bool {
+    gate_line(text).is_some_and(|(checked, _)| checked)
+}
+
+/// The trimmed value of an indented `EVIDENCE:` line.
+pub(crate) fn indented_evidence(text: &str) -> Option<&str> {
+    let indent = leading_space_len(text);
+    match attribute_after(&text[indent..]) {
+        Some(AttributeShape::Clean("EVIDENCE", value)) if indent > 0 => Some(js_trim(value)),
+        _ => None,
+    }
+}
+
 /// `- [ ] rest` / `- [x] rest`: (checked, rest).
 fn gate_line(text: &str) -> Option<(bool, &str)> {
     let rest = text.strip_prefix("- [")?;

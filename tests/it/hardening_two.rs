@@ -163,8 +163,8 @@ fn a_broken_hook_command_line_says_what_is_wrong_and_never_blocks() {
     let missing = sandbox.run_with(sandbox.cmd().arg("hook").write_stdin(HOOK_PAYLOAD));
     missing
         .code(0)
-        .stdout_is(&note("a hook event is required: gate-check hook stop"))
-        .stderr_is("gate-check hook: a hook event is required: gate-check hook stop; not blocking\n");
+        .stdout_is(&note("a hook event is required: gate-check hook stop|pre-tool"))
+        .stderr_is("gate-check hook: a hook event is required: gate-check hook stop|pre-tool; not blocking\n");
     let bogus = sandbox.run_with(sandbox.cmd().args(["hook", "stop", "--bogus"]).write_stdin(HOOK_PAYLOAD));
     bogus
         .code(0)

@@ -68,7 +68,18 @@ fn blocks_while_unmet_and_is_silent_when_complete() {
     );
     let reason = block_reason(stop(&sandbox, "s1"));
     assert!(
-        reason.starts_with("unlazy: 2 gate/ledger item(s) need work: GATES:G1, leaf-2:G7. Run gate-check --status"),
+        reason.starts_with(
+            "unlazy: 2 gate/ledger item(s) need work: GATES:G1, leaf-2:G7. Run gate-check to run the approved \
+             checks (gate-check --status shows them without running anything)."
+        ),
+        "{reason}"
+    );
+    // Approval is left to the person, with the command they run (issue 31).
+    assert!(
+        reason.contains(
+            "Approving a CHECK is the person's call, not yours: when one waits for approval, ask the person to \
+             review it and run gate-check --approve. "
+        ),
         "{reason}"
     );
     assert!(reason.contains("(Block 1 of 6 without gate progress.)"), "{reason}");

@@ -220,7 +220,8 @@ fn a_subagent_is_held_to_its_own_leaf_and_nothing_else() {
     assert!(
         reason.starts_with(
             "unlazy [scope api, leaf leaf-a]: 1 gate/ledger item(s) need work: leaf-a:G1. \
-             Run gate-check --status .unlazy/api/gates/leaf-a.md to inspect without execution."
+             Run gate-check .unlazy/api/gates/leaf-a.md to run the approved checks \
+             (gate-check --status .unlazy/api/gates/leaf-a.md shows them without running anything)."
         ),
         "{reason}"
     );

@@ -28,6 +28,20 @@ fn command_for(host: Option<&str>, scope: Option<&str>) -> String {
     command
 }
 
+/// The guard command installed for a host (Claude Code's names none).
+fn guard_for(host: Option<&str>) -> String {
+    let mut command = format!("{} hook pre-tool", binary_path());
+    if let Some(host) = host {
+        command.push_str(&format!(" --agent {host}"));
+    }
+    command
+}
+
+/// The group a grouped host's file holds at its pre-tool event.
+fn guard_group(host: Option<&str>, timeout: u64) -> Value {
+    json!({ "hooks": [{ "type": "command", "command": guard_for(host), "timeout": timeout }] })
+}
+
 fn install(sandbox: &Sandbox, args: &[&str]) -> Run {
     sandbox.run_with(sandbox.cmd().arg("install-hooks").args(args).env("HOME", sandbox.path("home")))
 }
@@ -56,8 +70,10 @@ fn installs_into_local_settings_and_is_idempotent() {
         .stdout_starts_with(&format!("Installed unlazy Stop hook into {}\n", sandbox.path(LOCAL).display()));
     let written = settings(&sandbox, LOCAL);
     let group = json!([{ "hooks": [{ "type": "command", "command": our_command(None), "timeout": 20 }] }]);
-    // The same entry at Stop and at SubagentStop, where a subagent is held to its own leaf.
-    assert_eq!(written, json!({ "hooks": { "Stop": group, "SubagentStop": group } }));
+    // The same entry at Stop and at SubagentStop, where a subagent is held
+    // to its own leaf, and the guard before every tool.
+    let guard = json!([guard_group(None, 10)]);
+    assert_eq!(written, json!({ "hooks": { "Stop": group, "SubagentStop": group, "PreToolUse": guard } }));
     assert!(!exists(&sandbox.path(".claude/settings.local.json.unlazy.bak")), "no backup without a previous file");
     assert!(sandbox.read(LOCAL).ends_with("}\n"));
 
@@ -107,13 +123,14 @@ fn preserves_unrelated_settings_and_siblings_and_backs_up() {
     });
     let text = serde_json::to_string_pretty(&original).unwrap();
     sandbox.write(LOCAL, &text);
-    install(&sandbox, &["--scope", "api"]).code(0).stdout_contains("replaced: 1 older unlazy Stop hook entry");
+    install(&sandbox, &["--scope", "api"]).code(0).stdout_contains("replaced: 1 older unlazy hook entry");
     assert_eq!(sandbox.read(".claude/settings.local.json.unlazy.bak"), text, "backup holds the previous bytes");
 
     let written = settings(&sandbox, LOCAL);
     assert_eq!(written["model"], "opus");
     assert_eq!(written["permissions"], original["permissions"]);
-    assert_eq!(written["hooks"]["PreToolUse"], original["hooks"]["PreToolUse"]);
+    // The guard goes beside the foreign PreToolUse group, which stays first.
+    assert_eq!(written["hooks"]["PreToolUse"], json!([original["hooks"]["PreToolUse"][0], guard_group(None, 10)]));
     assert_eq!(written["hooks"]["Stop"][0]["matcher"], "");
     assert_eq!(stop_commands(&written), ["notify-done".to_string(), our_command(Some("api"))]);
     let keys: Vec<&String> = written.as_object().unwrap().keys().collect();
@@ -212,7 +229,7 @@ fn only_entries_this_tool_or_the_node_installer_wrote_are_ours() {
         { "type": "command", "command": node, "timeout": 20 },
     ] }] } });
     sandbox.write(LOCAL, &serde_json::to_string_pretty(&start).unwrap());
-    install(&sandbox, &[]).code(0).stdout_contains("replaced: 1 older unlazy Stop hook entry");
+    install(&sandbox, &[]).code(0).stdout_contains("replaced: 1 older unlazy hook entry");
     assert_eq!(stop_commands(&settings(&sandbox, LOCAL)), [foreign.to_string(), our_command(None)]);
     install(&sandbox, &["--uninstall"]).code(0).stdout_contains("Removed 1 unlazy Stop hook entry");
     assert_eq!(stop_commands(&settings(&sandbox, LOCAL)), [foreign.to_string()]);
@@ -281,7 +298,8 @@ fn codex_gets_its_project_hooks_file_and_is_told_how_to_enable_it() {
     let written = settings(&sandbox, CODEX);
     let group =
         json!([{ "hooks": [{ "type": "command", "command": command_for(Some("codex"), None), "timeout": 20 }] }]);
-    assert_eq!(written, json!({ "hooks": { "Stop": group, "SubagentStop": group } }));
+    let guard = json!([guard_group(Some("codex"), 10)]);
+    assert_eq!(written, json!({ "hooks": { "Stop": group, "SubagentStop": group, "PreToolUse": guard } }));
     assert_valid_codex_hooks(&written);
     assert!(!exists(&sandbox.path(".codex/config.toml")), "config.toml is never written unasked");
     assert!(!exists(&sandbox.path(".claude")), "Claude Code's settings are not touched");
@@ -290,7 +308,7 @@ fn codex_gets_its_project_hooks_file_and_is_told_how_to_enable_it() {
     install(&sandbox, &["--agent", "codex", "--uninstall"])
         .code(0)
         .stdout_starts_with("Removed 1 unlazy Stop hook entry from ")
-        .stdout_ends_with("\n  also:    1 SubagentStop entry\n");
+        .stdout_ends_with("\n  also:    1 SubagentStop entry\n  also:    1 PreToolUse entry\n");
     assert_eq!(settings(&sandbox, CODEX), json!({}));
     assert_valid_codex_hooks(&settings(&sandbox, CODEX));
     install(&sandbox, &["--agent", "codex", "--uninstall"]).code(0).stdout_starts_with("Nothing to remove");
@@ -362,7 +380,11 @@ fn gemini_gets_an_after_agent_hook_with_its_timeout_in_milliseconds() {
         .stderr_contains("usually committed");
     let written = settings(&sandbox, GEMINI);
     assert_eq!(written["model"], mine["model"]);
-    assert_eq!(written["hooks"]["BeforeTool"], mine["hooks"]["BeforeTool"]);
+    // The guard, in milliseconds too, beside the user's own BeforeTool group.
+    assert_eq!(
+        written["hooks"]["BeforeTool"],
+        json!([mine["hooks"]["BeforeTool"][0], guard_group(Some("gemini"), 10_000)])
+    );
     // 20 s, as Gemini counts it: a copied `20` would be 20 ms.
     assert_eq!(
         written["hooks"]["AfterAgent"],
@@ -431,9 +453,14 @@ fn cursor_gets_a_stop_handler_whose_loop_limit_is_the_guards_budget() {
         .stderr_contains("usually committed");
     let command = command_for(Some("cursor"), None);
     let written = settings(&sandbox, CURSOR);
+    let guard = json!([{ "command": guard_for(Some("cursor")), "timeout": 10 }]);
     assert_eq!(
         written,
-        json!({ "version": 1, "hooks": { "stop": [{ "command": command, "timeout": 20, "loop_limit": 6 }] } })
+        json!({ "version": 1, "hooks": {
+            "stop": [{ "command": command, "timeout": 20, "loop_limit": 6 }],
+            "preToolUse": guard,
+            "beforeShellExecution": guard,
+        } })
     );
     assert!(sandbox.read(CURSOR).starts_with("{\n  \"version\": 1,"), "the version comes first");
     assert_valid_cursor_hooks(&written);
@@ -449,7 +476,10 @@ fn cursor_gets_a_stop_handler_whose_loop_limit_is_the_guards_budget() {
     install(&sandbox, &["--agent", "cursor"]).code(0).stdout_contains("Already installed").stderr_is("");
     install(&sandbox, &["--agent", "cursor", "--uninstall"])
         .code(0)
-        .stdout_is(&format!("Removed 1 unlazy stop hook entry from {}\n", sandbox.path(CURSOR).display()));
+        .stdout_is(&format!(
+            "Removed 1 unlazy stop hook entry from {}\n  also:    1 preToolUse entry\n  also:    1 beforeShellExecution entry\n",
+            sandbox.path(CURSOR).display()
+        ));
     assert_eq!(settings(&sandbox, CURSOR), json!({ "version": 1 }));
     install(&sandbox, &["--agent", "cursor", "--uninstall"]).code(0).stdout_starts_with("Nothing to remove");
 }
@@ -471,7 +501,7 @@ fn cursor_keeps_foreign_hooks_and_refuses_hostile_files() {
 
     install(&sandbox, &["--agent", "cursor"])
         .code(0)
-        .stdout_contains("  replaced: 1 older unlazy Stop hook entry")
+        .stdout_contains("  replaced: 1 older unlazy hook entry")
         .stdout_contains("  backup:  ")
         .stderr_contains("usually committed");
     let written = settings(&sandbox, CURSOR);
@@ -523,8 +553,96 @@ fn claude_code_and_codex_register_the_subagent_stop_and_an_older_install_gains_i
     assert_eq!(written["hooks"]["Stop"], stop_only["hooks"]["Stop"], "the right Stop entry stays as it was");
     assert_eq!(written["hooks"]["SubagentStop"], stop_only["hooks"]["Stop"]);
     install(&sandbox, &["--uninstall"]).code(0).stdout_is(&format!(
-        "Removed 1 unlazy Stop hook entry from {}\n  also:    1 SubagentStop entry\n",
+        "Removed 1 unlazy Stop hook entry from {}\n  also:    1 SubagentStop entry\n  also:    1 PreToolUse entry\n",
         sandbox.path(LOCAL).display()
     ));
     assert_eq!(settings(&sandbox, LOCAL), json!({}));
+}
+
+/// Each host's global hook file, and the events its guard runs at.
+const GUARDED: [(Option<&str>, &str, &[&str]); 4] = [
+    (None, "home/.claude/settings.json", &["PreToolUse"]),
+    (Some("codex"), "home/.codex/hooks.json", &["PreToolUse"]),
+    (Some("gemini"), "home/.gemini/settings.json", &["BeforeTool"]),
+    (Some("cursor"), "home/.cursor/hooks.json", &["preToolUse", "beforeShellExecution"]),
+];
+
+/// The commands of every handler at `event`, grouped or flat.
+fn commands_at(value: &Value, event: &str) -> Vec<String> {
+    let items = value["hooks"][event].as_array().cloned().unwrap_or_default();
+    items
+        .iter()
+        .flat_map(|item| match item.get("hooks").and_then(Value::as_array) {
+            Some(handlers) => handlers.clone(),
+            None => vec![item.clone()],
+        })
+        .map(|handler| handler["command"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_host_gets_the_guard_beside_its_stop_hook_and_loses_it_on_request() {
+    for (agent, file, events) in GUARDED {
+        let sandbox = Sandbox::new();
+        let mut args: Vec<&str> = agent.map(|agent| vec!["--agent", agent]).unwrap_or_default();
+        args.push("--global");
+        let with = |extra: &'static str| [&args[..], &[extra]].concat();
+        install(&sandbox, &args)
+            .code(0)
+            .stderr_is("")
+            .stdout_contains(&format!("  guard:   {} (", guard_for(agent)))
+            .stdout_contains("refuses ledger edits that tick a runnable gate or write its EVIDENCE");
+        let written = settings(&sandbox, file);
+        for event in events {
+            assert_eq!(commands_at(&written, event), [guard_for(agent)], "{agent:?} {event}");
+        }
+        let stop_event = match agent {
+            None | Some("codex") => "Stop",
+            Some("gemini") => "AfterAgent",
+            _ => "stop",
+        };
+        assert_eq!(commands_at(&written, stop_event), [command_for(agent, None)]);
+
+        // The installed command guards: the host's own shell call to approve is refused.
+        std::fs::create_dir_all(sandbox.path("home")).unwrap();
+        let input = match agent {
+            Some("cursor") => json!({ "conversation_id": "c", "hook_event_name": "beforeShellExecution",
+                                      "workspace_roots": [sandbox.root], "command": "gate-check --approve", "cwd": sandbox.root }),
+            Some("gemini") => json!({ "session_id": "s", "cwd": sandbox.root, "hook_event_name": "BeforeTool",
+                                      "tool_name": "run_shell_command", "tool_input": { "command": "gate-check --approve" } }),
+            _ => json!({ "session_id": "s", "cwd": sandbox.root, "hook_event_name": "PreToolUse",
+                         "tool_name": "Bash", "tool_input": { "command": "gate-check --approve" } }),
+        };
+        let reply = run_installed(&sandbox, &guard_for(agent), &input);
+        assert!(
+            reply.contains("approving a CHECK is the person's act") && reply.contains("deny"),
+            "{agent:?}: {reply}"
+        );
+
+        install(&sandbox, &args).code(0).stdout_contains("Already installed").stderr_is("");
+        // Left out on request: the guard goes, the Stop hook stays.
+        install(&sandbox, &with("--no-guard"))
+            .code(0)
+            .stderr_is("")
+            .stdout_contains(&format!("  guard:   left out (--no-guard); removed {} guard entr", events.len()));
+        let without = settings(&sandbox, file);
+        for event in events {
+            assert!(without["hooks"].get(*event).is_none(), "{agent:?}: {without}");
+        }
+        assert_eq!(commands_at(&without, stop_event), [command_for(agent, None)]);
+        install(&sandbox, &with("--no-guard")).code(0).stdout_contains("Already installed");
+        // Back again, then everything of ours removed.
+        install(&sandbox, &args).code(0).stdout_starts_with("Installed unlazy Stop hook into ");
+        assert_eq!(settings(&sandbox, file), written);
+        install(&sandbox, &with("--uninstall")).code(0).stdout_starts_with("Removed ");
+        let emptied = if agent == Some("cursor") { json!({ "version": 1 }) } else { json!({}) };
+        assert_eq!(settings(&sandbox, file), emptied, "{agent:?}");
+        install(&sandbox, &with("--uninstall"))
+            .code(0)
+            .stdout_is(&format!("Nothing to remove: no unlazy hook entry found in {}\n", sandbox.path(file).display()));
+    }
+    let sandbox = Sandbox::new();
+    install(&sandbox, &["--no-guard", "--uninstall"])
+        .code(2)
+        .stderr_contains("the argument '--no-guard' cannot be used with '--uninstall'");
 }

@@ -21,6 +21,7 @@ mod errors;
 mod evidence;
 mod expect_regex;
 mod fence_oracle;
+mod guard;
 mod hardening;
 mod hardening_two;
 mod hook;

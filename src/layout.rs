@@ -21,6 +21,9 @@ pub const LOCKS_DIR: &str = "locks";
 pub const STATUS_LOG: &str = "status.log";
 pub const SESSION_FILE: &str = "session";
 pub const HOOK_STATE_FILE: &str = "hook-state.json";
+/// The Stop hook's state for ledgers outside a pipeline, at the root
+/// beside `.unlazy`, where the Node tool keeps it.
+pub const LEGACY_HOOK_STATE: &str = ".unlazy-hook-state.json";
 const APPROVAL_STORE: &str = "approved";
 const RECEIPT_STORE: &str = "receipts";
 
@@ -60,7 +63,7 @@ impl StateDir {
     /// `<root>/.unlazy-hook-state.json`: the Stop hook's state for ledgers
     /// outside a pipeline, beside `.unlazy` as the Node tool keeps it.
     pub fn legacy_hook_state(&self) -> PathBuf {
-        self.root.join(format!("{STATE_DIR}-{HOOK_STATE_FILE}"))
+        self.root.join(LEGACY_HOOK_STATE)
     }
 
     /// `<root>/.unlazy/<scope>/gates/<leaf>.md`: the ledger of one leaf.

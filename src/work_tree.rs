@@ -13,8 +13,12 @@
 //! Read-only: the cache is handed back for the receipt store to keep.
 
 use std::path::Path;
+use std::sync::OnceLock;
+
+use gix::bstr::ByteSlice;
 use std::time::{Duration, SystemTime};
 
+use crate::layout::{GATES_DIR, LEGACY_HOOK_STATE, STATE_DIR};
 use crate::proof::tree::{ContentId, Entry, Kind, Snapshot};
 
 /// Files changed this recently are not cached: a second change within the
@@ -32,29 +36,128 @@ struct StatKey {
     kind: Kind,
 }
 
-impl StatKey {
-    fn of(meta: &gix::index::fs::Metadata) -> StatKey {
-        let nanos = |time: Option<SystemTime>| {
-            time.and_then(|time| time.duration_since(SystemTime::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos())
-        };
+/// What `lstat` says of one path, as the tree and both caches compare it.
+#[derive(Debug, Clone, Copy)]
+struct FileStat {
+    mtime: (i64, u32),
+    ctime: (i64, u32),
+    size: u64,
+    ino: u64,
+    dev: u64,
+    uid: u32,
+    gid: u32,
+    /// `None` for a directory or anything else that is no file of the tree.
+    kind: Option<Kind>,
+}
+
+impl FileStat {
+    fn key(&self, kind: Kind) -> StatKey {
+        let nanos = |(secs, nsecs): (i64, u32)| u128::try_from(secs).unwrap_or(0) * 1_000_000_000 + u128::from(nsecs);
         StatKey {
-            mtime_ns: nanos(meta.modified()),
-            ctime_ns: nanos(meta.created()),
-            size: meta.len(),
-            ino: meta.ino(),
-            dev: meta.dev(),
-            kind: kind_of(meta),
+            mtime_ns: nanos(self.mtime),
+            ctime_ns: nanos(self.ctime),
+            size: self.size,
+            ino: self.ino,
+            dev: self.dev,
+            kind,
         }
+    }
+
+    /// The same fields as git's index keeps them, to compare with an entry.
+    fn git(&self) -> gix::index::entry::Stat {
+        let time = |(secs, nsecs): (i64, u32)| gix::index::entry::stat::Time { secs: secs as u32, nsecs };
+        // Truncated to 32 bits, as git does.
+        gix::index::entry::Stat {
+            mtime: time(self.mtime),
+            ctime: time(self.ctime),
+            dev: self.dev as u32,
+            ino: self.ino as u32,
+            uid: self.uid,
+            gid: self.gid,
+            size: self.size as u32,
+        }
+    }
+
+    fn modified(&self) -> SystemTime {
+        let (secs, nsecs) = self.mtime;
+        SystemTime::UNIX_EPOCH + Duration::new(u64::try_from(secs).unwrap_or(0), nsecs)
     }
 }
 
-fn kind_of(meta: &gix::index::fs::Metadata) -> Kind {
-    if meta.is_symlink() {
-        Kind::Symlink
-    } else if meta.is_executable() {
-        Kind::Executable
-    } else {
-        Kind::File
+/// `lstat` of root-relative paths. Paths that share a directory (the index
+/// lists them together) share one open handle on it on Unix, so each lookup
+/// resolves a single name rather than the whole path.
+struct Lookup<'r> {
+    root: &'r Path,
+    #[cfg(unix)]
+    directory: Option<(String, std::os::fd::OwnedFd)>,
+}
+
+impl<'r> Lookup<'r> {
+    fn new(root: &'r Path) -> Lookup<'r> {
+        Lookup {
+            root,
+            #[cfg(unix)]
+            directory: None,
+        }
+    }
+
+    #[cfg(unix)]
+    fn lstat(&mut self, path: &str) -> std::io::Result<FileStat> {
+        use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+        let (directory, name) = path.rsplit_once('/').unwrap_or(("", path));
+        if self.directory.as_ref().is_none_or(|(open, _)| open != directory) {
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let fd = rustix::fs::open(self.root.join(directory), flags, Mode::empty())?;
+            self.directory = Some((directory.to_string(), fd));
+        }
+        let Some((_, fd)) = &self.directory else { unreachable!("opened above") };
+        let stat = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)?;
+        let kind = match FileType::from_raw_mode(stat.st_mode) {
+            FileType::Symlink => Some(Kind::Symlink),
+            FileType::RegularFile if stat.st_mode & 0o100 != 0 => Some(Kind::Executable),
+            FileType::RegularFile => Some(Kind::File),
+            _ => None,
+        };
+        // The casts widen on every Unix; a few platforms' fields are signed.
+        #[allow(clippy::unnecessary_cast)]
+        Ok(FileStat {
+            mtime: (stat.st_mtime as i64, stat.st_mtime_nsec as u32),
+            ctime: (stat.st_ctime as i64, stat.st_ctime_nsec as u32),
+            size: stat.st_size as u64,
+            ino: stat.st_ino as u64,
+            dev: stat.st_dev as u64,
+            uid: stat.st_uid,
+            gid: stat.st_gid,
+            kind,
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn lstat(&mut self, path: &str) -> std::io::Result<FileStat> {
+        let meta = std::fs::symlink_metadata(self.root.join(path))?;
+        let since = |time: std::io::Result<SystemTime>| {
+            let elapsed =
+                time.ok().and_then(|time| time.duration_since(SystemTime::UNIX_EPOCH).ok()).unwrap_or_default();
+            (elapsed.as_secs() as i64, elapsed.subsec_nanos())
+        };
+        let kind = if meta.file_type().is_symlink() {
+            Some(Kind::Symlink)
+        } else if meta.is_file() {
+            Some(Kind::File)
+        } else {
+            None
+        };
+        Ok(FileStat {
+            mtime: since(meta.modified()),
+            ctime: since(meta.created()),
+            size: meta.len(),
+            ino: 0,
+            dev: 0,
+            uid: 0,
+            gid: 0,
+            kind,
+        })
     }
 }
 
@@ -164,43 +267,80 @@ pub enum TreeError {
     Io(String, std::io::Error),
 }
 
-/// Reads the tree under `root`.
-pub fn read(root: &Path, cache: &StatCache) -> Result<Reading, TreeError> {
-    let started = SystemTime::now();
-    let mut reader = Reader { cache, fresh: Vec::new(), hashed: 0, racy_after: started - RACY_MARGIN };
-    let entries = match gix::discover(root) {
+/// The stat cache, loaded the first time a file is not clean in git's
+/// index: a warm run over a clean tree never reads it.
+struct Cache<'c> {
+    loaded: OnceLock<StatCache>,
+    load: &'c (dyn Fn() -> StatCache + Sync),
+}
+
+impl Cache<'_> {
+    fn get(&self) -> &StatCache {
+        self.loaded.get_or_init(self.load)
+    }
+}
+
+/// Reads the tree under `root`; `load_cache` gives the stat cache the last
+/// proving run kept, when it is needed.
+pub fn read(root: &Path, load_cache: &(dyn Fn() -> StatCache + Sync)) -> Result<Reading, TreeError> {
+    let reader = Reader {
+        cache: Cache { loaded: OnceLock::new(), load: load_cache },
+        racy_after: SystemTime::now() - RACY_MARGIN,
+    };
+    let (entries, mut tally) = match gix::discover(root) {
         Ok(repository) if repository.workdir().is_some() => reader.git(root, &repository)?,
         _ => reader.files(root)?,
     };
-    let Reader { mut fresh, hashed, .. } = reader;
-    fresh.sort_by(|a, b| a.path.cmp(&b.path));
-    fresh.dedup_by(|later, first| later.path == first.path);
-    Ok(Reading { tree: Snapshot::new(entries), cache: StatCache { files: fresh }, hashed })
+    tally.fresh.sort_by(|a, b| a.path.cmp(&b.path));
+    tally.fresh.dedup_by(|later, first| later.path == first.path);
+    Ok(Reading { tree: Snapshot::new(entries), cache: StatCache { files: tally.fresh }, hashed: tally.hashed })
 }
 
 /// One reading in progress.
 struct Reader<'c> {
-    cache: &'c StatCache,
-    /// What the next cache holds: every file read or found in the cache now.
-    fresh: Vec<Cached>,
-    hashed: usize,
+    cache: Cache<'c>,
     /// Files modified after this are not cached.
     racy_after: SystemTime,
 }
 
+/// What one part of a reading found beyond its entries: what the next
+/// cache holds (every file hashed or found in the cache), and how many
+/// files were hashed.
+#[derive(Default)]
+struct Tally {
+    fresh: Vec<Cached>,
+    hashed: usize,
+}
+
+impl Tally {
+    fn join(mut self, other: Tally) -> Tally {
+        self.fresh.extend(other.fresh);
+        self.hashed += other.hashed;
+        self
+    }
+}
+
 /// Whether a root-relative path is never part of the tree: gate-check's
-/// own state (`.unlazy/`, pipelines' ledgers included) and the ledgers it
-/// finds at the root (`GATES.md`, `gates/*.md`), which every run that
-/// proves a gate rewrites.
+/// own state (`.unlazy/`, pipelines' ledgers included, and the Stop hook's
+/// `.unlazy-hook-state.json` beside it), the ledgers it finds at the root
+/// (`GATES.md`, `gates/*.md`), which every run that proves a gate rewrites,
+/// and the temp files a killed write of any of them leaves.
 fn is_state(path: &str) -> bool {
-    let ledger = path == "GATES.md"
-        || path.strip_prefix("gates/").is_some_and(|name| name.ends_with(".md") && !name.contains('/'));
-    ledger || path == ".unlazy" || path.starts_with(".unlazy/")
+    let (directory, name) = path.rsplit_once('/').unwrap_or(("", path));
+    let name = crate::durable::temp_file_target(name).unwrap_or(name);
+    let root_ledger = match directory {
+        "" => name == "GATES.md",
+        GATES_DIR => name.ends_with(".md"),
+        _ => false,
+    };
+    let hook_state = directory.is_empty() && name == LEGACY_HOOK_STATE;
+    let in_state_dir = path.strip_prefix(STATE_DIR).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    root_ledger || hook_state || in_state_dir
 }
 
 impl Reader<'_> {
     /// Tracked files from the index, untracked ones from gix's walk.
-    fn git(&mut self, root: &Path, repository: &gix::Repository) -> Result<Vec<Entry>, TreeError> {
+    fn git(&self, root: &Path, repository: &gix::Repository) -> Result<(Vec<Entry>, Tally), TreeError> {
         let git = |error: &dyn std::fmt::Display| TreeError::Git(root.display().to_string(), error.to_string());
         let workdir = repository.workdir().unwrap_or(root);
         let canonical =
@@ -211,74 +351,120 @@ impl Reader<'_> {
             // The root is not in the work tree (a symlink out of it).
             Err(_) => return self.files(&root),
         };
-        let index = repository.index_or_empty().map_err(|error| git(&error))?;
+        let index = index_of(repository).map_err(|error| git(&error))?;
         let stat_options = repository.stat_options().map_err(|error| git(&error))?;
-        let mut entries = Vec::with_capacity(index.entries().len());
         let relative = |path: &str| -> Option<String> {
             let path = if prefix.is_empty() { path } else { path.strip_prefix(prefix.as_str())?.strip_prefix('/')? };
             (!is_state(path)).then(|| path.to_string())
         };
-        for entry in index.entries() {
-            let Some(path) = relative(&entry.path(&index).to_string()) else { continue };
-            if entry.mode.is_submodule() {
-                if let Ok(id) = entry.id.as_slice().try_into() {
-                    entries.push(Entry { path, kind: Kind::Submodule, id: ContentId(id) });
-                }
-                continue;
-            }
-            let on_disk = root.join(&path);
-            let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(&on_disk) else {
-                // Not checked out (sparse, or deleted): as git has it, or gone.
-                if entry.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE) {
-                    if let Ok(id) = entry.id.as_slice().try_into() {
-                        entries.push(Entry { path, kind: Kind::File, id: ContentId(id) });
+        let tracked: Vec<(String, &gix::index::Entry)> = index
+            .entries()
+            .iter()
+            .filter_map(|entry| Some((relative(&entry.path(&index).to_string())?, entry)))
+            .collect();
+        // lstat and the walk for untracked files are most of a reading: the
+        // walk runs beside the lstat workers, each of which takes a run of
+        // paths (and so of directories) of its own.
+        let workers = std::thread::available_parallelism().map_or(1, usize::from).clamp(1, 4);
+        let share = tracked.len().div_ceil(workers).max(1);
+        let timestamp = index.timestamp();
+        let read_share = |share: &[(String, &gix::index::Entry)]| {
+            let mut lookup = Lookup::new(&root);
+            let mut tally = Tally::default();
+            let entries: Vec<Entry> = share
+                .iter()
+                .filter_map(|(path, entry)| {
+                    self.tracked(&mut lookup, &mut tally, path, entry, |stat| {
+                        entry.stat.matches(&stat.git(), stat_options) && !entry.stat.is_racy(timestamp, stat_options)
+                    })
+                })
+                .collect();
+            (entries, tally)
+        };
+        let walk_untracked = || -> Result<Vec<String>, TreeError> {
+            let mut options = repository
+                .dirwalk_options()
+                .map_err(|error| git(&error))?
+                .emit_untracked(gix::dir::walk::EmissionMode::Matching)
+                .emit_ignored(None)
+                .emit_tracked(false)
+                .emit_pruned(false)
+                .recurse_repositories(false);
+            options = options.emit_empty_directories(false);
+            let mut found = gix::dir::walk::delegate::Collect::default();
+            let interrupt = std::sync::atomic::AtomicBool::new(false);
+            let patterns: Vec<&str> = if prefix.is_empty() { Vec::new() } else { vec![prefix.as_str()] };
+            repository.dirwalk(&index, patterns, &interrupt, options, &mut found).map_err(|error| git(&error))?;
+            Ok(found
+                .unorded_entries
+                .into_iter()
+                .filter(|(untracked, _)| {
+                    let file = matches!(
+                        untracked.disk_kind,
+                        Some(gix::dir::entry::Kind::File | gix::dir::entry::Kind::Symlink)
+                    );
+                    file && untracked.status == gix::dir::entry::Status::Untracked
+                })
+                .filter_map(|(untracked, _)| relative(&untracked.rela_path.to_str_lossy()))
+                .collect())
+        };
+        // gix's repository stays on this thread, which walks while the
+        // workers stat.
+        let (read, untracked) = std::thread::scope(|scope| {
+            let running: Vec<_> = tracked.chunks(share).map(|share| scope.spawn(move || read_share(share))).collect();
+            let untracked = walk_untracked();
+            let mut read = Some((Vec::with_capacity(tracked.len()), Tally::default()));
+            for done in running {
+                // A worker that panicked read nothing trustworthy.
+                read = match (read, done.join()) {
+                    (Some((mut all, tally)), Ok((entries, more))) => {
+                        all.extend(entries);
+                        Some((all, tally.join(more)))
                     }
-                }
-                continue;
-            };
-            if meta.is_dir() {
-                continue;
+                    _ => None,
+                };
             }
-            let clean = gix::index::entry::Stat::from_fs(&meta)
-                .is_ok_and(|stat| entry.stat.matches(&stat, stat_options))
-                && !entry.stat.is_racy(index.timestamp(), stat_options);
-            let indexed: Option<[u8; 20]> = entry.id.as_slice().try_into().ok();
-            match indexed.filter(|_| clean) {
-                Some(id) => entries.push(Entry { path, kind: kind_of(&meta), id: ContentId(id) }),
-                None => entries.push(self.file(&on_disk, path, &meta)),
+            (read, untracked)
+        });
+        let (mut entries, mut tally) = read.ok_or_else(|| git(&"a reader of the tree failed"))?;
+        let mut lookup = Lookup::new(&root);
+        for path in untracked? {
+            if let Ok(stat) = lookup.lstat(&path) {
+                entries.extend(self.file(&mut tally, &root, path, &stat));
             }
         }
-        let mut options = repository
-            .dirwalk_options()
-            .map_err(|error| git(&error))?
-            .emit_untracked(gix::dir::walk::EmissionMode::Matching)
-            .emit_ignored(None)
-            .emit_tracked(false)
-            .emit_pruned(false)
-            .recurse_repositories(false);
-        options = options.emit_empty_directories(false);
-        let mut found = gix::dir::walk::delegate::Collect::default();
-        let interrupt = std::sync::atomic::AtomicBool::new(false);
-        let patterns: Vec<&str> = if prefix.is_empty() { Vec::new() } else { vec![prefix.as_str()] };
-        repository.dirwalk(&index, patterns, &interrupt, options, &mut found).map_err(|error| git(&error))?;
-        for (untracked, _) in found.unorded_entries {
-            let is_file =
-                matches!(untracked.disk_kind, Some(gix::dir::entry::Kind::File | gix::dir::entry::Kind::Symlink));
-            if untracked.status != gix::dir::entry::Status::Untracked || !is_file {
-                continue;
-            }
-            let Some(path) = relative(&untracked.rela_path.to_string()) else { continue };
-            let on_disk = root.join(&path);
-            if let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(&on_disk) {
-                entries.push(self.file(&on_disk, path, &meta));
-            }
+        Ok((entries, tally))
+    }
+
+    /// A tracked file's entry: the index's id when `clean` says its entry
+    /// still matches it on disk, else as any other file.
+    fn tracked(
+        &self,
+        lookup: &mut Lookup,
+        tally: &mut Tally,
+        path: &str,
+        entry: &gix::index::Entry,
+        clean: impl Fn(&FileStat) -> bool,
+    ) -> Option<Entry> {
+        let indexed = entry.id.as_slice().try_into().ok().map(ContentId);
+        if entry.mode.is_submodule() {
+            return indexed.map(|id| Entry { path: path.to_string(), kind: Kind::Submodule, id });
         }
-        Ok(entries)
+        let Ok(stat) = lookup.lstat(path) else {
+            // Not checked out (sparse), as git has it; else deleted, gone.
+            let sparse = entry.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE);
+            return indexed.filter(|_| sparse).map(|id| Entry { path: path.to_string(), kind: Kind::File, id });
+        };
+        let kind = stat.kind?;
+        match indexed.filter(|_| clean(&stat)) {
+            Some(id) => Some(Entry { path: path.to_string(), kind, id }),
+            None => self.file(tally, lookup.root, path.to_string(), &stat),
+        }
     }
 
     /// Every file under `root` that no ignore file leaves out.
-    fn files(&mut self, root: &Path) -> Result<Vec<Entry>, TreeError> {
-        let mut entries = Vec::new();
+    fn files(&self, root: &Path) -> Result<(Vec<Entry>, Tally), TreeError> {
+        let (mut entries, mut tally) = (Vec::new(), Tally::default());
         let walk = ignore::WalkBuilder::new(root)
             .hidden(false)
             .parents(false)
@@ -289,6 +475,7 @@ impl Reader<'_> {
             .filter_entry(|entry| entry.depth() != 1 || !matches!(entry.file_name().to_str(), Some(".unlazy" | ".git")))
             .build();
         let root_relative = |path: &Path| Some(path.strip_prefix(root).ok()?.to_string_lossy().replace('\\', "/"));
+        let mut lookup = Lookup::new(root);
         for found in walk {
             let found =
                 found.map_err(|error| TreeError::Io(root.display().to_string(), std::io::Error::other(error)))?;
@@ -296,37 +483,47 @@ impl Reader<'_> {
                 continue;
             }
             let Some(path) = root_relative(found.path()).filter(|path| !is_state(path)) else { continue };
-            if let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(found.path()) {
-                entries.push(self.file(found.path(), path, &meta));
+            if let Ok(stat) = lookup.lstat(&path) {
+                entries.extend(self.file(&mut tally, root, path, &stat));
             }
         }
-        Ok(entries)
+        Ok((entries, tally))
     }
 
     /// A file's entry: from the cache when its `stat` is unchanged, else
-    /// hashed (and then cached, unless it changed too recently).
-    fn file(&mut self, on_disk: &Path, path: String, meta: &gix::index::fs::Metadata) -> Entry {
-        let stat = StatKey::of(meta);
-        let id = match self.cache.lookup(&path, &stat) {
+    /// hashed (and then cached, unless it changed too recently); `None`
+    /// for what is no file (a directory, a socket).
+    fn file(&self, tally: &mut Tally, root: &Path, path: String, stat: &FileStat) -> Option<Entry> {
+        let kind = stat.kind?;
+        let key = stat.key(kind);
+        let id = match self.cache.get().lookup(&path, &key) {
             Some(id) => Some(id),
             None => {
-                self.hashed += 1;
-                content_id(on_disk, meta).ok()
+                tally.hashed += 1;
+                content_id(&root.join(&path), kind).ok()
             }
         };
         let Some(id) = id else {
-            return Entry { path, kind: Kind::Unreadable, id: ContentId([0; 20]) };
+            return Some(Entry { path, kind: Kind::Unreadable, id: ContentId([0; 20]) });
         };
-        if meta.modified().is_some_and(|modified| modified < self.racy_after) {
-            self.fresh.push(Cached { path: path.clone(), stat, id });
+        if stat.modified() < self.racy_after {
+            tally.fresh.push(Cached { path: path.clone(), stat: key, id });
         }
-        Entry { path, kind: stat.kind, id }
+        Some(Entry { path, kind, id })
     }
 }
 
+/// The repository's index as git reads it: without verifying its checksum,
+/// which git leaves to `git fsck` (gix's own reader hashes the whole file).
+/// No index yet (nothing was ever added) is an empty one.
+fn index_of(repository: &gix::Repository) -> Result<gix::index::File, impl std::fmt::Display> {
+    let options = gix::index::decode::Options::default();
+    gix::index::File::at_or_default(repository.index_path(), repository.object_hash(), true, options)
+}
+
 /// The git blob id of a file's bytes (or of a link's target).
-fn content_id(on_disk: &Path, meta: &gix::index::fs::Metadata) -> std::io::Result<ContentId> {
-    let id = if meta.is_symlink() {
+fn content_id(on_disk: &Path, kind: Kind) -> std::io::Result<ContentId> {
+    let id = if kind == Kind::Symlink {
         let target = std::fs::read_link(on_disk)?;
         let bytes = gix::path::os_str_into_bstr(target.as_os_str()).map_err(std::io::Error::other)?;
         gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
@@ -351,6 +548,26 @@ fn content_id(on_disk: &Path, meta: &gix::index::fs::Metadata) -> std::io::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gate_checks_own_files_are_never_part_of_the_tree() {
+        for path in [
+            "GATES.md",
+            ".GATES.md.a1B2c3.tmp",
+            "gates/leaf-1.md",
+            "gates/.leaf-1.md.a1B2c3.tmp",
+            ".unlazy",
+            ".unlazy/api/GATES.md",
+            ".unlazy/locks/x.filelock",
+            ".unlazy-hook-state.json",
+            "..unlazy-hook-state.json.a1B2c3.tmp",
+        ] {
+            assert!(is_state(path), "{path}");
+        }
+        for path in ["README.md", "docs/GATES.md", "gates/deep/notes.md", "gates/run.sh", ".unlazyx", "src/.unlazy"] {
+            assert!(!is_state(path), "{path}");
+        }
+    }
 
     #[test]
     fn a_stat_cache_reads_back_and_refuses_what_it_did_not_write() {

@@ -651,19 +651,22 @@ const WARNED_PROOFS: usize = 5;
 /// proof is not current: how many, which (with what changed), and the
 /// command that proves them. The decision is unchanged.
 fn proof_warning(setup: &Setup, proofs: &ProofStates) -> Option<String> {
-    let open: Vec<String> = proofs
-        .iter()
-        .filter_map(|((ledger, at), proof)| {
-            let reason = proof.reason()?;
-            let gate = &setup.ledgers[ledger].document.gates[at];
-            Some(format!("{} {reason}", crate::ledger::qualify(&setup.ledgers[ledger].path, gate.id())))
-        })
-        .collect();
+    let open: Vec<((usize, usize), &crate::proof::ProofState)> =
+        proofs.iter().filter(|(_, proof)| !proof.is_current()).collect();
     if open.is_empty() {
         return None;
     }
-    let stale = proofs.iter().filter(|(_, proof)| matches!(proof, crate::proof::ProofState::Stale { .. })).count();
-    let mut named = open.iter().take(WARNED_PROOFS).cloned().collect::<Vec<_>>().join("; ");
+    let stale = open.iter().filter(|(_, proof)| matches!(proof, crate::proof::ProofState::Stale { .. })).count();
+    let named: Vec<String> = open
+        .iter()
+        .take(WARNED_PROOFS)
+        .filter_map(|((ledger, at), proof)| {
+            let gate = &setup.ledgers[*ledger].document.gates[*at];
+            let qualified = crate::ledger::qualify(&setup.ledgers[*ledger].path, gate.id());
+            Some(format!("{qualified} {}", proof.reason()?))
+        })
+        .collect();
+    let mut named = named.join("; ");
     if open.len() > WARNED_PROOFS {
         named.push_str(&format!("; +{} more", open.len() - WARNED_PROOFS));
     }

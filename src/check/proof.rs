@@ -16,6 +16,7 @@ use crate::receipts::{self, OpenReceipts, Receipts};
 use crate::work_tree::{self, StatCache};
 
 use super::plan::{Ledger, Setup};
+use crate::ledger::Document;
 
 /// What the receipt store is to this run.
 enum Store {
@@ -70,8 +71,8 @@ impl Trees {
         let (problems, readings) = (&mut self.problems, &mut self.readings);
         self.roots.entry(root.to_path_buf()).or_insert_with(|| {
             let text = root.display().to_string();
-            let cache = store.map(|store| store.stat_cache(&text)).unwrap_or_default();
-            match work_tree::read(root, &cache) {
+            let load_cache = || store.map(|store| store.stat_cache(&text)).unwrap_or_default();
+            match work_tree::read(root, &load_cache) {
                 Ok(reading) => {
                     let (files, hashed) = (reading.tree.entries().len(), reading.hashed);
                     readings.push(TreeReading { root: text.clone(), files, hashed });
@@ -79,7 +80,7 @@ impl Trees {
                 }
                 Err(error) => {
                     problems.push(format!("cannot read the tree under {}: {error}", root.display()));
-                    RootTree { text, judge: None, cache, manifest: None }
+                    RootTree { text, judge: None, cache: StatCache::default(), manifest: None }
                 }
             }
         })
@@ -156,13 +157,26 @@ impl Proofs {
                     continue;
                 }
                 let root = root.get_or_insert_with(|| setup.target.state_root(&setup.root, &ledger.path));
-                judged.push(((index, at), self.judge_gate(root, ledger, gate)));
+                judged.push(((index, at), self.judge_gate(root, &ledger.text_path, gate)));
             }
         }
         ProofStates::new(judged)
     }
 
-    fn judge_gate(&mut self, root: &Path, ledger: &Ledger, gate: &crate::ledger::Gate) -> ProofState {
+    /// The proof of each met runnable gate of one ledger (`ledger` its path
+    /// as text), by gate index: the Stop hook's judgement, which has no run.
+    pub fn judge_document(&mut self, root: &Path, ledger: &str, document: &Document) -> Vec<(usize, ProofState)> {
+        document
+            .gates
+            .iter()
+            .enumerate()
+            .filter(|(_, gate)| gate.is_runnable())
+            .filter(|(_, gate)| crate::evidence::gate_state(gate, document.is_abandoned(gate.id())) == GateState::Met)
+            .map(|(at, gate)| (at, self.judge_gate(root, ledger, gate)))
+            .collect()
+    }
+
+    fn judge_gate(&mut self, root: &Path, ledger: &str, gate: &crate::ledger::Gate) -> ProofState {
         let store = match &self.store {
             Store::Open(store) => store,
             Store::Refused(_) => return ProofState::Unproven(Unproven::NoStore),
@@ -172,13 +186,13 @@ impl Proofs {
         let inputs = gate.input_globs();
         let root_text = root.display().to_string();
         let claim = Claim {
-            ledger: &ledger.text_path,
+            ledger,
             gate: gate.id(),
             evidence: gate.evidence().unwrap_or_default(),
             inputs: &inputs,
             root: &root_text,
         };
-        let receipt = store.receipt(&ledger.text_path, gate.id());
+        let receipt = store.receipt(ledger, gate.id());
         let receipt = match proof::matching(&claim, receipt.as_ref(), key) {
             Ok(receipt) => receipt,
             Err(why) => return ProofState::Unproven(why),

@@ -35,6 +35,8 @@ pub(crate) enum Command {
     Hook {
         agent: Option<Host>,
         scope: Option<String>,
+        /// `--no-proof`: met gates count by their ledgers alone.
+        no_proof: bool,
         env: Option<Environment>,
     },
     /// The pre-tool guard; without an environment it lets the call through.
@@ -81,8 +83,8 @@ impl Command {
         match cli.command.take() {
             Some(Subcommands::Completions { shell }) => return Ok(Command::Completions(shell)),
             Some(Subcommands::Man(args)) => return Ok(Command::Man(args)),
-            Some(Subcommands::Hook { event: HookEvent::Stop { agent, scope } }) => {
-                return Ok(Command::Hook { agent, scope, env: env.ok() })
+            Some(Subcommands::Hook { event: HookEvent::Stop { agent, scope, no_proof } }) => {
+                return Ok(Command::Hook { agent, scope, no_proof, env: env.ok() })
             }
             Some(Subcommands::Hook { event: HookEvent::PreTool { agent } }) => {
                 return Ok(Command::Guard { agent, env: env.ok() })
@@ -126,7 +128,9 @@ impl Command {
                 crate::manual::run(&args, <Cli as clap::CommandFactory>::command())?;
                 Ok(Exit::Met)
             }
-            Command::Hook { agent, scope, env } => Ok(hook::stop(env.as_ref(), agent, scope.as_deref())),
+            Command::Hook { agent, scope, no_proof, env } => {
+                Ok(hook::stop(env.as_ref(), agent, scope.as_deref(), !no_proof))
+            }
             Command::Guard { agent, env } => Ok(hook::pre_tool::run(env.as_ref(), agent)),
             Command::Dispatch { args, env } => Ok(crate::dispatch::cli::run(args, &env)?),
             Command::Lint { config, env } => Ok(lint_files::run(&env, &config)?),

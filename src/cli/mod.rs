@@ -219,6 +219,9 @@ pub(crate) enum HookEvent {
         /// Guard only the pipeline .unlazy/ID
         #[arg(long, value_name = "ID")]
         scope: Option<String>,
+        /// Judge met gates by their ledgers alone, as the Node hook does, not by their proofs
+        #[arg(long)]
+        no_proof: bool,
     },
     /// Pre-tool guard: refuses tool calls that tick runnable gates, write their EVIDENCE, write approvals,
     /// receipts or locks, or run --approve

@@ -12,6 +12,7 @@ use crate::digest::sha256_hex;
 use crate::dispatch::DispatchSummary;
 use crate::evidence::{self, GateState};
 use crate::ledger::Document;
+use crate::proof::{ProofState, NAMED_CHANGES};
 
 /// The most items a block reason lists by name.
 const LISTED_ITEMS: usize = 5;
@@ -24,8 +25,11 @@ const MAX_NAME_CHARS: usize = 64;
 pub struct Assessment {
     /// Ledgers that could not be discovered, read or parsed.
     invalid: Vec<String>,
-    /// Gates that are unmet or stale.
+    /// Gates that are unmet or stale, or met with a proof that is not
+    /// current (named with what is wrong with it).
     unmet: Vec<String>,
+    /// Some met gate's proof is not current: `--proof` is what re-runs it.
+    needs_proof: bool,
     /// Abandoned gates: reported by id, never with their reasons.
     handoffs: Vec<String>,
     /// `item=state` strings; their digest identifies the semantic state, so
@@ -48,6 +52,34 @@ fn safe_name(text: &str) -> String {
     name
 }
 
+/// A changed file's root-relative path restricted to path characters and
+/// bounded, for display: a file name cannot carry text to the agent.
+fn safe_path(text: &str) -> String {
+    let path: String = text
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/') { c } else { '_' })
+        .take(MAX_NAME_CHARS)
+        .collect();
+    path
+}
+
+/// What a stop says of a met gate whose proof is not current: its state
+/// and, for a stale one, up to three changed files, each made safe.
+fn proof_item(name: &str, proof: &ProofState) -> String {
+    match proof {
+        ProofState::Stale { changed, .. } if !changed.is_empty() => {
+            let mut files: Vec<String> = changed.iter().take(NAMED_CHANGES).map(|path| safe_path(path)).collect();
+            if changed.len() > NAMED_CHANGES {
+                files.push(format!("{} more", changed.len() - NAMED_CHANGES));
+            }
+            format!("{name} stale: {} changed since it was proven", files.join(", "))
+        }
+        ProofState::Stale { .. } => format!("{name} stale: files it depends on changed since it was proven"),
+        ProofState::Unproven(_) => format!("{name} unproven: gate-check did not prove it on this tree"),
+        ProofState::Current { .. } => name.to_string(),
+    }
+}
+
 /// `leaf-1.2:G3` from the ledger's file stem and a gate id, made safe.
 fn item(file: &Path, id: &str) -> String {
     let qualified = crate::ledger::qualify(file, id);
@@ -56,15 +88,26 @@ fn item(file: &Path, id: &str) -> String {
 }
 
 impl Assessment {
-    /// Adds every gate of a parsed, error-free ledger.
-    pub fn add_document(&mut self, file: &Path, document: &Document) {
-        for gate in &document.gates {
+    /// Adds every gate of a parsed, error-free ledger. `proofs` holds the
+    /// proof of its met runnable gates, by gate index, when the stop is
+    /// judged by proofs: a met gate whose proof is not current then holds
+    /// the stop like an unmet one.
+    pub fn add_document(&mut self, file: &Path, document: &Document, proofs: &[(usize, ProofState)]) {
+        for (at, gate) in document.gates.iter().enumerate() {
             let state = evidence::gate_state(gate, document.is_abandoned(gate.id()));
             let name = item(file, gate.id());
-            self.resolved.push(format!("{name}={}", state.name()));
-            match state {
-                GateState::Met => {}
-                GateState::Abandoned => self.handoffs.push(name),
+            let proof = proofs.iter().find(|(index, _)| *index == at).map(|(_, proof)| proof);
+            match proof {
+                Some(proof) => self.resolved.push(format!("{name}={}-{}", state.name(), proof.name())),
+                None => self.resolved.push(format!("{name}={}", state.name())),
+            }
+            match (state, proof) {
+                (GateState::Met, Some(proof)) if !proof.is_current() => {
+                    self.needs_proof = true;
+                    self.unmet.push(proof_item(&name, proof));
+                }
+                (GateState::Met, _) => {}
+                (GateState::Abandoned, _) => self.handoffs.push(name),
                 _ => self.unmet.push(name),
             }
         }
@@ -184,14 +227,16 @@ impl Subject<'_> {
         }
     }
 
-    /// The command that runs the approved checks of the same ledgers.
-    fn run_command(&self) -> String {
-        format!("gate-check{}", self.targeting())
+    /// The command that runs the approved checks of the same ledgers; with
+    /// `proof`, also the met gates whose proof is not current.
+    fn run_command(&self, proof: bool) -> String {
+        format!("gate-check{}{}", if proof { " --proof" } else { "" }, self.targeting())
     }
 
-    /// The read-only command that shows the same items.
-    fn status_command(&self) -> String {
-        format!("gate-check --status{}", self.targeting())
+    /// The read-only command that shows the same items (with `proof`, the
+    /// met gates whose proof is not current among them).
+    fn status_command(&self, proof: bool) -> String {
+        format!("gate-check --status{}{}", if proof { " --proof" } else { "" }, self.targeting())
     }
 
     /// The command the person runs to approve what waits for approval.
@@ -236,8 +281,8 @@ pub fn block_reason(subject: Subject, assessment: &Assessment, blocks: u64, max_
         subject.label(),
         outstanding.len(),
         listed(&outstanding, LISTED_ITEMS),
-        subject.run_command(),
-        subject.status_command(),
+        subject.run_command(assessment.needs_proof),
+        subject.status_command(assessment.needs_proof),
         subject.approve_command(),
         handoff_note(assessment),
     )
@@ -269,7 +314,7 @@ mod tests {
         let outcome = parse(text);
         assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
         let mut assessment = Assessment::default();
-        assessment.add_document(Path::new("/r/gates/leaf-1.md"), &outcome.document);
+        assessment.add_document(Path::new("/r/gates/leaf-1.md"), &outcome.document, &[]);
         assessment
     }
 

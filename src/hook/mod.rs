@@ -33,6 +33,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::approval::store::StoreLocation;
+use crate::check::proof::Proofs;
 use crate::config::Environment;
 use crate::exit::Exit;
 use crate::host::Host;
@@ -319,7 +321,9 @@ fn discover(root: &Path, choice: &Choice) -> Option<Vec<PathBuf>> {
     Some(files)
 }
 
-fn assess(files: &[PathBuf]) -> Assessment {
+/// The session's ledgers assessed; with `proofs`, met gates are judged by
+/// their proofs on the tree under `root` too.
+fn assess(root: &Path, files: &[PathBuf], mut proofs: Option<&mut Proofs>) -> Assessment {
     let mut assessment = Assessment::default();
     for file in files {
         match ledger::file::read(file) {
@@ -329,12 +333,24 @@ fn assess(files: &[PathBuf]) -> Assessment {
                 let outcome = ledger::parse(&text);
                 match outcome.errors.first() {
                     Some(error) => assessment.add_invalid(file, error.line),
-                    None => assessment.add_document(file, &outcome.document),
+                    None => {
+                        let judged = match (proofs.as_deref_mut(), file.to_str()) {
+                            (Some(proofs), Some(ledger)) => proofs.judge_document(root, ledger, &outcome.document),
+                            _ => Vec::new(),
+                        };
+                        assessment.add_document(file, &outcome.document, &judged)
+                    }
                 }
             }
         }
     }
     assessment
+}
+
+/// The receipts the stop is judged by, when it is judged by proofs (the
+/// default, since a stop claims the work is done).
+fn proofs_for(env: &Environment, root: &Path, proof: bool) -> Option<Proofs> {
+    proof.then(|| Proofs::open(&StoreLocation::of_receipts(env), &[root.to_path_buf()], false))
 }
 
 /// Whether the scope has recorded dispatch waves, which need checking even
@@ -351,8 +367,8 @@ fn has_dispatch_state(root: &Path, scope: Option<&str>) -> bool {
 /// host the installed command names; a payload whose shape names another
 /// host is answered in that host's schema (Cursor runs Claude Code's
 /// hooks too).
-pub fn stop(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>) -> Exit {
-    decide(env, agent, pinned);
+pub fn stop(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>, proof: bool) -> Exit {
+    decide(env, agent, pinned, proof);
     Exit::Met
 }
 
@@ -371,7 +387,7 @@ fn start_directory(env: &Environment, payload: &Payload) -> PathBuf {
     roots.iter().find(holds_work).or(roots.first()).cloned().unwrap_or_else(|| env.cwd.clone())
 }
 
-fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>) {
+fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>, proof: bool) {
     let payload = match read_payload() {
         Ok(payload) => payload,
         Err(message) => {
@@ -413,8 +429,9 @@ fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>) 
     let session = payload.session.as_deref().unwrap_or("anonymous");
 
     let choice = choose(&root, pinned, env.scope.as_deref(), payload.session.as_deref());
+    let mut proofs = proofs_for(env, &root, proof);
     if payload.event.as_deref() == Some("SubagentStop") {
-        return decide_subagent(host, &root, &choice, session, payload.agent_id.as_deref());
+        return decide_subagent(host, &root, &choice, session, payload.agent_id.as_deref(), proofs.as_mut());
     }
     let scope = match &choice {
         Choice::Skip(Some(message)) => return allow_with(host, message),
@@ -429,7 +446,7 @@ fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>) 
             return;
         }
         Some(files) => {
-            let mut assessment = assess(&files);
+            let mut assessment = assess(&root, &files, proofs.as_mut());
             match crate::dispatch::aggregate(&root, scope) {
                 Ok(waves) => assessment.add_waves(&waves),
                 Err(_) => assessment.add_dispatch_error(),
@@ -452,7 +469,14 @@ fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>) 
 /// recorded as launched with its `agent_id`. With no scope, no handle, no
 /// such leaf, or wave state that cannot be read, nothing holds it (the
 /// driver's own stop still judges the whole scope).
-fn decide_subagent(host: Host, root: &Path, choice: &Choice, session: &str, agent_id: Option<&str>) {
+fn decide_subagent(
+    host: Host,
+    root: &Path,
+    choice: &Choice,
+    session: &str,
+    agent_id: Option<&str>,
+    proofs: Option<&mut Proofs>,
+) {
     let Some(agent_id) = agent_id else { return };
     // The chosen pipeline first, then every other: a host may give a
     // subagent a session of its own, which no pipeline is bound to, but
@@ -472,7 +496,7 @@ fn decide_subagent(host: Host, root: &Path, choice: &Choice, session: &str, agen
     let (scope, choice) = (scope.as_str(), &Choice::Scope(scope.clone()));
     let ledger = crate::layout::StateDir::new(root).leaf_ledger(scope, &leaf);
     let assessment = match discover(root, choice) {
-        Some(files) if files.contains(&ledger) => assess(&[ledger]),
+        Some(files) if files.contains(&ledger) => assess(root, &[ledger], proofs),
         Some(_) => {
             let mut assessment = Assessment::default();
             assessment.add_missing(&ledger);

@@ -81,11 +81,14 @@ pub(crate) struct LedgerText {
     /// The `L<line>` ids of gates written without one (each a parse error),
     /// by zero-based gate line; set once the parser has read every line.
     stand_ins: OnceLock<Vec<(u32, String)>>,
+    /// The `INPUTS:` values, by zero-based gate line: few gates have one,
+    /// so they cost nothing in the record every gate has.
+    inputs: OnceLock<Vec<(u32, TextSpan)>>,
 }
 
 impl LedgerText {
     pub(crate) fn new(text: String) -> LedgerText {
-        LedgerText { text, stand_ins: OnceLock::new() }
+        LedgerText { text, stand_ins: OnceLock::new(), inputs: OnceLock::new() }
     }
 
     pub(crate) fn as_str(&self) -> &str {
@@ -95,6 +98,16 @@ impl LedgerText {
     /// Hands over the stand-in ids, once, when the parse is done.
     pub(crate) fn keep_stand_ins(&self, stand_ins: Vec<(u32, String)>) {
         let _ = self.stand_ins.set(stand_ins);
+    }
+
+    /// Hands over the `INPUTS:` values, once, when the parse is done.
+    pub(crate) fn keep_inputs(&self, inputs: Vec<(u32, TextSpan)>) {
+        let _ = self.inputs.set(inputs);
+    }
+
+    fn inputs_of(&self, line: u32) -> Option<TextSpan> {
+        let inputs = self.inputs.get()?;
+        inputs.binary_search_by_key(&line, |(at, _)| *at).ok().map(|at| inputs[at].1)
     }
 
     fn stand_in(&self, line: u32) -> &str {
@@ -112,10 +125,10 @@ pub(crate) fn stand_in_at(stand_ins: &[(u32, String)], line: u32) -> Option<&str
 const SPAN_FIELD: u64 = (1 << 24) - 1;
 
 /// A run of the ledger text a gate's value was read from: a 24-bit start
-/// and a 24-bit length packed into three `u16`s, so a gate's seven spans
-/// take 42 bytes rather than 56. An empty value keeps its place in the text.
+/// and a 24-bit length packed into three `u16`s, so a gate's six spans
+/// take 36 bytes rather than 48. An empty value keeps its place in the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct TextSpan([u16; 3]);
+pub(crate) struct TextSpan([u16; 3]);
 
 impl TextSpan {
     /// An attribute the gate does not have: no ledger text reaches this start.
@@ -130,7 +143,7 @@ impl TextSpan {
 
     /// The span of `part`, which must be a slice of `source` (every value
     /// the parser keeps is: it only trims and splits lines).
-    fn of(source: &str, part: &str) -> TextSpan {
+    pub(crate) fn of(source: &str, part: &str) -> TextSpan {
         let start = (part.as_ptr() as usize).wrapping_sub(source.as_ptr() as usize);
         let end = start.wrapping_add(part.len());
         // Inside a text the parser accepted (at most 8 MiB), both fields fit.
@@ -160,7 +173,7 @@ impl TextSpan {
 
 /// One gate. Its id, title and attribute values are spans of the ledger
 /// text it shares with its document, so a 100,000-gate ledger costs one
-/// buffer and a 56-byte record per gate rather than a `String` per value.
+/// buffer and a 48-byte record per gate rather than a `String` per value.
 #[derive(Debug, Clone)]
 pub struct Gate {
     source: Arc<LedgerText>,
@@ -173,7 +186,6 @@ pub struct Gate {
     expect: TextSpan,
     cwd: TextSpan,
     evidence: TextSpan,
-    inputs: TextSpan,
 }
 
 /// The bit of `Gate::line_and_box` that says the box is ticked.
@@ -194,7 +206,6 @@ impl Gate {
             expect: TextSpan::ABSENT,
             cwd: TextSpan::ABSENT,
             evidence: TextSpan::ABSENT,
-            inputs: TextSpan::ABSENT,
         }
     }
 
@@ -264,7 +275,7 @@ impl Gate {
 
     /// The `INPUTS:` value as written: the files the gate's proof depends on.
     pub fn inputs(&self) -> Option<&str> {
-        self.text(self.inputs)
+        self.text(self.source.inputs_of(self.line_and_box & !CHECKED)?)
     }
 
     /// The `INPUTS:` globs, normalized; empty when the gate has none (its
@@ -281,7 +292,6 @@ impl Gate {
             "CHECK" => self.check = span,
             "EXPECT" => self.expect = span,
             "CWD" => self.cwd = span,
-            "INPUTS" => self.inputs = span,
             _ => self.evidence = span,
         }
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::fence::{self, Fence};
 use super::text::{is_js_space, is_single_js_line, js_trim, strip_one_space};
-use super::{body_start, lines, Abandonment, Document, Gate, LedgerText};
+use super::{body_start, lines, Abandonment, Document, Gate, LedgerText, TextSpan};
 
 /// One diagnostic. `line` is one-based; `None` for whole-ledger problems.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -261,6 +261,8 @@ struct Builder {
     gate_lines: DeclaredIds,
     /// Per gate, one bit per `ATTRIBUTES` keyword already given.
     seen_attributes: Vec<u8>,
+    /// `INPUTS:` values by gate line (see `LedgerText::keep_inputs`).
+    inputs: Vec<(u32, TextSpan)>,
     abandoned: Vec<Abandonment>,
     abandoned_ids: HashSet<String>,
     owns: Vec<String>,
@@ -313,6 +315,7 @@ fn parse_lines(source: &Arc<LedgerText>) -> Parsed {
         stand_ins: Vec::new(),
         gate_lines: DeclaredIds::with_capacity(gate_lines),
         seen_attributes: Vec::with_capacity(gate_lines),
+        inputs: Vec::new(),
         abandoned: Vec::new(),
         abandoned_ids: HashSet::new(),
         owns: Vec::new(),
@@ -451,7 +454,12 @@ fn parse_lines(source: &Arc<LedgerText>) -> Parsed {
                     b.error(index, format!("duplicate {key} for gate {id}"));
                 }
                 b.seen_attributes[gate_index] |= bit;
-                b.gates[gate_index].set_attribute(key, value);
+                if key == "INPUTS" {
+                    let line = b.gates[gate_index].line() as u32;
+                    b.inputs.push((line, TextSpan::of(source.as_str(), value)));
+                } else {
+                    b.gates[gate_index].set_attribute(key, value);
+                }
                 continue;
             }
         }
@@ -493,6 +501,7 @@ fn parse_lines(source: &Arc<LedgerText>) -> Parsed {
         b.error(opened, "unclosed fenced block");
     }
     source.keep_stand_ins(std::mem::take(&mut b.stand_ins));
+    source.keep_inputs(std::mem::take(&mut b.inputs));
     finish_gates(&mut b);
     let unknown: Vec<(usize, String)> = b
         .abandoned
@@ -650,10 +659,10 @@ mod tests {
     }
 
     #[test]
-    fn a_gate_is_one_56_byte_record_of_spans_and_reads_its_lines_off_the_text() {
+    fn a_gate_is_one_48_byte_record_of_spans_and_reads_its_lines_off_the_text() {
         // The size is what keeps a 100,000-gate status run near the file's
         // own size in memory (issue 23); a field added here costs that.
-        assert_eq!(std::mem::size_of::<Gate>(), 56);
+        assert_eq!(std::mem::size_of::<Gate>(), 48);
         let text = "\u{feff}# T\r\n- [x] A: first\r\n\r\n  CWD: sub\r\n\r\n  EVIDENCE:\r\n- [ ] no id here\n  CWD: x\n";
         let out = parse(text);
         let [a, stand_in] = [&out.document.gates[0], &out.document.gates[1]];

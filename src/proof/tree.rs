@@ -3,8 +3,6 @@
 //! receipt keeps to name what changed, and the comparison of two trees.
 //! Pure: reading the work tree is `work_tree`'s job.
 
-use std::collections::HashSet;
-
 use sha2::{Digest, Sha256};
 
 /// A file's content as git names it: the SHA-1 of `blob <len>\0<bytes>`,
@@ -81,7 +79,8 @@ pub struct Snapshot {
 #[derive(Debug)]
 pub struct Scope {
     inputs: Option<globset::GlobSet>,
-    excluded: HashSet<String>,
+    /// A run's ledgers: a handful, compared directly.
+    excluded: Vec<String>,
 }
 
 impl Scope {
@@ -98,7 +97,7 @@ impl Scope {
             }
             set.build().unwrap_or_else(|_| globset::GlobSet::empty())
         });
-        Scope { inputs, excluded: excluded.iter().cloned().collect() }
+        Scope { inputs, excluded: excluded.to_vec() }
     }
 
     /// Whether `path` belongs to the scope: not excluded (nor the temp file
@@ -106,7 +105,7 @@ impl Scope {
     /// itself or through one of its directories (`src` covers everything
     /// under `src/`).
     pub fn contains(&self, path: &str) -> bool {
-        if self.excluded.contains(path) || self.is_ledger_temp_file(path) {
+        if self.excluded.iter().any(|ledger| ledger == path) || self.is_ledger_temp_file(path) {
             return false;
         }
         let Some(inputs) = &self.inputs else { return true };
@@ -121,7 +120,11 @@ impl Scope {
     /// A write-back's temp file beside an excluded ledger: gate-check's own,
     /// and left behind only by a killed run.
     fn is_ledger_temp_file(&self, path: &str) -> bool {
-        let (directory, name) = path.rsplit_once('/').map_or(("", path), |(directory, name)| (directory, name));
+        let (directory, name) = path.rsplit_once('/').unwrap_or(("", path));
+        // Temp files are hidden: every other name is rejected at once.
+        if !name.starts_with('.') {
+            return false;
+        }
         crate::durable::temp_file_target(name).is_some_and(|target| {
             let ledger = if directory.is_empty() { target.to_string() } else { format!("{directory}/{target}") };
             self.excluded.contains(&ledger)

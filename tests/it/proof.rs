@@ -386,3 +386,96 @@ mod agreement {
         }
     }
 }
+
+/// A Stop (or SubagentStop) payload as Claude Code sends it.
+fn stop_payload(sandbox: &Sandbox, event: &str, agent_id: Option<&str>) -> String {
+    let mut payload = serde_json::json!({
+        "session_id": "s-1",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": sandbox.root,
+        "permission_mode": "default",
+        "hook_event_name": event,
+        "stop_hook_active": false,
+    });
+    if let Some(agent_id) = agent_id {
+        payload["agent_id"] = serde_json::json!(agent_id);
+    }
+    payload.to_string()
+}
+
+fn stop(sandbox: &Sandbox, args: &[&str], event: &str, agent_id: Option<&str>) -> crate::common::Run {
+    sandbox
+        .run_with(sandbox.cmd().args(["hook", "stop"]).args(args).write_stdin(stop_payload(sandbox, event, agent_id)))
+}
+
+#[test]
+fn a_stop_is_judged_by_proofs_unless_the_installed_command_says_otherwise() {
+    let sandbox = proven_repository();
+    // Proven on this tree: the stop goes through.
+    stop(&sandbox, &[], "Stop", None).code(0).stdout_is("").stderr_is("");
+    sandbox.write("src/lib.py", "def one():\n    return 1  # edited after the proof\n");
+    let reply = stop(&sandbox, &[], "Stop", None).code(0).stderr_is("").stdout_json();
+    let reason = reply["reason"].as_str().unwrap();
+    assert_eq!(reply["decision"], "block");
+    assert!(
+        reason.starts_with(
+            "unlazy: 1 gate/ledger item(s) need work: GATES:G1 stale: src/lib.py changed since it was proven. Run \
+             gate-check --proof to run the approved checks (gate-check --status --proof shows them"
+        ),
+        "{reason}"
+    );
+    // Every host gets the reason in its own schema.
+    let gemini = stop(&sandbox, &["--agent", "gemini"], "Stop", None).code(0).stdout_json();
+    assert!(gemini.to_string().contains("GATES:G1 stale: src/lib.py changed since it was proven"), "{gemini}");
+    // The Node hook's judgement, when the installed command asks for it.
+    stop(&sandbox, &["--no-proof"], "Stop", None).code(0).stdout_is("").stderr_is("");
+    // Proving it again lets the stop through.
+    sandbox.run(&["--proof", "-q"]).code(0).stdout_is("ALL MET (2 met)\n");
+    stop(&sandbox, &[], "Stop", None).code(0).stdout_is("").stderr_is("");
+    // A box ticked by hand, with evidence copied from elsewhere, holds it.
+    let forged = sandbox.read("GATES.md").replacen("- [ ] ", "- [x] ", 0).replace("; cwd=/", "; cwd=/copied/");
+    sandbox.write("GATES.md", &forged);
+    let reason = stop(&sandbox, &[], "Stop", None).code(0).stdout_json()["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("GATES:G1 unproven: gate-check did not prove it on this tree, GATES:G2 unproven"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_subagent_is_held_to_its_own_leafs_proofs() {
+    let sandbox = Sandbox::new();
+    git(&sandbox.root, &["init", "-q"]);
+    sandbox.write("src/a.py", "A = 1\n");
+    sandbox.write(".unlazy/api/GATES.md", "- [x] N1: reviewed\n  EVIDENCE: read it\n");
+    sandbox.write(
+        ".unlazy/api/gates/leaf-a.md",
+        "OWNS: src/a.py\n\n- [ ] A1: a is one\n  CHECK: grep -q 'A = 1' src/a.py && echo a-ok\n  EXPECT: a-ok\n  \
+         INPUTS: src/a.py\n",
+    );
+    age(&sandbox.path("src/a.py"));
+    git(&sandbox.root, &["add", "src"]);
+    git(&sandbox.root, &["commit", "-qm", "start"]);
+    let dispatch = |args: &[&str], said: &str| {
+        let mut command = sandbox.cmd();
+        command.args(["dispatch"]).args(args).args(["--scope", "api", "--wave", "w1"]);
+        sandbox.run_with(&mut command).code(0).stdout_starts_with(said);
+    };
+    dispatch(&["open", "--leaf", "leaf-a"], "OPEN w1");
+    dispatch(&["start", "--leaf", "leaf-a", "--handle", "agent-a1"], "STARTED w1 leaf-a");
+    sandbox.run(&["--approve", "-q", "--scope", "api"]).code(1).stdout_contains("UNMET: 1 (met: 2)");
+    // Proven: the leaf's subagent may stop.
+    stop(&sandbox, &[], "SubagentStop", Some("agent-a1")).code(0).stdout_is("").stderr_is("");
+    sandbox.write("src/a.py", "A = 1  # touched\n");
+    let reason = stop(&sandbox, &[], "SubagentStop", Some("agent-a1")).code(0).stdout_json()["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        reason.starts_with(
+            "unlazy [scope api, leaf leaf-a]: 1 gate/ledger item(s) need work: leaf-a:A1 stale: src/a.py changed \
+             since it was proven."
+        ),
+        "{reason}"
+    );
+}

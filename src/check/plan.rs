@@ -325,6 +325,11 @@ pub fn build_runtime(options: &CheckConfig, env: &Environment, setup: &Setup) ->
     }
     let path_var = env.path_var.clone();
     let shell = shell::resolve(&options.shell, &env.cwd, &path_var)?;
+    // A fence that would hold the store is refused as a fence first.
+    let fences = match options.sandbox {
+        Some(_) => Some(ledger_fences(setup, &protected_places(env, &options.store))?),
+        None => None,
+    };
     let store = Store::locate(&setup.target.state_roots(&setup.root), &options.store)?;
     // The cap counts UTF-16 code units, as the Node tool's string length does.
     // Kept raw: every display escapes it alike (a newline shows as `\x0A`).
@@ -332,10 +337,8 @@ pub fn build_runtime(options: &CheckConfig, env: &Environment, setup: &Setup) ->
     if utf16_len(&path_var) > PATH_TRANSCRIPT_CHARS {
         path_transcript.push_str("...");
     }
-    let (child_environment, sandbox) = match &options.sandbox {
-        None => (ChildEnvironment::new(&env.variables), None),
-        Some(request) => {
-            let fences = ledger_fences(setup, &protected_places(env, &options.store))?;
+    let (child_environment, sandbox) = match (&options.sandbox, fences) {
+        (Some(request), Some(fences)) => {
             let mut writable: Vec<&WriteRoot> = Vec::new();
             for fence in &fences {
                 if !writable.contains(&fence) {
@@ -354,6 +357,7 @@ pub fn build_runtime(options: &CheckConfig, env: &Environment, setup: &Setup) ->
             };
             (ChildEnvironment::new(&inherited), Some(Sandbox { confinement, fences, record }))
         }
+        _ => (ChildEnvironment::new(&env.variables), None),
     };
     Ok(Runtime {
         shell_text: path_text(&shell)?,

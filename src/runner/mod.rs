@@ -191,6 +191,10 @@ pub fn run_check(request: &CheckRequest, containment: &Containment) -> CheckOutc
     READ_BUFFER.with_borrow_mut(|buffer| supervise(&mut supervision, &mut capture, containment, buffer));
     let Supervision { check, exit, failure, .. } = supervision;
     let exit = containment::release(check, exit, KILL_WAIT);
+    #[cfg(target_os = "linux")]
+    if let Some(left) = fence.as_ref().and_then(|fence| fence.remove_tmpdir()) {
+        containment.remove_at_end(left);
+    }
     let [stdout, stderr] = capture.kept;
     CheckOutcome {
         stdout,

@@ -12,6 +12,7 @@
 //! the run closed: a check never runs unconfined when confinement was
 //! asked for.
 
+#[cfg(target_os = "linux")]
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -446,10 +447,42 @@ pub(super) mod linux {
         }
     }
 
+    /// A check's private TMPDIR (0700), removed when dropped, also when
+    /// the fence or the spawn failed for want of descriptors: an empty one
+    /// goes with one `rmdir`, which needs none.
+    struct PrivateTmp(PathBuf);
+
+    impl PrivateTmp {
+        fn new() -> io::Result<PrivateTmp> {
+            let made = tempfile::Builder::new()
+                .prefix("gate-check-sandbox-")
+                .permissions(std::fs::Permissions::from_mode(0o700))
+                .tempdir()?;
+            Ok(PrivateTmp(made.keep()))
+        }
+
+        /// Removes it: a used one whole (a descriptor per level, which
+        /// other checks may hold all of), then its emptied top once more.
+        /// False when some of it is still there.
+        fn remove(&self) -> bool {
+            if std::fs::remove_dir(&self.0).is_err() {
+                let _ = std::fs::remove_dir_all(&self.0);
+                let _ = std::fs::remove_dir(&self.0);
+            }
+            std::fs::symlink_metadata(&self.0).is_err()
+        }
+    }
+
+    impl Drop for PrivateTmp {
+        fn drop(&mut self) {
+            self.remove();
+        }
+    }
+
     /// One check's confinement, made in the parent before the spawn.
     pub struct Fence {
         /// The check's private TMPDIR, removed when the fence is dropped.
-        tmpdir: tempfile::TempDir,
+        tmpdir: PrivateTmp,
         ruleset: OwnedFd,
         maps: IdMaps,
         /// The fence, then the TMPDIR.
@@ -458,11 +491,7 @@ pub(super) mod linux {
 
     impl Fence {
         pub fn new(confinement: &Confinement, root: &WriteRoot) -> io::Result<Fence> {
-            // Private to the check's user: others may not look into it.
-            let tmpdir = tempfile::Builder::new()
-                .prefix("gate-check-sandbox-")
-                .permissions(std::fs::Permissions::from_mode(0o700))
-                .tempdir()?;
+            let tmpdir = PrivateTmp::new()?;
             let abi = confinement.abi;
             let landlock = |error: landlock::RulesetError| io::Error::other(format!("Landlock: {error}"));
             let mut ruleset = ruleset(abi).map_err(landlock)?;
@@ -471,19 +500,25 @@ pub(super) mod linux {
                 Ok(PathBeneath::new(fd, access))
             };
             ruleset = ruleset.add_rule(beneath(Path::new("/"), AccessFs::from_read(abi))?).map_err(landlock)?;
-            for writable in [root.path(), tmpdir.path()] {
+            for writable in [root.path(), tmpdir.0.as_path()] {
                 ruleset = ruleset.add_rule(beneath(writable, AccessFs::from_all(abi))?).map_err(landlock)?;
             }
             for device in DEVICES.iter().map(Path::new).filter(|device| device.exists()) {
                 ruleset = ruleset.add_rule(beneath(device, AccessFs::from_file(abi))?).map_err(landlock)?;
             }
             let ruleset = Option::<OwnedFd>::from(ruleset).ok_or_else(|| io::Error::other("Landlock: no ruleset"))?;
-            let writable = [Writable::new(root.path())?, Writable::new(tmpdir.path())?];
+            let writable = [Writable::new(root.path())?, Writable::new(&tmpdir.0)?];
             Ok(Fence { tmpdir, ruleset, maps: IdMaps::own(), writable })
         }
 
         pub fn tmpdir(&self) -> &Path {
-            self.tmpdir.path()
+            &self.tmpdir.0
+        }
+
+        /// Removes the check's TMPDIR now that it has ended; the path when
+        /// some of it is still there, to be removed at the end of the run.
+        pub fn remove_tmpdir(&self) -> Option<PathBuf> {
+            (!self.tmpdir.remove()).then(|| self.tmpdir.0.clone())
         }
 
         /// What the child does to itself before it execs in `cwd`; it
@@ -498,16 +533,6 @@ pub(super) mod linux {
                 writable: self.writable.clone(),
                 cwd,
             })
-        }
-    }
-
-    impl Drop for Fence {
-        /// An empty TMPDIR (the check never started) goes with one `rmdir`,
-        /// which needs no descriptor: it is removed even when the spawn
-        /// failed for want of descriptors. A used one is removed whole by
-        /// the `TempDir` after this.
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir(self.tmpdir.path());
         }
     }
 

@@ -363,7 +363,11 @@ fn the_confined_tmpdir_is_private_and_removed_even_when_the_spawn_fails() {
     let sandbox = Sandbox::new();
     let temp = sandbox.root.parent().unwrap().join("temp");
     fs::create_dir(&temp).unwrap();
-    sandbox.write("GATES.md", &gate("T1", "stat -c %a \"$TMPDIR\"", "/^700$/m"));
+    // Eight checks at once, each filling its TMPDIR, so that descriptors
+    // run out at every step: making a fence, spawning, removing a TMPDIR.
+    let check = "mkdir -p \"$TMPDIR/a/b\" && echo x > \"$TMPDIR/a/b/f\" && stat -c %a \"$TMPDIR\"";
+    let ledger: String = (1..=8).map(|n| gate(&format!("T{n}"), check, "/^700$/m") + "\n").collect();
+    sandbox.write("GATES.md", &ledger);
     let run = |limit: u64, args: &[&str]| {
         let mut command = sandbox.std_cmd();
         command.args(args).env("TMPDIR", &temp);
@@ -385,11 +389,12 @@ fn the_confined_tmpdir_is_private_and_removed_even_when_the_spawn_fails() {
     // Under umask 022, the TMPDIR is still 0700.
     let (code, stdout, stderr) = run(1024, &["--approve", "--sandbox"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(stdout.ends_with("ALL MET (1 met)\n"), "{stdout}");
+    assert!(stdout.ends_with("ALL MET (8 met)\n"), "{stdout}");
+    assert_eq!(fs::read_dir(&temp).unwrap().count(), 0);
     // Short of descriptors, some runs fail to spawn; none leaves a TMPDIR.
     let mut spawn_failures = 0;
-    for limit in 4..=40 {
-        let (code, _, stderr) = run(limit, &["--reverify", "--sandbox", "-q"]);
+    for limit in 4..=64 {
+        let (code, _, stderr) = run(limit, &["--reverify", "--sandbox", "--jobs", "8", "-q"]);
         if code == 2 && stderr.contains("spawn /bin/sh failed: Too many open files") {
             spawn_failures += 1;
         }

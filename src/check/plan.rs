@@ -15,7 +15,6 @@ use crate::config::Environment;
 use crate::diagnostic::Diagnostic;
 use crate::error::Error;
 use crate::evidence::{self, GateState};
-use crate::layout::STATE_DIR;
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, qualify, Document, Gate};
 use crate::report::record::SandboxRecord;
@@ -327,7 +326,7 @@ pub fn build_runtime(options: &CheckConfig, env: &Environment, setup: &Setup) ->
     let shell = shell::resolve(&options.shell, &env.cwd, &path_var)?;
     // A fence that would hold the store is refused as a fence first.
     let fences = match options.sandbox {
-        Some(_) => Some(ledger_fences(setup, &protected_places(env, &options.store))?),
+        Some(_) => Some(ledger_fences(setup, &protected_places(env, options))?),
         None => None,
     };
     let store = Store::locate(&setup.target.state_roots(&setup.root), &options.store)?;
@@ -393,24 +392,18 @@ fn ledger_fences(setup: &Setup, protected: &[Protected]) -> Result<Vec<WriteRoot
 }
 
 /// What no fence may hold: the home directory, the approval store and the
-/// receipt store (`UNLAZY_RECEIPT_DIR`, else `~/.unlazy/receipts`), a
-/// confined check could otherwise rewrite the user's shell profile, forge
-/// approvals or change receipts.
-fn protected_places(env: &Environment, store: &StoreLocation) -> Vec<Protected> {
+/// receipt store; a confined check could otherwise rewrite the user's
+/// shell profile, forge approvals or change receipts.
+fn protected_places(env: &Environment, options: &CheckConfig) -> Vec<Protected> {
     let mut places: Vec<Protected> =
         env.home.iter().map(|path| Protected { what: "the home directory", path: path.clone() }).collect();
-    let approvals = match store {
-        StoreLocation::Named(dir) => Some(dir.clone()),
-        StoreLocation::Default(dir) => dir.clone(),
-    };
-    places.extend(approvals.map(|path| Protected { what: "the approval store", path }));
-    let named_receipts = env
-        .variables
-        .iter()
-        .find(|(name, value)| name == "UNLAZY_RECEIPT_DIR" && !value.is_empty())
-        .map(|(_, value)| paths::resolve(&env.cwd, Path::new(value)));
-    let receipts = named_receipts.or_else(|| env.home.as_ref().map(|home| home.join(STATE_DIR).join("receipts")));
-    places.extend(receipts.map(|path| Protected { what: "the receipt store", path }));
+    for (what, location) in [("the approval store", &options.store), ("the receipt store", &options.receipts)] {
+        let path = match location {
+            StoreLocation::Named(dir) => Some(dir.clone()),
+            StoreLocation::Default(dir) => dir.clone(),
+        };
+        places.extend(path.map(|path| Protected { what, path }));
+    }
     places
 }
 

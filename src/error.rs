@@ -23,7 +23,7 @@ use crate::lint_files::LintError;
 use crate::manual::ManualError;
 use crate::paths::NotUtf8;
 use crate::pipeline::StateError;
-use crate::runner::SandboxUnavailable;
+use crate::runner::SandboxError;
 use crate::shell::ShellError;
 use crate::target::{DirectoryError, InvalidId, TargetError};
 
@@ -98,7 +98,7 @@ pub enum Error {
     Output { format: &'static str, source: io::Error },
     /// `--sandbox` asked for confinement this machine cannot give.
     #[error(transparent)]
-    Sandbox(#[from] SandboxUnavailable),
+    Sandbox(#[from] SandboxError),
     /// `gate-check tree`.
     #[error(transparent)]
     Tree(#[from] crate::tree::TreeError),

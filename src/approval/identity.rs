@@ -31,6 +31,34 @@ pub const PLATFORM: &str = if cfg!(target_os = "linux") {
     std::env::consts::OS
 };
 
+/// What a person consented to when they approved an oracle. The record's
+/// name and signature are the Node tool's whatever the consent, so this is
+/// kept beside them, in a field of the record the Node tool ignores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consent {
+    /// Running the check with the user's full authority, and so confined too.
+    Unconfined,
+    /// Running it only confined (approved under `--sandbox`).
+    ConfinedOnly,
+}
+
+impl Consent {
+    /// The consent a run asks for: confined runs need only `ConfinedOnly`.
+    pub fn for_run(confined: bool) -> Consent {
+        if confined {
+            Consent::ConfinedOnly
+        } else {
+            Consent::Unconfined
+        }
+    }
+
+    /// Whether an approval given with this consent admits a run that needs
+    /// `needed`.
+    pub fn covers(self, needed: Consent) -> bool {
+        self == Consent::Unconfined || needed == Consent::ConfinedOnly
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Oracle {
@@ -119,6 +147,15 @@ impl Oracle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unconfined_consent_covers_confined_runs_and_not_the_reverse() {
+        assert!(Consent::Unconfined.covers(Consent::Unconfined));
+        assert!(Consent::Unconfined.covers(Consent::ConfinedOnly));
+        assert!(Consent::ConfinedOnly.covers(Consent::ConfinedOnly));
+        assert!(!Consent::ConfinedOnly.covers(Consent::Unconfined));
+        assert_eq!(Consent::for_run(true), Consent::ConfinedOnly);
+    }
 
     #[test]
     fn json_keys_in_node_order() {

@@ -12,7 +12,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::changes::RecordedOracle;
-use super::Oracle;
+use super::{Consent, Oracle};
 use crate::config::Environment;
 use crate::digest::sha256_hex;
 use crate::durable::{self, Change, LockFile, OpenDirectory, ReadRefusal};
@@ -155,6 +155,10 @@ struct Record<'a> {
     signature: &'a str,
     oracle: &'a Oracle,
     approved_at: String,
+    /// gate-check's own field, which the Node tool ignores: present (and
+    /// `true`) only on an approval given for confined runs alone.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    confined_only: bool,
 }
 
 /// The store's valid records, by (ledger, gate).
@@ -271,16 +275,24 @@ impl Store {
         Lookups { store: self, opened: None }
     }
 
-    fn holds_record(store: &OpenStore, ledger: &str, gate: &str, oracle: &Oracle) -> Result<bool, StoreError> {
+    /// The consent of the intact record approving exactly this oracle, if
+    /// there is one.
+    fn holds_record(
+        store: &OpenStore,
+        ledger: &str,
+        gate: &str,
+        oracle: &Oracle,
+    ) -> Result<Option<Consent>, StoreError> {
         let Some(text) = read_record(store, &oracle.record_name(ledger, gate))? else {
-            return Ok(false);
+            return Ok(None);
         };
         let Ok(identity) = serde_json::from_str::<RecordIdentity>(&text) else {
-            return Ok(false);
+            return Ok(None);
         };
-        Ok(identity.file.as_deref() == Some(ledger)
+        let approves = identity.file.as_deref() == Some(ledger)
             && identity.gate.as_deref() == Some(gate)
-            && identity.signature.as_deref() == Some(oracle.signature()))
+            && identity.signature.as_deref() == Some(oracle.signature());
+        Ok(approves.then_some(identity.consent))
     }
 
     /// Every valid record of the store, by ledger and gate, whatever its
@@ -328,12 +340,14 @@ impl Store {
         Ok(records)
     }
 
-    /// Records consent for this oracle. Writers of one record are
+    /// Records `consent` to run this oracle. An approval for confined runs
+    /// only is replaced by one without that limit, never the reverse.
+    /// Writers of one record are
     /// serialized by the Node tool's approval lock, `<record>.json.lock`
     /// (created exclusively; a Node holder is waited for 10 s, as Node
     /// waits, then refused), which needs only write and search permission
     /// on the store. Returns the record's path.
-    pub fn approve(&self, ledger: &str, gate: &str, oracle: &Oracle) -> Result<PathBuf, StoreError> {
+    pub fn approve(&self, ledger: &str, gate: &str, oracle: &Oracle, consent: Consent) -> Result<PathBuf, StoreError> {
         let store = self.open(true)?.ok_or_else(|| StoreError::NotReal(self.dir.display().to_string(), "directory"))?;
         let path = store.path.join(oracle.record_name(ledger, gate));
         let lock_path = approval_lock(&path);
@@ -344,10 +358,10 @@ impl Store {
         // A concurrent approver got here first: replacing its valid record
         // would make runs reading it right now fail closed on a replaced file.
         let decide = || {
-            if Self::holds_record(&store, ledger, gate, oracle)? {
+            if Self::holds_record(&store, ledger, gate, oracle)?.is_some_and(|held| held.covers(consent)) {
                 return Ok(Change::Keep(()));
             }
-            let text = record_text(ledger, gate, oracle, std::time::SystemTime::now());
+            let text = record_text(ledger, gate, oracle, consent, std::time::SystemTime::now());
             check_record_size(gate, &text)?;
             Ok(Change::Replace { value: (), bytes: text.into_bytes(), mode: 0o600 })
         };
@@ -428,21 +442,27 @@ pub struct Lookups<'a> {
 }
 
 impl Lookups<'_> {
-    /// Whether there is an intact private record naming exactly this ledger
-    /// (as records spell it), gate and oracle signature.
-    pub fn approved(&mut self, ledger: &str, gate: &str, oracle: &Oracle) -> Result<bool, StoreError> {
+    /// The consent of the intact private record naming exactly this ledger
+    /// (as records spell it), gate and oracle signature, if there is one.
+    pub fn approved(&mut self, ledger: &str, gate: &str, oracle: &Oracle) -> Result<Option<Consent>, StoreError> {
         if self.opened.is_none() {
             self.opened = Some(self.store.open(false)?);
         }
         match &self.opened {
             Some(Some(store)) => Store::holds_record(store, ledger, gate, oracle),
-            _ => Ok(false),
+            _ => Ok(None),
         }
     }
 }
 
 /// The record approving `oracle` for `gate` of `ledger` at `approved_at`.
-fn record_text(ledger: &str, gate: &str, oracle: &Oracle, approved_at: std::time::SystemTime) -> String {
+fn record_text(
+    ledger: &str,
+    gate: &str,
+    oracle: &Oracle,
+    consent: Consent,
+    approved_at: std::time::SystemTime,
+) -> String {
     let signature = oracle.signature();
     let record = Record {
         schema: 1,
@@ -451,6 +471,7 @@ fn record_text(ledger: &str, gate: &str, oracle: &Oracle, approved_at: std::time
         signature,
         oracle,
         approved_at: humantime::format_rfc3339_millis(approved_at).to_string(),
+        confined_only: consent == Consent::ConfinedOnly,
     };
     let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
     text.push('\n');
@@ -472,7 +493,8 @@ pub fn check_recordable(ledger: &str, gate: &str, oracle: &Oracle) -> Result<(),
     if record_size_bound(ledger, gate, oracle) <= MAX_RECORD_BYTES as usize {
         return Ok(());
     }
-    check_record_size(gate, &record_text(ledger, gate, oracle, std::time::SystemTime::UNIX_EPOCH))
+    let largest = record_text(ledger, gate, oracle, Consent::ConfinedOnly, std::time::SystemTime::UNIX_EPOCH);
+    check_record_size(gate, &largest)
 }
 
 /// What the record's fixed parts (keys, indentation, numbers, signature,
@@ -518,12 +540,13 @@ pub(crate) fn read_named(store: &OpenStore, name: &str, max_bytes: u64) -> Resul
 /// The fields of a record an approval is decided on. As with `JSON.parse`,
 /// the last of repeated keys wins and a value that is not a string is no
 /// value; everything else (the `oracle` object above all) is skipped
-/// without being built.
-#[derive(Default)]
+/// without being built. `confinedOnly` limits the consent unless it is
+/// absent or `false`: a value gate-check never writes limits it too.
 struct RecordIdentity {
     file: Option<String>,
     gate: Option<String>,
     signature: Option<String>,
+    consent: Consent,
 }
 
 impl<'de> serde::Deserialize<'de> for RecordIdentity {
@@ -535,12 +558,20 @@ impl<'de> serde::Deserialize<'de> for RecordIdentity {
                 formatter.write_str("an approval record object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RecordIdentity, A::Error> {
-                let mut identity = RecordIdentity::default();
+                let mut identity =
+                    RecordIdentity { file: None, gate: None, signature: None, consent: Consent::Unconfined };
                 while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
                     let slot = match key.as_ref() {
                         "file" => &mut identity.file,
                         "gate" => &mut identity.gate,
                         "signature" => &mut identity.signature,
+                        "confinedOnly" => {
+                            identity.consent = match map.next_value::<serde_json::Value>()? {
+                                serde_json::Value::Bool(false) => Consent::Unconfined,
+                                _ => Consent::ConfinedOnly,
+                            };
+                            continue;
+                        }
                         _ => {
                             map.next_value::<serde::de::IgnoredAny>()?;
                             continue;
@@ -585,7 +616,7 @@ mod tests {
         let hostile: String = (0u8..0x20).map(char::from).chain(['"', '\\', 'é', '\u{2028}']).collect();
         for (ledger, gate, text) in [("/r/G.md", "G", ""), ("/r/\u{1}.md", "\"", hostile.as_str())] {
             let o = Oracle::new(text, text, text, text, 120, text);
-            let written = record_text(ledger, gate, &o, std::time::SystemTime::now()).len();
+            let written = record_text(ledger, gate, &o, Consent::ConfinedOnly, std::time::SystemTime::now()).len();
             assert!(record_size_bound(ledger, gate, &o) >= written, "{written}");
         }
         // Near the limit the bound says nothing and the written size decides.
@@ -601,6 +632,11 @@ mod tests {
         let now = std::time::SystemTime::now();
         let epoch = std::time::SystemTime::UNIX_EPOCH;
         let o = oracle("READY");
-        assert_eq!(record_text("/r", "G1", &o, now).len(), record_text("/r", "G1", &o, epoch).len());
+        for consent in [Consent::Unconfined, Consent::ConfinedOnly] {
+            assert_eq!(
+                record_text("/r", "G1", &o, consent, now).len(),
+                record_text("/r", "G1", &o, consent, epoch).len()
+            );
+        }
     }
 }

@@ -5,7 +5,7 @@
 use super::events::{Event, Reporter};
 use crate::approval::changes::{self, RecordedOracle};
 use crate::approval::store::{EarlierRecords, StoreError};
-use crate::approval::Oracle;
+use crate::approval::{Consent, Oracle};
 use crate::diagnostic::error_line;
 
 use super::plan::{Ledger, Runtime, Task};
@@ -46,24 +46,33 @@ pub fn seek_approvals(
     let mut failures = 0;
     let mut earlier = None;
     let mut lookups = runtime.store.lookups();
+    // An approval given in a confined run admits confined runs only.
+    let needed = Consent::for_run(runtime.sandbox.is_some());
     for task in tasks {
         let ledger = &ledgers[task.ledger];
         let admitted = match lookups.approved(&ledger.text_path, task.gate.id(), &task.oracle) {
-            Ok(true) => true,
-            Ok(false) => {
+            Ok(Some(consent)) if consent.covers(needed) => true,
+            Ok(held) => {
                 reporter.event(&Event::ApprovalRequired {
                     qualified: &task.qualified,
                     oracle: &task.oracle,
                     path_transcript: &runtime.path_transcript,
                     inputs: task.gate.inputs(),
+                    consent: needed,
                 });
-                explain_reapproval(runtime, &mut earlier, &ledger.text_path, task, reporter);
+                if held.is_some() {
+                    // The same oracle, approved for confined runs only.
+                    let reasons = [CONFINED_ONLY.to_string()];
+                    reporter.event(&Event::ApprovalChanged { reasons: &reasons });
+                } else {
+                    explain_reapproval(runtime, &mut earlier, &ledger.text_path, task, reporter);
+                }
                 if !approve {
                     reporter.event(&Event::NotRun);
                     admit(false);
                     continue;
                 }
-                match runtime.store.approve(&ledger.text_path, task.gate.id(), &task.oracle) {
+                match runtime.store.approve(&ledger.text_path, task.gate.id(), &task.oracle, needed) {
                     Ok(record) => {
                         reporter.event(&Event::Approved { record: &record });
                         true
@@ -87,6 +96,10 @@ pub fn seek_approvals(
     }
     failures
 }
+
+/// Why an oracle approved for confined runs only asks again in a run
+/// without `--sandbox`.
+const CONFINED_ONLY: &str = "approved for confined runs only (--sandbox); this run is not confined";
 
 /// When this gate was approved before with another oracle, says which bound
 /// fields differ, so a changed timeout or PATH is not a mystery. The store

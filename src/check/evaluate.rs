@@ -93,7 +93,7 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout: Duration, containment: 
             cwd: &task.cwd,
             timeout,
             max_output_bytes: MAX_OUTPUT_BYTES,
-            confinement: runtime.sandbox.as_ref().map(|(confinement, _)| confinement),
+            confinement: runtime.sandbox.as_ref().map(|sandbox| (&sandbox.confinement, &sandbox.fences[task.ledger])),
         },
         containment,
     );

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::approval::Oracle;
+use crate::approval::{Consent, Oracle};
 use crate::exit::Exit;
 use crate::report::record::{IdList, RunReport, SandboxRecord};
 use crate::report::tail::OutputTail;
@@ -32,6 +32,8 @@ pub enum Event<'a> {
         /// The gate's `INPUTS:` as written: not part of the approval, but
         /// what its proof will depend on.
         inputs: Option<&'a str>,
+        /// What approving it now consents to.
+        consent: Consent,
     },
     /// The pending oracle shown last was approved before for this gate with
     /// another oracle: the bound fields that differ, or none when the

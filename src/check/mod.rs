@@ -189,7 +189,7 @@ pub fn execute(
         proofs.require_store()?;
     }
     if !options.mode.is_status() {
-        let runtime = plan::build_runtime(options, env, &roots, &setup.root)?;
+        let runtime = plan::build_runtime(options, env, &setup)?;
         // With --proof, a met gate whose proof is not current runs again.
         let judged_first = options.proof.then(|| proofs.judge(&setup, &gate_states(&setup, None)));
         let mut tasks = plan::plan_tasks(options, &setup, &runtime, judged_first.as_ref())?;
@@ -285,11 +285,11 @@ fn run_checks(
     proofs: &mut Proofs,
     reporter: &mut dyn Reporter,
 ) -> Result<(Approvals, Executed), Error> {
-    if let Some((_, record)) = &runtime.sandbox {
-        reporter.event(&Event::Sandbox(record));
+    if let Some(sandbox) = &runtime.sandbox {
+        reporter.event(&Event::Sandbox(&sandbox.record));
     }
     let mut run = Run::new(options, runtime, setup, &tasks, proofs, reporter);
-    run.executed.sandbox = runtime.sandbox.as_ref().map(|(_, record)| record.clone());
+    run.executed.sandbox = runtime.sandbox.as_ref().map(|sandbox| sandbox.record.clone());
     pool::run_rolling(
         &tasks,
         options.jobs.get(),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use js_regex::Expectation;
 
 use super::events::{Event, Reporter, RunLine};
-use crate::approval::store::Store;
+use crate::approval::store::{Store, StoreLocation};
 use crate::approval::Oracle;
 use crate::config::Environment;
 use crate::diagnostic::Diagnostic;
@@ -18,7 +18,7 @@ use crate::evidence::{self, GateState};
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, qualify, Document, Gate};
 use crate::report::record::SandboxRecord;
-use crate::runner::{ChildEnvironment, Confinement};
+use crate::runner::{ChildEnvironment, Confinement, Protected, WriteRoot};
 use crate::target::{self, Mode, Target};
 use crate::{paths, shell};
 
@@ -48,9 +48,18 @@ pub struct Runtime {
     pub path_transcript: String,
     pub store: Store,
     pub timeout_secs: u64,
-    /// `--sandbox`: the confinement every check runs in, and what the run
-    /// reports of it.
-    pub sandbox: Option<(Confinement, SandboxRecord)>,
+    /// `--sandbox`: the confinement every check runs in.
+    pub sandbox: Option<Sandbox>,
+}
+
+/// How a `--sandbox` run confines its checks.
+pub struct Sandbox {
+    pub confinement: Confinement,
+    /// The one tree each ledger's checks may write to, by ledger index:
+    /// the ledger's repository, where its state and write-back live too.
+    pub fences: Vec<WriteRoot>,
+    /// What the run reports of it.
+    pub record: SandboxRecord,
 }
 
 pub struct Task {
@@ -306,41 +315,48 @@ pub fn prepare(options: &CheckConfig, reporter: &mut dyn Reporter) -> Result<Set
     Ok(Setup { root, default_cwd, target, ledgers, selection, left_out })
 }
 
-/// `roots` are the ledgers' state roots, which the approval store must lie
-/// outside (`Target::state_roots`); `repository` is the run's root, the
-/// one tree a confined check may write to.
-pub fn build_runtime(
-    options: &CheckConfig,
-    env: &Environment,
-    roots: &[PathBuf],
-    repository: &Path,
-) -> Result<Runtime, Error> {
+/// The execution context of `setup`'s ledgers. The approval store must
+/// lie outside each ledger's repository (`Target::state_roots`), and a
+/// confined check writes only inside its own ledger's repository.
+pub fn build_runtime(options: &CheckConfig, env: &Environment, setup: &Setup) -> Result<Runtime, Error> {
     if let Some(problem) = &env.path_problem {
         return Err(problem.clone().into());
     }
     let path_var = env.path_var.clone();
     let shell = shell::resolve(&options.shell, &env.cwd, &path_var)?;
-    let store = Store::locate(roots, &options.store)?;
+    // A fence that would hold the store is refused as a fence first.
+    let fences = match options.sandbox {
+        Some(_) => Some(ledger_fences(setup, &protected_places(env, options))?),
+        None => None,
+    };
+    let store = Store::locate(&setup.target.state_roots(&setup.root), &options.store)?;
     // The cap counts UTF-16 code units, as the Node tool's string length does.
     // Kept raw: every display escapes it alike (a newline shows as `\x0A`).
     let mut path_transcript = utf16_prefix(&path_var, PATH_TRANSCRIPT_CHARS).to_string();
     if utf16_len(&path_var) > PATH_TRANSCRIPT_CHARS {
         path_transcript.push_str("...");
     }
-    let (child_environment, sandbox) = match &options.sandbox {
-        None => (ChildEnvironment::new(&env.variables), None),
-        Some(request) => {
+    let (child_environment, sandbox) = match (&options.sandbox, fences) {
+        (Some(request), Some(fences)) => {
+            let mut writable: Vec<&WriteRoot> = Vec::new();
+            for fence in &fences {
+                if !writable.contains(&fence) {
+                    writable.push(fence);
+                }
+            }
             // Confined or not at all: nothing runs when the probe fails.
-            let confinement = Confinement::prepare(repository)?;
+            let probed = writable.first().ok_or_else(|| Error::usage(options.root.no_ledgers_message()))?;
+            let confinement = Confinement::prepare(probed)?;
             let (inherited, withheld) = crate::credentials::withhold(&env.variables, &request.keep_env);
             let record = SandboxRecord {
                 landlock_abi: confinement.landlock_abi(),
-                writable: repository.display().to_string(),
+                writable: writable.iter().map(|fence| fence.path().display().to_string()).collect(),
                 network: false,
                 withheld_variables: withheld,
             };
-            (ChildEnvironment::new(&inherited), Some((confinement, record)))
+            (ChildEnvironment::new(&inherited), Some(Sandbox { confinement, fences, record }))
         }
+        _ => (ChildEnvironment::new(&env.variables), None),
     };
     Ok(Runtime {
         shell_text: path_text(&shell)?,
@@ -353,6 +369,42 @@ pub fn build_runtime(
         store,
         timeout_secs: options.timeout.as_secs(),
     })
+}
+
+/// Each ledger's fence: the repository its state and write-back use,
+/// refused when it is `/` or holds a protected place.
+fn ledger_fences(setup: &Setup, protected: &[Protected]) -> Result<Vec<WriteRoot>, Error> {
+    let mut checked: HashMap<PathBuf, WriteRoot> = HashMap::new();
+    let mut fences = Vec::with_capacity(setup.ledgers.len());
+    for ledger in &setup.ledgers {
+        let root = setup.target.state_root(&setup.root, &ledger.path);
+        let fence = match checked.get(&root) {
+            Some(fence) => fence.clone(),
+            None => {
+                let fence = WriteRoot::new(&root, protected)?;
+                checked.insert(root, fence.clone());
+                fence
+            }
+        };
+        fences.push(fence);
+    }
+    Ok(fences)
+}
+
+/// What no fence may hold: the home directory, the approval store and the
+/// receipt store; a confined check could otherwise rewrite the user's
+/// shell profile, forge approvals or change receipts.
+fn protected_places(env: &Environment, options: &CheckConfig) -> Vec<Protected> {
+    let mut places: Vec<Protected> =
+        env.home.iter().map(|path| Protected { what: "the home directory", path: path.clone() }).collect();
+    for (what, location) in [("the approval store", &options.store), ("the receipt store", &options.receipts)] {
+        let path = match location {
+            StoreLocation::Named(dir) => Some(dir.clone()),
+            StoreLocation::Default(dir) => dir.clone(),
+        };
+        places.extend(path.map(|path| Protected { what, path }));
+    }
+    places
 }
 
 /// The directory a gate's CHECK runs in.

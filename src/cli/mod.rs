@@ -87,8 +87,9 @@ pub(crate) struct Cli {
     /// After a failed check, print its sanitized output (last 200 lines, at most 64 KiB)
     #[arg(long)]
     pub show_output: bool,
-    /// Run every check confined (Linux; also UNLAZY_SANDBOX=1): writes only under the root and a private
-    /// TMPDIR, no network, credential variables withheld; fails closed where it cannot confine
+    /// Run every check confined (Linux; also UNLAZY_SANDBOX=1): writes only under each ledger's repository and a
+    /// private TMPDIR, everything else read-only, no network, credential variables withheld; fails closed where it
+    /// cannot confine
     #[arg(long)]
     pub sandbox: bool,
     /// With --sandbox: let checks inherit this variable although its name looks like a credential (repeatable)

@@ -8,6 +8,7 @@ use std::io::Write;
 
 use anstyle::AnsiColor;
 
+use crate::approval::Consent;
 use crate::check::events::{Event, FinishedCheck, Outcome, Reporter, RunLine, Verdict};
 use crate::diagnostic::error_line;
 use crate::terminal::{safe, sanitize};
@@ -259,7 +260,7 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
     fn event(&mut self, event: &Event) {
         match event {
             Event::Warning(line) => self.warning(line),
-            Event::ApprovalRequired { qualified, oracle, path_transcript, inputs } => {
+            Event::ApprovalRequired { qualified, oracle, path_transcript, inputs, consent } => {
                 self.marked(YELLOW, "APPROVAL REQUIRED", &format!(" {qualified}"));
                 self.plain(&format!("    CHECK: {}", visible(&oracle.check)));
                 self.plain(&format!("    EXPECT: {}", visible(&oracle.expect)));
@@ -269,6 +270,9 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
                 }
                 self.plain(&format!("    SHELL: {}", visible(&oracle.shell)));
                 self.plain(&format!("    TIMEOUT: {}s", oracle.timeout_ms() / 1000));
+                if *consent == Consent::ConfinedOnly {
+                    self.plain("    SCOPE: confined runs only (--sandbox); a run without it asks again");
+                }
                 // The caller's own PATH, the same for every gate of the run.
                 if !self.quiet() {
                     self.path_shown = Some(path_transcript.to_string());
@@ -527,7 +531,13 @@ mod tests {
         let started = |qualified| Event::CheckStarted(line(qualified));
         let launched = |qualified| Event::CheckLaunched(line(qualified));
         vec![
-            Event::ApprovalRequired { qualified: "GATES:G0", oracle, path_transcript: "/bin", inputs: None },
+            Event::ApprovalRequired {
+                qualified: "GATES:G0",
+                oracle,
+                path_transcript: "/bin",
+                inputs: None,
+                consent: Consent::Unconfined,
+            },
             Event::NotRun,
             started("GATES:G1"),
             started("GATES:G2"),

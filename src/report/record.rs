@@ -185,8 +185,10 @@ pub struct RunReport {
 pub struct SandboxRecord {
     /// The Landlock ABI version the kernel enforced.
     pub landlock_abi: u8,
-    /// The one tree checks could write to, besides each check's own TMPDIR.
-    pub writable: String,
+    /// The trees checks could write to besides each check's own TMPDIR:
+    /// each ledger's repository (a check only its own ledger's), in
+    /// ledger order.
+    pub writable: Vec<String>,
     /// Always `false`: each check had a network namespace of its own.
     pub network: bool,
     /// The names (never the values) of the variables checks did not inherit.
@@ -200,22 +202,30 @@ impl SandboxRecord {
             [] => "no credential variable to withhold".to_string(),
             names => format!("withheld {}", names.join(", ")),
         };
+        let fences = match self.writable.as_slice() {
+            [one] => one.clone(),
+            several => format!("its ledger's repository ({})", several.join(", ")),
+        };
         format!(
-            "checks run confined: writes only under {} and a private TMPDIR (Landlock ABI {}), no network, {withheld}",
-            self.writable, self.landlock_abi
+            "checks run confined: writes only under {fences} and a private TMPDIR (Landlock ABI {}; every other mount \
+             read-only), no network, {withheld}",
+            self.landlock_abi
         )
     }
 }
 
 /// A test suite's `<properties>` saying how its checks were confined.
 fn sandbox_properties(sandbox: &SandboxRecord) -> String {
-    let properties = [
+    let mut properties = vec![
         ("gate-check.sandbox", "confined".to_string()),
         ("gate-check.sandbox.landlockAbi", sandbox.landlock_abi.to_string()),
-        ("gate-check.sandbox.writable", sandbox.writable.clone()),
+    ];
+    // One property per fence: a path may hold any separator.
+    properties.extend(sandbox.writable.iter().map(|fence| ("gate-check.sandbox.writable", fence.clone())));
+    properties.extend([
         ("gate-check.sandbox.network", "none".to_string()),
         ("gate-check.sandbox.withheldVariables", sandbox.withheld_variables.join(",")),
-    ];
+    ]);
     let mut xml = String::from("    <properties>\n");
     for (name, value) in properties {
         xml.push_str(&format!("      <property name=\"{name}\" value=\"{}\"/>\n", xml_escape(&value)));

@@ -16,6 +16,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 use std::time::{Duration, Instant};
@@ -69,6 +70,9 @@ pub struct Containment {
     /// `None` when no pipe could be made: checks then run uninterruptible.
     interrupt: Option<Arc<Interrupt>>,
     armed: Once,
+    /// Confined checks' TMPDIRs that could not be removed when their check
+    /// ended (other checks held every descriptor): removed with the run.
+    left_behind: Mutex<Vec<PathBuf>>,
 }
 
 impl Containment {
@@ -81,7 +85,20 @@ impl Containment {
         let interrupt = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
             .ok()
             .map(|(reader, writer)| Arc::new(Interrupt { signal: AtomicI32::new(0), reader, writer }));
-        Containment { mode, live: Mutex::new(Vec::new()), interrupt, armed: Once::new() }
+        Containment {
+            mode,
+            live: Mutex::new(Vec::new()),
+            interrupt,
+            armed: Once::new(),
+            left_behind: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Removes `directory` when the run ends, when every check's
+    /// descriptors are closed.
+    #[cfg(target_os = "linux")]
+    pub fn remove_at_end(&self, directory: PathBuf) {
+        self.left_behind.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(directory);
     }
 
     fn arm(&self) {
@@ -150,6 +167,15 @@ impl Containment {
         let writers = spawned.writers.filter(|_| exit_watch.is_some());
         let check = Check { containment: self, leader: spawned.leader, exit_watch, pipe_inodes, writers };
         Ok((check, [spawned.stdout, spawned.stderr]))
+    }
+}
+
+impl Drop for Containment {
+    fn drop(&mut self) {
+        let left = self.left_behind.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
+        for directory in left.drain(..) {
+            let _ = std::fs::remove_dir_all(directory);
+        }
     }
 }
 

@@ -17,7 +17,7 @@ mod procfs;
 mod sandbox;
 mod spawn;
 
-pub use sandbox::{Confinement, SandboxUnavailable};
+pub use sandbox::{Confinement, Protected, SandboxError, WriteRoot};
 pub use spawn::ChildEnvironment;
 
 use std::cell::RefCell;
@@ -55,8 +55,9 @@ pub struct CheckRequest<'a> {
     pub cwd: &'a Path,
     pub timeout: Duration,
     pub max_output_bytes: usize,
-    /// `--sandbox`: run the check inside this confinement.
-    pub confinement: Option<&'a Confinement>,
+    /// `--sandbox`: run the check inside this confinement, writing only
+    /// under this root (its ledger's repository).
+    pub confinement: Option<(&'a Confinement, &'a WriteRoot)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,7 +150,7 @@ pub fn run_check(request: &CheckRequest, containment: &Containment) -> CheckOutc
     // A confined check's TMPDIR lives as long as the fence: until the
     // check has been released.
     #[cfg(target_os = "linux")]
-    let fence = match request.confinement.map(Confinement::fence).transpose() {
+    let fence = match request.confinement.map(|(confinement, root)| confinement.fence(root)).transpose() {
         Ok(fence) => fence,
         Err(error) => {
             let failure = RunFailure::Resources(format!("cannot confine the check: {error}"));
@@ -190,6 +191,10 @@ pub fn run_check(request: &CheckRequest, containment: &Containment) -> CheckOutc
     READ_BUFFER.with_borrow_mut(|buffer| supervise(&mut supervision, &mut capture, containment, buffer));
     let Supervision { check, exit, failure, .. } = supervision;
     let exit = containment::release(check, exit, KILL_WAIT);
+    #[cfg(target_os = "linux")]
+    if let Some(left) = fence.as_ref().and_then(|fence| fence.remove_tmpdir()) {
+        containment.remove_at_end(left);
+    }
     let [stdout, stderr] = capture.kept;
     CheckOutcome {
         stdout,

@@ -28,7 +28,7 @@ pub struct Spawned {
 /// no allocation, no lock, nothing that can panic. It sets those signals to
 /// their default action, empties its signal mask, starts a new session,
 /// takes stdin from /dev/null and stdout and stderr into the pipes, changes
-/// to the check's directory, then execs.
+/// to the check's directory, closes every other descriptor, then execs.
 #[cfg(target_os = "linux")]
 /// `shell` is absolute (`check::plan::Runtime::shell`).
 pub fn spawn(shell: &Path, command: &str, cwd: &Path, environment: &ChildEnvironment) -> io::Result<Spawned> {
@@ -150,9 +150,20 @@ mod child {
             if libc::chdir(plan.directory) < 0 {
                 fail(plan);
             }
+            close_inherited();
             libc::execve(plan.program, plan.argv, plan.envp);
             fail(plan)
         }
+    }
+
+    /// Closes every descriptor above stderr: what gate-check inherited
+    /// without close-on-exec (a file, a socket) never reaches the check.
+    /// Ours are all close-on-exec already. A kernel without `close_range`
+    /// (before 5.9) leaves them as they are.
+    fn close_inherited() {
+        // SAFETY: a plain system call on this child's own descriptor table,
+        // which it does not share with the parent.
+        unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
     }
 
     /// Records the errno of the step that just failed and exits.
@@ -223,9 +234,9 @@ mod child {
 }
 
 /// A confined check (`--sandbox`): the same start, plus a private TMPDIR in
-/// its environment and, in the child before exec, the fence's namespaces
-/// and Landlock domain. A fork with a hook in the child, which
-/// `posix_spawn` cannot run.
+/// its environment and, in the child before exec, the fence's namespaces,
+/// read-only mounts and Landlock domain (see `sandbox`). A fork with a hook
+/// in the child, which `posix_spawn` cannot run.
 #[cfg(target_os = "linux")]
 pub fn spawn_confined(
     shell: &Path,
@@ -250,7 +261,7 @@ pub fn spawn_confined(
     }
     spawning.env("TMPDIR", fence.tmpdir());
     spawning.arg("-c").arg(command).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let steps = fence.steps();
+    let steps = fence.steps(cwd)?;
     let reset = child::handled_signals();
     // SAFETY: between fork and exec the hook makes system calls only, on
     // memory prepared before the fork (see `ChildSteps::confine_self`).
@@ -261,7 +272,7 @@ pub fn spawn_confined(
             child::reset_signals(reset);
             child::open_signal_mask();
             rustix::process::setsid().map_err(io::Error::from)?;
-            steps.confine_self()
+            steps.confine_self().map_err(|(_, error)| error)
         });
     }
     spawned(spawning.spawn()?)

@@ -39,13 +39,14 @@ fn writes_outside_the_repository_fail_confined_and_inside_it_and_tmpdir_work() {
     run(&sandbox, &["--approve", "-q"], &[]).code(0).stdout_ends_with("ALL MET (1 met)\n");
     assert!(exists(&outside));
     std::fs::remove_file(&outside).unwrap();
-    // Confined, it is refused with the kernel's EACCES, which --show-output shows.
+    // Confined, it is refused: the mount it would land on is read-only
+    // (EROFS, before Landlock's EACCES), which --show-output shows.
     let confined = run(&sandbox, &["--reverify", "--sandbox", "--show-output", "--format", "json"], &[]);
-    let (document, record) = gate_record(confined.code(1).stderr_contains("Permission denied"));
+    let (document, record) = gate_record(confined.code(1).stderr_contains("Read-only file system"));
     assert!(!exists(&outside), "a confined check wrote outside the repository");
     assert_eq!(record["check"]["status"], "fail", "{record}");
     let tail = record["check"]["outputTail"]["lines"].to_string();
-    assert!(tail.contains("Permission denied"), "{document}");
+    assert!(tail.contains("Read-only file system"), "{document}");
 
     // Inside the repository and in the check's own TMPDIR, writes work.
     let inside = "mkdir -p build && echo a > build/out.txt && echo b > \"$TMPDIR/scratch\" && cat \"$TMPDIR/scratch\" \
@@ -108,7 +109,7 @@ fn credentials_are_withheld_unless_kept_and_the_run_says_so() {
     }
     assert!(!document.to_string().contains("ghp_s3cret"), "a value reached the report");
     assert_eq!(document["sandbox"]["network"], false);
-    assert_eq!(document["sandbox"]["writable"], sandbox.root.display().to_string());
+    assert_eq!(document["sandbox"]["writable"], serde_json::json!([sandbox.root.display().to_string()]));
     assert!(document["sandbox"]["landlockAbi"].as_u64().unwrap() >= 1);
 
     // --sandbox-keep-env lets one through, by name.
@@ -221,8 +222,8 @@ fn without_user_namespaces_the_run_fails_closed_and_runs_nothing() {
     std::fs::remove_file(sandbox.path("ran")).unwrap();
     sandbox.write("GATES.md", &before);
     sandbox.run_with(&mut unshare(&script)).code(2).stderr_is(
-        "gate-check: error: sandbox unavailable: cannot create a private user and network namespace: No space left on \
-         device (os error 28)\n",
+        "gate-check: error: sandbox unavailable: cannot create private user, network, mount and IPC namespaces: No \
+         space left on device (os error 28)\n",
     );
     assert!(!exists(&sandbox.path("ran")), "a check ran unconfined");
     assert_eq!(sandbox.read("GATES.md"), before, "the ledger changed");

@@ -10,6 +10,7 @@ mod cli;
 mod completion;
 mod concurrency;
 mod confined;
+mod confined_hardening;
 mod crash_safety;
 mod daily;
 mod diagnosis;

@@ -33,6 +33,13 @@ pub struct Environment {
     pub path_problem: Option<PathProblem>,
     /// `UNLAZY_SHELL` when set and non-empty.
     pub shell: Option<String>,
+    /// `ComSpec` when set and non-empty: the default shell on Windows.
+    #[cfg(windows)]
+    pub comspec: Option<String>,
+    /// `PATHEXT` when set and non-empty: the endings a bare shell name is
+    /// tried with on Windows.
+    #[cfg(windows)]
+    pub pathext: Option<String>,
     /// `UNLAZY_SCOPE` when set and non-empty: the pipeline used when no
     /// `--scope` names one.
     pub scope: Option<String>,
@@ -40,8 +47,9 @@ pub struct Environment {
     pub approval_dir: Option<PathBuf>,
     /// `UNLAZY_RECEIPT_DIR` when set and non-empty, as given.
     pub receipt_dir: Option<PathBuf>,
-    /// The user's home directory: the default approval store and global
-    /// agent settings live under it, and the root search stops below it.
+    /// The user's home directory (see `home_directory`): the default
+    /// approval store and global agent settings live under it, and the root
+    /// search stops below it.
     pub home: Option<PathBuf>,
     /// `UNLAZY_SANDBOX` when set and non-empty, as given.
     pub sandbox: Option<String>,
@@ -128,11 +136,24 @@ pub struct PathProblem {
     pub entry: Vec<u8>,
 }
 
-/// Why PATH cannot be bound into an approval, if it cannot.
+/// Why PATH cannot be bound into an approval, if it cannot. On Windows an
+/// entry is not text when it holds a lone UTF-16 surrogate.
 fn path_problem(path: &std::ffi::OsStr) -> Option<PathProblem> {
-    use std::os::unix::ffi::OsStrExt;
-    let entry = path.as_bytes().split(|&b| b == b':').find(|entry| std::str::from_utf8(entry).is_err())?;
+    let delimiter = crate::paths::PATH_DELIMITER as u8;
+    let bytes = path.as_encoded_bytes();
+    let entry = bytes.split(|&b| b == delimiter).find(|entry| std::str::from_utf8(entry).is_err())?;
     Some(PathProblem { entry: entry.to_vec() })
+}
+
+/// The user's home directory as the Node tool finds it (`os.homedir()`):
+/// `HOME` on Unix, and on Windows `USERPROFILE` when set and non-empty,
+/// else the profile folder the system names.
+pub fn home_directory() -> Option<PathBuf> {
+    #[cfg(windows)]
+    if let Some(profile) = std::env::var_os("USERPROFILE").filter(|value| !value.is_empty()) {
+        return Some(PathBuf::from(profile));
+    }
+    directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf())
 }
 
 fn non_empty(name: &str) -> Option<String> {
@@ -150,12 +171,16 @@ impl Environment {
             path_var: raw_path.to_string_lossy().into_owned(),
             path_problem: path_problem(&raw_path),
             shell: non_empty("UNLAZY_SHELL"),
+            #[cfg(windows)]
+            comspec: non_empty("ComSpec"),
+            #[cfg(windows)]
+            pathext: non_empty("PATHEXT"),
             scope: non_empty("UNLAZY_SCOPE"),
             sandbox: non_empty("UNLAZY_SANDBOX"),
             proof: non_empty("UNLAZY_PROOF"),
             approval_dir: std::env::var_os("UNLAZY_APPROVAL_DIR").filter(|v| !v.is_empty()).map(PathBuf::from),
             receipt_dir: std::env::var_os("UNLAZY_RECEIPT_DIR").filter(|v| !v.is_empty()).map(PathBuf::from),
-            home: directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf()),
+            home: home_directory(),
             github: github_actions
                 .then(|| GitHub { workspace: std::env::var_os("GITHUB_WORKSPACE").map(PathBuf::from) }),
             terminal: Terminal {

@@ -228,7 +228,7 @@ fn js_prefix(text: &str, max: usize) -> String {
 
 /// `<12 hex>/<N> entries` for a PATH value, never the PATH itself.
 pub fn path_summary(path: &str) -> String {
-    let entries = if path.is_empty() { 0 } else { path.split(':').count() };
+    let entries = if path.is_empty() { 0 } else { path.split(crate::paths::PATH_DELIMITER).count() };
     format!("{}/{} entries", &sha256_hex(path)[..12], entries)
 }
 
@@ -445,6 +445,7 @@ mod tests {
         let summary = failure_summary(&noisy);
         assert!(utf16_len(&summary) <= 480 && summary.contains("error 38") && summary.ends_with("a | b"), "{summary}");
         assert_eq!(path_summary(""), format!("{}/0 entries", &sha256_hex("")[..12]));
-        assert!(path_summary("/a:/b").ends_with("/2 entries"));
+        let two = ["/a", "/b"].join(&crate::paths::PATH_DELIMITER.to_string());
+        assert!(path_summary(&two).ends_with("/2 entries"));
     }
 }

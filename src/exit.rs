@@ -14,7 +14,8 @@ pub enum Exit {
     /// 3: an ownership lease conflict refused a claim.
     LeaseConflict,
     /// 128 + N: the run was interrupted by signal N (130 for SIGINT, 143
-    /// for SIGTERM, 129 for SIGHUP), as a shell reports a command it killed.
+    /// for SIGTERM, 129 for SIGHUP), as a shell reports a command it killed;
+    /// on Windows Ctrl-C is 130 too and Ctrl-Break 149 (SIGBREAK, 21).
     Interrupted(u8),
 }
 

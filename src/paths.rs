@@ -4,6 +4,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
+/// What separates PATH entries: Node's `path.delimiter`.
+pub const PATH_DELIMITER: char = if cfg!(windows) { ';' } else { ':' };
+
 /// Joins `path` onto `base` (when relative) and removes `.`, `..` and
 /// trailing separators without touching the file system.
 pub fn resolve(base: &Path, path: &Path) -> PathBuf {
@@ -35,7 +38,30 @@ pub fn normalize(path: &Path) -> PathBuf {
 
 /// True when `child` is `parent` or lies beneath it (lexically).
 pub fn is_inside(parent: &Path, child: &Path) -> bool {
-    normalize(child).starts_with(normalize(parent))
+    strip_prefix(&normalize(child), &normalize(parent)).is_some()
+}
+
+/// The rest of `path` below `base`, when `path` is `base` or lies beneath
+/// it, component by component; on Windows components are compared without
+/// case (JavaScript's `toLowerCase`, as `path.win32.relative` compares).
+pub fn strip_prefix(path: &Path, base: &Path) -> Option<PathBuf> {
+    let mut rest = path.components();
+    for expected in base.components() {
+        if !same_component(rest.next()?.as_os_str(), expected.as_os_str()) {
+            return None;
+        }
+    }
+    Some(rest.as_path().to_path_buf())
+}
+
+#[cfg(not(windows))]
+fn same_component(left: &std::ffi::OsStr, right: &std::ffi::OsStr) -> bool {
+    left == right
+}
+
+#[cfg(windows)]
+fn same_component(left: &std::ffi::OsStr, right: &std::ffi::OsStr) -> bool {
+    left == right || left.to_string_lossy().to_lowercase() == right.to_string_lossy().to_lowercase()
 }
 
 /// A path that is not valid UTF-8, so it cannot be bound as text.
@@ -67,5 +93,35 @@ mod tests {
         assert!(is_inside(Path::new("/repo"), Path::new("/repo")));
         assert!(!is_inside(Path::new("/repo"), Path::new("/repository")));
         assert!(!is_inside(Path::new("/repo"), Path::new("/repo/../x")));
+        assert_eq!(strip_prefix(Path::new("/repo/a/b"), Path::new("/repo")), Some(PathBuf::from("a/b")));
+        assert_eq!(strip_prefix(Path::new("/repo"), Path::new("/repo")), Some(PathBuf::new()));
+        assert_eq!(strip_prefix(Path::new("/rep"), Path::new("/repo")), None);
+    }
+
+    #[cfg(not(windows))]
+    #[test]
+    fn case_counts_outside_windows() {
+        assert!(!is_inside(Path::new("/Repo"), Path::new("/repo/a")));
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn windows_paths_resolve_and_compare_as_path_win32_does() {
+        // path.win32.resolve keeps the case given, drive letter included,
+        // and turns every separator into a backslash.
+        let base = Path::new(r"C:\Users\dev\project");
+        assert_eq!(resolve(base, Path::new("..\\tools/sub")), PathBuf::from(r"C:\Users\dev\tools\sub"));
+        assert_eq!(resolve(base, Path::new("c:/Users/dev/x/")), PathBuf::from(r"c:\Users\dev\x"));
+        assert_eq!(resolve(base, Path::new(r"\other")), PathBuf::from(r"C:\other"));
+        assert_eq!(resolve(Path::new(r"C:\"), Path::new("..")), PathBuf::from(r"C:\"));
+        assert_eq!(
+            resolve(Path::new(r"\\server\share\repo"), Path::new("build")),
+            PathBuf::from(r"\\server\share\repo\build")
+        );
+        // path.win32.relative("C:\\Repo", "c:\\repo\\sub") is "sub".
+        assert!(is_inside(Path::new(r"C:\Repo"), Path::new(r"c:\repo\sub")));
+        assert_eq!(strip_prefix(Path::new(r"c:\repo\Sub"), Path::new(r"C:\Repo")), Some(PathBuf::from("Sub")));
+        assert!(!is_inside(Path::new(r"C:\Repo"), Path::new(r"C:\Repository")));
+        assert!(!is_inside(Path::new(r"C:\Repo"), Path::new(r"D:\Repo")));
     }
 }

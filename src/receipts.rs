@@ -10,7 +10,6 @@
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use crate::approval::store::{self, OpenStore, Store, StoreError, StoreKind, StoreLocation};
@@ -102,8 +101,13 @@ fn create_key(store: &OpenStore) -> Result<OwnerKey, StoreError> {
     let io = |error| StoreError::Io(path.display().to_string(), error);
     let mut key = [0u8; KEY_BYTES];
     getrandom::fill(&mut key).map_err(|error| io(std::io::Error::other(error.to_string())))?;
-    let created =
-        fs::OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(nix::libc::O_NOFOLLOW).open(&path);
+    let mut options = fs::OpenOptions::new();
+    // Created exclusively, so never through a planted link (which `create_new`
+    // refuses as existing); on Windows it inherits the private store's ACL.
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let created = options.open(&path);
     match created {
         Ok(mut file) => {
             let text = format!("{}\n", crate::proof::hex(&key));

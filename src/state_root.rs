@@ -8,7 +8,6 @@
 //! never replaced.
 
 use std::ffi::OsStr;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -30,7 +29,8 @@ pub const IGNORE_TEXT: &str = "\
 ";
 
 fn canonical(root: &Path) -> io::Result<PathBuf> {
-    fs::canonicalize(root).map_err(|error| io::Error::new(error.kind(), format!("{}: {error}", root.display())))
+    crate::durable::real_path(root)
+        .map_err(|error| io::Error::new(error.kind(), format!("{}: {error}", root.display())))
 }
 
 /// `<canonical root>/.unlazy`, held open: created private (0700, with its

@@ -2,10 +2,13 @@
 //! records. It fails closed: anything about the store or a record that is
 //! not exactly a private, single-link, owner-owned regular file in a real
 //! private directory outside the repository is an error, never a "yes".
+//! Private means mode bits granting nothing to group or others on Unix,
+//! and on Windows an ACL granting nothing to anyone but the owner, SYSTEM
+//! and the Administrators group (see `durable::check_private`).
 
 use std::collections::HashMap;
-use std::fs::{self, File};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::ffi::OsStr;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -71,8 +74,13 @@ pub enum StoreError {
     NotReal(String, &'static str),
     #[error("{0} must be owned by the current user")]
     WrongOwner(String),
+    #[cfg(unix)]
     #[error("{0} must not grant group or other permissions")]
     LoosePermissions(String),
+    /// Windows: the ACL lets someone else in.
+    #[cfg(windows)]
+    #[error("{0} must grant no access to anyone but its owner, SYSTEM and Administrators: {1}")]
+    SharedAccess(String, String),
     #[error("refusing linked or replaced {0} record {1}")]
     Linked(StoreKind, String),
     #[error("{0} record exceeds {MAX_RECORD_BYTES} bytes: {1}")]
@@ -104,6 +112,12 @@ fn assert_private(path: &Path, meta: &fs::Metadata, directory: bool) -> Result<(
         let kind = if directory { "directory" } else { "file" };
         return Err(StoreError::NotReal(path.display().to_string(), kind));
     }
+    assert_owned_and_private(path, meta)
+}
+
+#[cfg(unix)]
+fn assert_owned_and_private(path: &Path, meta: &fs::Metadata) -> Result<(), StoreError> {
+    use std::os::unix::fs::MetadataExt;
     if meta.uid() != effective_uid() {
         return Err(StoreError::WrongOwner(path.display().to_string()));
     }
@@ -113,15 +127,30 @@ fn assert_private(path: &Path, meta: &fs::Metadata, directory: bool) -> Result<(
     Ok(())
 }
 
+/// Windows: the owner and the ACL, read from the entry itself.
+#[cfg(windows)]
+fn assert_owned_and_private(path: &Path, _meta: &fs::Metadata) -> Result<(), StoreError> {
+    use crate::durable::Exposure;
+    let shown = || path.display().to_string();
+    match durable::check_private(path) {
+        Ok(()) => Ok(()),
+        Err(Exposure::Owner) => Err(StoreError::WrongOwner(shown())),
+        Err(Exposure::NoAccessList) => {
+            Err(StoreError::SharedAccess(shown(), "it has no ACL, which grants everyone everything".into()))
+        }
+        Err(Exposure::Grants(account)) => {
+            Err(StoreError::SharedAccess(shown(), format!("its ACL grants access to {account}")))
+        }
+        Err(Exposure::Io(error)) => Err(StoreError::Io(shown(), error)),
+    }
+}
+
 /// This process never changes its user, so one system call answers for the
 /// whole run.
+#[cfg(unix)]
 fn effective_uid() -> u32 {
     static UID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     *UID.get_or_init(|| nix::unistd::geteuid().as_raw())
-}
-
-fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
-    a.dev() == b.dev() && a.ino() == b.ino()
 }
 
 /// A validated store directory, the identity it had when validated, and a
@@ -130,16 +159,18 @@ fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
 pub(crate) struct OpenStore {
     kind: StoreKind,
     pub(crate) path: PathBuf,
-    meta: fs::Metadata,
-    handle: File,
+    id: durable::FileId,
+    directory: OpenDirectory,
 }
 
 impl OpenStore {
-    /// Fails unless the store's path still names the directory validated.
+    /// Fails unless the store's path still names the directory validated,
+    /// and it is still private.
     pub(crate) fn assert_unchanged(&self) -> Result<(), StoreError> {
         let now = fs::symlink_metadata(&self.path).map_err(io_error(&self.path))?;
         assert_private(&self.path, &now, true)?;
-        if !same_file(&now, &self.meta) {
+        let named = durable::stat_entry(&self.path).map_err(io_error(&self.path))?;
+        if named.map(|stat| stat.id) != Some(self.id) {
             return Err(StoreError::DirectoryChanged(self.kind, self.path.display().to_string()));
         }
         Ok(())
@@ -231,7 +262,7 @@ impl Store {
                     }
                 });
             }
-            canonical_roots.push(fs::canonicalize(root).map_err(io_error(root))?);
+            canonical_roots.push(durable::real_path(root).map_err(io_error(root))?);
         }
         Ok(Store { kind, dir, canonical_roots })
     }
@@ -241,7 +272,7 @@ impl Store {
     /// and `create` is false.
     pub(crate) fn open(&self, create: bool) -> Result<Option<OpenStore>, StoreError> {
         if create {
-            fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(io_error(&self.dir))?;
+            create_private_directory(&self.dir).map_err(io_error(&self.dir))?;
         }
         let meta = match fs::symlink_metadata(&self.dir) {
             Ok(meta) => meta,
@@ -249,25 +280,18 @@ impl Store {
             Err(error) => return Err(StoreError::Io(self.dir.display().to_string(), error)),
         };
         assert_private(&self.dir, &meta, true)?;
-        let canonical = fs::canonicalize(&self.dir).map_err(io_error(&self.dir))?;
-        if self.canonical_roots.iter().any(|root| canonical.starts_with(root)) {
+        let canonical = durable::real_path(&self.dir).map_err(io_error(&self.dir))?;
+        if self.canonical_roots.iter().any(|root| paths::is_inside(root, &canonical)) {
             return Err(StoreError::CanonicalInsideRoot(self.kind, canonical.display().to_string()));
         }
         // Looking records up needs only search permission on the directory,
-        // as a path would: on Linux the handle is `O_PATH`, which asks for no
-        // read permission.
-        #[cfg(target_os = "linux")]
-        let lookup_only = nix::libc::O_PATH;
-        #[cfg(not(target_os = "linux"))]
-        let lookup_only = 0;
-        let handle = fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW | lookup_only)
-            .open(&canonical)
-            .map_err(io_error(&canonical))?;
-        let meta = handle.metadata().map_err(io_error(&canonical))?;
-        assert_private(&canonical, &meta, true)?;
-        Ok(Some(OpenStore { kind: self.kind, path: canonical, meta, handle }))
+        // as a path would (see `OpenDirectory`).
+        let directory = OpenDirectory::open_no_follow(&canonical).map_err(io_error(&canonical))?;
+        let id = directory.id().map_err(io_error(&canonical))?;
+        let store = OpenStore { kind: self.kind, path: canonical, id, directory };
+        // The directory held is the one validated.
+        store.assert_unchanged()?;
+        Ok(Some(store))
     }
 
     /// A run of lookups against this store, validated once (see `Lookups`).
@@ -370,6 +394,26 @@ impl Store {
         let written = durable::update_locked_then(lock, &directory, name, decide, |()| store.assert_unchanged());
         written.map_err(|error| error.into_error(io_error(&path)))??;
         Ok(path)
+    }
+}
+
+/// Creates `directory` and its missing parents private to this user: mode
+/// 0700 on Unix; on Windows the store itself gets an ACL of its own
+/// granting this user alone (the parents inherit theirs, as the Node tool's
+/// do).
+fn create_private_directory(directory: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        fs::DirBuilder::new().recursive(true).mode(0o700).create(directory)
+    }
+    #[cfg(windows)]
+    {
+        if fs::symlink_metadata(directory).is_ok() {
+            return Ok(());
+        }
+        fs::create_dir_all(directory)?;
+        durable::make_private(directory)
     }
 }
 
@@ -522,9 +566,8 @@ pub(crate) fn read_record(store: &OpenStore, name: &str) -> Result<Option<String
 /// The bytes of the file `name` of `store`, under `read_record`'s rules and
 /// at most `max_bytes` long.
 pub(crate) fn read_named(store: &OpenStore, name: &str, max_bytes: u64) -> Result<Option<Vec<u8>>, StoreError> {
-    use std::os::fd::AsFd;
     let shown = || store.path.join(name).display().to_string();
-    let read = match durable::read_stable_at(store.handle.as_fd(), Path::new(name), max_bytes) {
+    let read = match store.directory.read_stable(OsStr::new(name), max_bytes) {
         Ok(Some(read)) => read,
         Ok(None) => return Ok(None),
         Err(ReadRefusal::Link | ReadRefusal::NotRegular) => return Err(StoreError::NotReal(shown(), "file")),

@@ -113,8 +113,10 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout: Duration, containment: 
             };
             Some(format!("the check {ended} but a background process kept its output open"))
         }
-        Some(RunFailure::Interrupted(signal)) => Some(format!("interrupted by {}", signal.as_str())),
-        Some(RunFailure::NotStarted(signal)) => Some(format!("not started: interrupted by {}", signal.as_str())),
+        Some(RunFailure::Interrupted(interruption)) => Some(format!("interrupted by {}", interruption.name())),
+        Some(RunFailure::NotStarted(interruption)) => {
+            Some(format!("not started: interrupted by {}", interruption.name()))
+        }
         Some(RunFailure::Overflow) => Some(format!("output exceeded {MAX_OUTPUT_BYTES} bytes")),
         Some(RunFailure::Spawn(message) | RunFailure::Resources(message)) => Some(message.clone()),
         None if combined_overflow => {
@@ -130,8 +132,8 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout: Duration, containment: 
         match task.expectation.as_deref().map(|e: &Expectation| e.matches_within(&output, &limits)) {
             Some(Ok(yes)) => matched = yes,
             Some(Err(MatchError::Interrupted)) => {
-                let signal = containment.interruption().map_or("a signal", |signal| signal.as_str());
-                error = Some(format!("interrupted by {signal}"));
+                let interruption = containment.interruption().map_or("a signal", |interruption| interruption.name());
+                error = Some(format!("interrupted by {interruption}"));
                 interrupted_while_matching = true;
             }
             Some(Err(budget)) => error = Some(budget.to_string()),

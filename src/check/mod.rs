@@ -166,8 +166,8 @@ struct Executed {
     reverified: usize,
     /// Qualified ids of the checks an interrupt stopped while they ran.
     interrupted: Vec<String>,
-    /// The signal that interrupted the run, if one did.
-    interrupted_by: Option<nix::sys::signal::Signal>,
+    /// What interrupted the run, if anything did.
+    interrupted_by: Option<crate::runner::Interruption>,
     /// `--sandbox`: how the checks were confined.
     sandbox: Option<crate::report::record::SandboxRecord>,
 }
@@ -205,8 +205,8 @@ pub fn execute(
         bind_trees(&setup, &mut tasks, &mut proofs);
         report_proof_news(&mut proofs, !tasks.is_empty(), reporter);
         (approvals, executed) = run_checks(options, &runtime, &setup, tasks, containment, &mut proofs, reporter)?;
-        if let Some(signal) = executed.interrupted_by {
-            return Ok(report_interruption(options, signal, &executed.interrupted, reporter));
+        if let Some(interruption) = executed.interrupted_by {
+            return Ok(report_interruption(options, interruption, &executed.interrupted, reporter));
         }
         // Final states come from the ledgers as they are on disk now; a
         // status run wrote nothing, so what it loaded is current.
@@ -363,7 +363,7 @@ impl<'a> Run<'a> {
                 self.reporter.event(&Event::CheckSlow { qualified: &self.tasks[index].qualified, seconds });
             }
             Progress::Running(line) => self.reporter.event(&Event::Progress(line.as_deref())),
-            Progress::Interrupted(signal) => self.executed.interrupted_by = Some(signal),
+            Progress::Interrupted(interruption) => self.executed.interrupted_by = Some(interruption),
             // Output is written once per look, not once per line: a reader
             // of a pipe is then woken a few times a second, not once per
             // result.
@@ -492,14 +492,14 @@ impl<'a> Run<'a> {
 /// checks it stopped changed nothing; no verdict is given.
 fn report_interruption(
     options: &CheckConfig,
-    signal: nix::sys::signal::Signal,
+    interruption: crate::runner::Interruption,
     stopped: &[String],
     reporter: &mut dyn Reporter,
 ) -> Exit {
-    let exit = Exit::Interrupted(signal as u8);
-    reporter.event(&Event::Interrupted { signal: signal.as_str(), stopped });
+    let exit = Exit::Interrupted(interruption.number());
+    reporter.event(&Event::Interrupted { signal: interruption.name(), stopped });
     if reporter.needs_records() {
-        let message = format!("interrupted by {}", signal.as_str());
+        let message = format!("interrupted by {}", interruption.name());
         let mut report = RunReport::failed(options.mode.name().to_string(), vec![message], vec![None]);
         report.outcome = "interrupted";
         report.exit_code = i32::from(exit.code());

@@ -323,7 +323,7 @@ pub fn build_runtime(options: &CheckConfig, env: &Environment, setup: &Setup) ->
         return Err(problem.clone().into());
     }
     let path_var = env.path_var.clone();
-    let shell = shell::resolve(&options.shell, &env.cwd, &path_var)?;
+    let shell = shell::resolve(&options.shell, env)?;
     // A fence that would hold the store is refused as a fence first.
     let fences = match options.sandbox {
         Some(_) => Some(ledger_fences(setup, &protected_places(env, options))?),

@@ -7,10 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::Signal;
-
 use super::plan::Task;
-use crate::runner::Containment;
+use crate::runner::{Containment, Interruption};
 
 /// What the pool needs of a task: the name the progress line shows.
 pub trait Labelled {
@@ -41,10 +39,10 @@ pub enum Progress<'a, R> {
     Looked,
     /// The progress line: the longest-running check, or `None` to clear it.
     Running(Option<String>),
-    /// The run was interrupted by this signal: sent once, at the first look
-    /// after it came (or at the end, when it came after the last look).
+    /// The run was interrupted: sent once, at the first look after the
+    /// interruption came (or at the end, when it came after the last look).
     /// Checks still running are being terminated; none starts any more.
-    Interrupted(Signal),
+    Interrupted(Interruption),
 }
 
 /// How long a finished result may wait to be written back.
@@ -177,9 +175,9 @@ pub fn run_rolling<T: Labelled + Sync, R: Send>(
         let mut workers_ended = false;
         let mut interrupted = false;
         let mut look_for_interrupt = |on_event: &mut dyn FnMut(Progress<R>)| {
-            if let (false, Some(signal)) = (interrupted, containment.interruption()) {
+            if let (false, Some(interruption)) = (interrupted, containment.interruption()) {
                 interrupted = true;
-                on_event(Progress::Interrupted(signal));
+                on_event(Progress::Interrupted(interruption));
             }
         };
         while expected < tasks.len() {
@@ -286,7 +284,7 @@ mod tests {
     enum Seen {
         Started(usize),
         Finished(usize, String),
-        Interrupted(Signal),
+        Interrupted(Interruption),
     }
 
     /// Runs `tasks` with a fake check runner that sleeps `delay(index)` and
@@ -329,7 +327,7 @@ mod tests {
             }
             Progress::Started(index) => seen.push(Seen::Started(index)),
             Progress::Finished(index, result) => seen.push(Seen::Finished(index, result)),
-            Progress::Interrupted(signal) => seen.push(Seen::Interrupted(signal)),
+            Progress::Interrupted(interruption) => seen.push(Seen::Interrupted(interruption)),
             Progress::Slow(..) | Progress::Looked | Progress::Running(_) => {}
         });
         (seen, peak.load(Ordering::SeqCst))
@@ -391,12 +389,12 @@ mod tests {
         let interrupting = std::thread::scope(|scope| {
             scope.spawn(|| {
                 std::thread::sleep(Duration::from_millis(45));
-                containment.interrupt(Signal::SIGTERM);
+                containment.interrupt(Interruption::Terminate);
             });
             run_contained(&tasks, 1, &containment, |_| Some(true), |_| 30).0
         });
         let interrupts: Vec<&Seen> = interrupting.iter().filter(|s| matches!(s, Seen::Interrupted(_))).collect();
-        assert_eq!(interrupts, [&Seen::Interrupted(Signal::SIGTERM)], "{interrupting:?}");
+        assert_eq!(interrupts, [&Seen::Interrupted(Interruption::Terminate)], "{interrupting:?}");
         // It came while the second check ran: after the first result.
         let at = interrupting.iter().position(|s| matches!(s, Seen::Interrupted(_))).unwrap();
         assert!(interrupting[..at].contains(&Seen::Finished(0, "a".into())), "{interrupting:?}");

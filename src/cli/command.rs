@@ -190,7 +190,7 @@ fn check_config(cli: Cli, env: &Environment) -> CheckConfig {
         mode,
         jobs: cli.jobs.unwrap_or(NonZeroUsize::MIN),
         timeout: cli.timeout.unwrap_or(check::DEFAULT_TIMEOUT),
-        shell: shell::requested(cli.shell.as_deref(), env.shell.as_deref()),
+        shell: shell::requested(cli.shell.as_deref(), env),
         approve_command: approve_command(&cli),
         root,
         default_cwd,

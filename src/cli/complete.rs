@@ -49,7 +49,7 @@ pub fn print_registration(shell: clap_complete::Shell) -> Exit {
 /// as a run would find it.
 fn root() -> Option<PathBuf> {
     let cwd = std::env::current_dir().ok()?;
-    let home = directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf());
+    let home = crate::config::home_directory();
     Some(Root::locate(&cwd, home.as_deref(), None, Looking::ForLedgers).path)
 }
 

@@ -8,17 +8,15 @@
 //! symlinked home or `/tmp` is still the directory the user named.
 //!
 //! The platform part (`openat2` on Linux, a walk of `openat` calls with
-//! `O_NOFOLLOW | O_DIRECTORY` elsewhere and on kernels without it) stays in
-//! this file.
+//! `O_NOFOLLOW | O_DIRECTORY` elsewhere and on kernels without it; on
+//! Windows a walk of opens that refuse reparse points) is in `sys`.
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{openat, statat, AtFlags, Mode, OFlags};
-
+use super::sys::{self, ChildError, Dir};
 use crate::paths;
 
 pub(super) fn with_path(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_ {
@@ -28,7 +26,7 @@ pub(super) fn with_path(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_
 /// A directory held open, with the path it was reached by (for messages).
 #[derive(Debug)]
 pub struct OpenDirectory {
-    fd: OwnedFd,
+    dir: Dir,
     path: PathBuf,
 }
 
@@ -80,34 +78,25 @@ enum Directory {
     NotReal,
 }
 
-/// On Linux a directory handle asks only for search permission, as a path
-/// lookup does (`O_PATH`), so a store that may be written but not listed
-/// (0300) still opens; listing and syncing reopen it for reading.
-#[cfg(target_os = "linux")]
-const LOOKUP: OFlags = OFlags::PATH;
-#[cfg(not(target_os = "linux"))]
-const LOOKUP: OFlags = OFlags::RDONLY;
-
-fn directory_flags() -> OFlags {
-    OFlags::DIRECTORY | OFlags::CLOEXEC | LOOKUP
-}
-
-/// A level that is not a real directory: a link (`ELOOP`, or `EMLINK` on
-/// the BSDs), a file or a link opened as a directory (`ENOTDIR`), or a
-/// resolution that would leave the root (`EXDEV`).
-fn refuses_as_not_real(errno: rustix::io::Errno) -> bool {
-    use rustix::io::Errno;
-    matches!(errno, Errno::LOOP | Errno::MLINK | Errno::NOTDIR | Errno::XDEV)
-}
-
 impl OpenDirectory {
     /// `path` as the OS resolves it, links included: a repository root, or
     /// a directory outside any repository (the approval store, agent
     /// settings, manual pages).
     pub fn open(path: &Path) -> io::Result<OpenDirectory> {
-        let fd = rustix::fs::open(path, directory_flags(), Mode::empty())
-            .map_err(|errno| io::Error::new(io::Error::from(errno).kind(), format!("{}: {errno}", path.display())))?;
-        Ok(OpenDirectory { fd, path: path.to_path_buf() })
+        let dir = sys::open_directory(path).map_err(with_path(path))?;
+        Ok(OpenDirectory { dir, path: path.to_path_buf() })
+    }
+
+    /// `path`, which must itself be a real directory, not a link (the
+    /// levels above it are resolved as the OS does).
+    pub fn open_no_follow(path: &Path) -> io::Result<OpenDirectory> {
+        let dir = sys::open_directory_no_follow(path).map_err(with_path(path))?;
+        Ok(OpenDirectory { dir, path: path.to_path_buf() })
+    }
+
+    /// The identity of this directory.
+    pub fn id(&self) -> io::Result<sys::FileId> {
+        sys::directory_stat(&self.dir).map(|stat| stat.id).map_err(|error| self.error(error))
     }
 
     /// The directory holding `path` (opened as `open` does) and the final
@@ -125,7 +114,7 @@ impl OpenDirectory {
     /// itself is opened as `open` does.
     pub fn beneath(root: &Path, directory: &Path) -> Result<OpenDirectory, BeneathError> {
         let (root, directory) = (paths::normalize(root), paths::normalize(directory));
-        let Ok(relative) = directory.strip_prefix(&root) else {
+        let Some(relative) = paths::strip_prefix(&directory, &root) else {
             return Err(BeneathError::NotReal(directory));
         };
         let base = OpenDirectory::open(&root).map_err(|error| BeneathError::Io(root.clone(), error))?;
@@ -133,12 +122,12 @@ impl OpenDirectory {
             return Ok(base);
         }
         #[cfg(target_os = "linux")]
-        if let Some(fd) = resolve_beneath(base.fd.as_fd(), relative) {
-            return Ok(OpenDirectory { fd, path: directory });
+        if let Some(dir) = sys::resolve_beneath(&base.dir, &relative) {
+            return Ok(OpenDirectory { dir, path: directory });
         }
         // The walk also names the level that is not real when the single
         // call refused the path.
-        base.walk(relative, &directory)
+        base.walk(&relative, &directory)
     }
 
     /// `relative` below this directory, one level at a time, none of them
@@ -167,11 +156,11 @@ impl OpenDirectory {
     /// The child directory `name`, which must be a real directory (never a link).
     pub fn child(&self, name: &OsStr) -> Result<OpenDirectory, BeneathError> {
         let path = self.path.join(name);
-        match openat(&self.fd, name, directory_flags() | OFlags::NOFOLLOW, Mode::empty()) {
-            Ok(fd) => Ok(OpenDirectory { fd, path }),
-            Err(rustix::io::Errno::NOENT) => Err(BeneathError::Missing(path)),
-            Err(errno) if refuses_as_not_real(errno) => Err(BeneathError::NotReal(path)),
-            Err(errno) => Err(BeneathError::Io(path, errno.into())),
+        match sys::open_child_directory(&self.dir, name) {
+            Ok(dir) => Ok(OpenDirectory { dir, path }),
+            Err(ChildError::Missing) => Err(BeneathError::Missing(path)),
+            Err(ChildError::NotReal) => Err(BeneathError::NotReal(path)),
+            Err(ChildError::Io(error)) => Err(BeneathError::Io(path, error)),
         }
     }
 
@@ -180,12 +169,9 @@ impl OpenDirectory {
     /// repository's owner cannot use). True when this call created it.
     pub fn create_child(&self, name: &OsStr) -> Result<(OpenDirectory, bool), BeneathError> {
         let path = || self.path.join(name);
-        let created = match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o700)) {
-            Ok(()) => true,
-            // Made by a concurrent run, or there already: checked below like any other.
-            Err(rustix::io::Errno::EXIST) => false,
-            Err(errno) => return Err(BeneathError::Io(path(), errno.into())),
-        };
+        // False when made by a concurrent run, or there already: checked
+        // below like any other.
+        let created = sys::make_directory(&self.dir, name).map_err(|error| BeneathError::Io(path(), error))?;
         let child = self.child(name)?;
         if created {
             self.give_entry_to_owner(name).map_err(|error| BeneathError::Io(path(), error))?;
@@ -198,18 +184,7 @@ impl OpenDirectory {
     /// privileged process can; for anyone else it already has the only owner
     /// it can have.
     pub(super) fn give_entry_to_owner(&self, name: &OsStr) -> io::Result<()> {
-        if !rustix::process::geteuid().is_root() {
-            return Ok(());
-        }
-        let owner = rustix::fs::fstat(self.fd()).map_err(|errno| self.error(errno.into()))?;
-        let created = statat(self.fd(), name, AtFlags::SYMLINK_NOFOLLOW)
-            .map_err(|errno| with_path(&self.join(name))(errno.into()))?;
-        if (created.st_uid, created.st_gid) == (owner.st_uid, owner.st_gid) {
-            return Ok(());
-        }
-        let (uid, gid) = (rustix::fs::Uid::from_raw(owner.st_uid), rustix::fs::Gid::from_raw(owner.st_gid));
-        rustix::fs::chownat(self.fd(), name, Some(uid), Some(gid), AtFlags::SYMLINK_NOFOLLOW)
-            .map_err(|errno| with_path(&self.join(name))(errno.into()))
+        sys::give_entry_to_owner(&self.dir, name).map_err(with_path(&self.join(name)))
     }
 
     pub fn path(&self) -> &Path {
@@ -221,15 +196,8 @@ impl OpenDirectory {
         self.path.join(name)
     }
 
-    pub(super) fn fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
-    }
-
-    /// This directory opened for reading (listing, syncing), whatever the
-    /// handle was opened for.
-    pub(super) fn reopen_for_reading(&self) -> io::Result<OwnedFd> {
-        openat(&self.fd, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|errno| self.error(errno.into()))
+    pub(super) fn dir(&self) -> &Dir {
+        &self.dir
     }
 
     pub(super) fn error(&self, error: io::Error) -> io::Error {
@@ -238,24 +206,13 @@ impl OpenDirectory {
 
     /// Every name in this directory but `.` and `..`.
     pub fn entries(&self) -> io::Result<Vec<OsString>> {
-        use std::os::unix::ffi::OsStrExt;
-        let mut dir = rustix::fs::Dir::new(self.reopen_for_reading()?).map_err(|errno| self.error(errno.into()))?;
-        let mut names = Vec::new();
-        while let Some(entry) = dir.read() {
-            let entry = entry.map_err(|errno| self.error(errno.into()))?;
-            let name = entry.file_name().to_bytes();
-            if name != b"." && name != b".." {
-                names.push(OsStr::from_bytes(name).to_os_string());
-            }
-        }
-        Ok(names)
+        sys::entries(&self.dir).map_err(|error| self.error(error))
     }
 
     /// Whether this process may create and remove entries here (the error
     /// does not name the directory).
     pub fn check_writable(&self) -> io::Result<()> {
-        use rustix::fs::{accessat, Access, AtFlags};
-        Ok(accessat(&self.fd, ".", Access::WRITE_OK, AtFlags::empty())?)
+        sys::check_writable(&self.dir)
     }
 
     /// Checks, without creating anything, that `create_child` can succeed
@@ -275,32 +232,15 @@ impl OpenDirectory {
     }
 }
 
-/// `relative` below `base` in one `openat2` call that refuses every link
-/// and any escape from `base`; `None` when the kernel lacks the call (Linux
-/// before 5.6, or a seccomp filter that forbids it) or refused the path, so
-/// the caller walks the levels instead.
-#[cfg(target_os = "linux")]
-fn resolve_beneath(base: BorrowedFd<'_>, relative: &Path) -> Option<OwnedFd> {
-    use rustix::fs::{openat2, ResolveFlags};
-    use std::sync::atomic::{AtomicBool, Ordering};
-    static UNAVAILABLE: AtomicBool = AtomicBool::new(false);
-    if UNAVAILABLE.load(Ordering::Relaxed) {
-        return None;
-    }
-    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-    match openat2(base, relative, directory_flags() | OFlags::NOFOLLOW, Mode::empty(), resolve) {
-        Ok(fd) => Some(fd),
-        Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM | rustix::io::Errno::INVAL) => {
-            UNAVAILABLE.store(true, Ordering::Relaxed);
-            None
-        }
-        Err(_) => None,
-    }
-}
-
 /// The directory holding `path` (`.` for a bare name).
 pub fn parent_directory(path: &Path) -> &Path {
     path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// What `path` names (its kind, links and file id), not following a final
+/// link; `None` when nothing does.
+pub fn stat_entry(path: &Path) -> io::Result<Option<sys::Stat>> {
+    sys::stat_no_follow(sys::working_directory(), path)
 }
 
 /// `OpenDirectory::inspect` says `Real`.

@@ -1,29 +1,29 @@
 //! The exclusive lock file shared with the Node tool: created exclusively,
-//! unlinked on release, and also flocked by gate-check, so a lock left by a
-//! crashed gate-check is recognised and removed. See references/parallel.md.
-//! Every step names the lock inside its directory held open.
+//! unlinked on release, and also locked by gate-check while it holds it
+//! (an `flock` on Unix, one byte far past the end on Windows), so a lock
+//! left by a crashed gate-check is recognised and removed. See
+//! references/parallel.md. Every step names the lock inside its directory
+//! held open.
 
 use std::ffi::{OsStr, OsString};
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rustix::fs::{openat, statat, unlinkat, AtFlags, Mode, OFlags};
-
 use super::directory::{with_path, OpenDirectory};
-use super::replace::give_file_to_owner_of;
+use super::sys::{self, is_transient, process_is_running, Access, FileId, Opened};
 use crate::digest::sha256_hex;
 
-/// The target with its nearest existing ancestor canonicalized and the
-/// missing rest appended, so every spelling of one path shares one lock
-/// and replacing the final file never changes which lock guards it.
+/// The target with its nearest existing ancestor canonicalized (as Node's
+/// `realpathSync` spells it: on Windows with the case given, no `\\?\`)
+/// and the missing rest appended, so every spelling of one path shares one
+/// lock and replacing the final file never changes which lock guards it.
 fn canonical_target(target: &Path) -> PathBuf {
     let mut existing = target.parent();
     let mut rest = vec![target.file_name().unwrap_or_default()];
     while let Some(directory) = existing {
-        if let Ok(canonical) = fs::canonicalize(directory) {
+        if let Ok(canonical) = super::sys::real_path(directory) {
             return rest.iter().rev().fold(canonical, |path, part| path.join(part));
         }
         rest.push(directory.file_name().unwrap_or_default());
@@ -49,7 +49,7 @@ const STAGING_PREFIX: &str = ".gate-check-lock.";
 
 /// The metadata inside a lock file. `token`, `pid`, `target` and `at` are
 /// the Node tool's fields (it releases only a lock whose token is its own);
-/// `tool` tells gate-check that the holder keeps an `flock` on the file.
+/// `tool` tells gate-check that the holder keeps its lock on the file.
 #[derive(serde::Serialize)]
 struct LockRecord {
     token: String,
@@ -69,8 +69,8 @@ pub struct LockFile {
 /// An exclusive lock shared with the Node tool: the lock file
 /// `.unlazy/locks/<24 hex>.filelock` exists only while it is held (created
 /// exclusively, unlinked on release, as Node does), and this program also
-/// keeps an `flock` on it, so a lock left by a crashed gate-check is
-/// recognised (its `flock` is free) and removed by the next gate-check
+/// keeps a lock on it (`sys::hold`), so a lock left by a crashed gate-check
+/// is recognised (its lock is free) and removed by the next gate-check
 /// that meets it. See references/parallel.md.
 pub struct FileLock {
     at: LockFile,
@@ -83,9 +83,12 @@ enum Holder {
     Gone,
     /// A live gate-check holds it.
     GateCheck,
-    /// Another program's lock (or unreadable metadata), identified by
-    /// device and inode, with the pid it names.
-    Foreign { identity: (u64, u64), pid: Option<u32> },
+    /// On Windows: being deleted, or held open for a moment by another
+    /// process (an indexer, a scanner), which the Node tool waits out too.
+    Busy,
+    /// Another program's lock (or unreadable metadata), identified by its
+    /// file id, with the pid it names.
+    Foreign { identity: FileId, pid: Option<u32> },
 }
 
 impl FileLock {
@@ -139,25 +142,26 @@ impl LockFile {
 
     fn acquire_until(self, deadline: Option<Instant>, foreign_wait: Duration) -> io::Result<FileLock> {
         self.remove_crashed_locks();
-        let mut foreign_since: Option<((u64, u64), Instant)> = None;
+        let mut foreign_since: Option<(FileId, Instant)> = None;
         loop {
             let staged = self.stage()?;
             match staged.link_as(&self.name) {
                 Ok(()) => {
-                    // Unlinks the staging name; the open file keeps its flock.
+                    // Unlinks the staging name; the open file keeps its lock.
                     let file = staged.into_file();
                     return Ok(FileLock { at: self, file });
                 }
                 // A sweep by another gate-check removed the staging file.
                 Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
-                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+                // Held, or (on Windows) being deleted by its holder.
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists || is_transient(&error) => {}
                 Err(error) => return Err(with_path(&self.path())(error)),
             }
             drop(staged);
             let now = Instant::now();
             match self.inspect(&self.name)? {
                 Holder::Gone => continue,
-                Holder::GateCheck => foreign_since = None,
+                Holder::GateCheck | Holder::Busy => foreign_since = None,
                 Holder::Foreign { identity, pid } => {
                     let since = match foreign_since {
                         Some((seen, since)) if seen == identity => since,
@@ -179,15 +183,15 @@ impl LockFile {
         }
     }
 
-    /// A private staging file next to the lock, already flocked and holding
+    /// A private staging file next to the lock, already locked and holding
     /// the lock metadata, so the lock file is complete the instant it is
     /// linked in.
     fn stage(&self) -> io::Result<super::replace::TempFile<'_>> {
         let staged = self.directory.create_temp(STAGING_PREFIX, ".tmp")?;
         let file = staged.file();
-        file.lock().map_err(|error| self.directory.error(error))?;
+        sys::hold(file).map_err(|error| self.directory.error(error))?;
         // A lock file root creates in a user's repository stays the user's.
-        give_file_to_owner_of(file, &self.directory);
+        sys::give_file_to_owner(file, self.directory.dir());
         let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
         let path = self.path();
         let seed = format!("{}:{at}:{}", std::process::id(), path.display());
@@ -204,13 +208,13 @@ impl LockFile {
     }
 
     /// Opens `name` in the lock directory without following a link or
-    /// blocking on a FIFO; `None` when it is gone.
+    /// blocking on a FIFO; `None` when it is gone. An error is the system's,
+    /// not yet naming the file.
     fn open_entry(&self, name: &OsStr) -> io::Result<Option<File>> {
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        match openat(self.directory.fd(), name, flags, Mode::empty()) {
-            Ok(fd) => Ok(Some(File::from(fd))),
-            Err(rustix::io::Errno::NOENT) => Ok(None),
-            Err(errno) => Err(with_path(&self.directory.join(name))(errno.into())),
+        match sys::open_no_follow(self.directory.dir().base(), Path::new(name), Access::Read)? {
+            Opened::File(file) => Ok(Some(file)),
+            Opened::Missing => Ok(None),
+            Opened::Link => Err(not_regular(&self.directory.join(name))),
         }
     }
 
@@ -218,19 +222,22 @@ impl LockFile {
     /// free belongs to a crashed process and is removed here.
     fn inspect(&self, name: &OsStr) -> io::Result<Holder> {
         let shown = self.directory.join(name);
-        let Some(file) = self.open_entry(name)? else {
-            return Ok(Holder::Gone);
+        let file = match self.open_entry(name) {
+            Ok(Some(file)) => file,
+            Ok(None) => return Ok(Holder::Gone),
+            Err(error) if is_transient(&error) => return Ok(Holder::Busy),
+            Err(error) => return Err(with_path(&shown)(error)),
         };
-        let metadata = file.metadata().map_err(with_path(&shown))?;
-        if !metadata.is_file() {
-            return Err(io::Error::other(format!("lock {} must be a regular file", shown.display())));
+        let stat = sys::file_stat(&file).map_err(with_path(&shown))?;
+        if stat.kind != sys::Kind::File {
+            return Err(not_regular(&shown));
         }
         let mut bytes = Vec::new();
         (&file).take(LOCK_METADATA_MAX_BYTES).read_to_end(&mut bytes).map_err(with_path(&shown))?;
         // Only `tool` and `pid` matter here; Node's record has no `tool`.
         let record: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
         let field = |name: &str| record.as_ref().and_then(|record| record.get(name));
-        let identity = (metadata.dev(), metadata.ino());
+        let identity = stat.id;
         match field("tool").and_then(|tool| tool.as_str()) {
             Some(TOOL) => {
                 if self.remove_if_crashed(name, &file, identity) {
@@ -247,32 +254,30 @@ impl LockFile {
     }
 
     /// Removes the gate-check lock `name`, open as `file`, when its holder
-    /// is gone: its flock is free and the name still refers to it. Holders
+    /// is gone: its lock is free and the name still refers to it. Holders
     /// unlink before they unlock and the Node tool never unlinks another's
     /// lock, so nobody can replace the name between this check and the
     /// unlink. True when the lock is no longer held (removed here or
     /// released meanwhile).
-    fn remove_if_crashed(&self, name: &OsStr, file: &File, identity: (u64, u64)) -> bool {
-        if file.try_lock().is_err() {
+    fn remove_if_crashed(&self, name: &OsStr, file: &File, identity: FileId) -> bool {
+        if !sys::holder_gone(file) {
             return false;
         }
         match self.identity_of(name) {
-            Some(named) if named == identity => unlinkat(self.directory.fd(), name, AtFlags::empty()).is_ok(),
+            Some(named) if named == identity => sys::remove_file(self.directory.dir(), name).is_ok(),
             _ => true,
         }
     }
 
-    /// Device and inode of the entry `name`, not following a link.
-    fn identity_of(&self, name: &OsStr) -> Option<(u64, u64)> {
-        // `st_dev` is signed on macOS.
-        #[allow(clippy::unnecessary_cast)]
-        statat(self.directory.fd(), name, AtFlags::SYMLINK_NOFOLLOW).ok().map(|stat| (stat.st_dev as u64, stat.st_ino))
+    /// The file id of the entry `name`, not following a link.
+    fn identity_of(&self, name: &OsStr) -> Option<FileId> {
+        sys::stat_no_follow(self.directory.dir().base(), Path::new(name)).ok().flatten().map(|stat| stat.id)
     }
 
     /// Removes every lock and staging file in the lock directory left by a
-    /// crashed gate-check (flock free), so one crash cannot wedge the Node
-    /// tool on a lock gate-check never asks for again. This lock itself is
-    /// handled by the acquire loop.
+    /// crashed gate-check (its lock free), so one crash cannot wedge the
+    /// Node tool on a lock gate-check never asks for again. This lock itself
+    /// is handled by the acquire loop.
     fn remove_crashed_locks(&self) {
         let Ok(names) = self.directory.entries() else {
             return;
@@ -288,8 +293,8 @@ impl LockFile {
                 let Ok(Some(file)) = self.open_entry(&name) else {
                     continue;
                 };
-                if let Ok(metadata) = file.metadata() {
-                    self.remove_if_crashed(&name, &file, (metadata.dev(), metadata.ino()));
+                if let Ok(stat) = sys::file_stat(&file) {
+                    self.remove_if_crashed(&name, &file, stat.id);
                 }
             }
         }
@@ -297,15 +302,19 @@ impl LockFile {
 }
 
 impl Drop for FileLock {
-    /// Unlinks the lock file while still holding its flock, so a gate-check
-    /// that gets the flock afterwards sees an unlinked file, not a crash.
+    /// Unlinks the lock file while still holding its lock, so a gate-check
+    /// that gets the lock afterwards sees an unlinked file, not a crash.
     fn drop(&mut self) {
-        if let (Some(named), Ok(held)) = (self.at.identity_of(&self.at.name), self.file.metadata()) {
-            if named == (held.dev(), held.ino()) {
-                let _ = unlinkat(self.at.directory.fd(), &self.at.name, AtFlags::empty());
+        if let (Some(named), Ok(held)) = (self.at.identity_of(&self.at.name), sys::file_stat(&self.file)) {
+            if named == held.id {
+                let _ = sys::remove_file(self.at.directory.dir(), &self.at.name);
             }
         }
     }
+}
+
+fn not_regular(path: &Path) -> io::Error {
+    io::Error::other(format!("lock {} must be a regular file", path.display()))
 }
 
 fn foreign_timeout(path: &Path, pid: Option<u32>) -> io::Error {
@@ -317,14 +326,6 @@ fn foreign_timeout(path: &Path, pid: Option<u32>) -> io::Error {
     io::Error::new(io::ErrorKind::TimedOut, format!("timed out waiting for lock {} ({holder})", path.display()))
 }
 
-fn process_is_running(pid: u32) -> bool {
-    let Ok(pid) = i32::try_from(pid) else {
-        return false;
-    };
-    // EPERM means the process exists but belongs to someone else.
-    !matches!(nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None), Err(nix::errno::Errno::ESRCH))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,7 +333,7 @@ mod tests {
     #[test]
     fn canonical_target_rebuilds_missing_parts() {
         let dir = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(dir.path()).unwrap();
+        let base = super::sys::real_path(dir.path()).unwrap();
         let missing = dir.path().join("a/b/state.json");
         assert_eq!(canonical_target(&missing), base.join("a/b/state.json"));
         let dotted = dir.path().join("./x/../state.json");

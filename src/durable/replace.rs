@@ -1,18 +1,17 @@
 //! Atomic replacement of a file (temp file in the same directory, fsync,
-//! rename, fsync of the directory), the temp files a killed replacement
-//! leaves, and giving what this process creates to the owner of its
-//! directory. Every step names its file inside a directory held open, so
-//! the directory written into is the one that was opened.
+//! rename, fsync of the directory; on Windows `MoveFileExW` written
+//! through), the temp files a killed replacement leaves, and giving what
+//! this process creates to the owner of its directory. Every step names its
+//! file inside a directory held open, so the directory written into is the
+//! one that was opened.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use rustix::fs::{openat, statat, unlinkat, AtFlags, FileType, Mode, OFlags};
-
 use super::directory::{with_path, OpenDirectory};
+use super::sys::{self, Access, Kind, Opened};
 
 /// Replaces (or creates) `path`, outside any repository, with `bytes` (see
 /// `OpenDirectory::replace`); its directory is resolved as the OS does.
@@ -73,17 +72,16 @@ impl OpenDirectory {
     /// A new temp file `<prefix><6 letters or digits><suffix>` here,
     /// created exclusively, so a planted name (a link) is never opened.
     pub(super) fn create_temp(&self, prefix: &str, suffix: &str) -> io::Result<TempFile<'_>> {
-        let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         for _ in 0..TEMP_ATTEMPTS {
             let random: String = std::iter::repeat_with(fastrand::alphanumeric).take(TEMP_RANDOM_CHARS).collect();
             let name = OsString::from(format!("{prefix}{random}{suffix}"));
-            match openat(self.fd(), &name, flags, Mode::from_raw_mode(0o600)) {
-                Ok(fd) => {
+            match sys::create_new_file(self.dir(), &name, 0o600) {
+                Ok(file) => {
                     let name = TempName { directory: self, name, placed: false };
-                    return Ok(TempFile { file: File::from(fd), name });
+                    return Ok(TempFile { file, name });
                 }
-                Err(rustix::io::Errno::EXIST) => continue,
-                Err(errno) => return Err(self.error(errno.into())),
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(error) => return Err(self.error(error)),
             }
         }
         Err(self.error(io::Error::new(io::ErrorKind::AlreadyExists, "no unused temporary file name")))
@@ -93,31 +91,19 @@ impl OpenDirectory {
     /// directory with permissions `mode`, fsync, rename over `name`, fsync
     /// of the directory. A reader, or a crash at any instant, sees the old
     /// file or the new one, never a mix. The new file belongs to the owner
-    /// of this directory (see `give_file_to_owner_of`).
+    /// of this directory (see `sys::give_file_to_owner`).
     pub fn replace(&self, name: &OsStr, bytes: &[u8], mode: u32) -> io::Result<()> {
         self.replace_with(name, bytes, |temp| {
-            give_file_to_owner_of(temp, self);
-            set_mode(temp, mode)
+            sys::give_file_to_owner(temp, self.dir());
+            sys::set_mode(temp, mode)
         })
     }
 
-    /// Like `replace`, but the new file keeps what the replaced one had:
-    /// its owner and group (when this process may give them: a run as root
-    /// on a user's ledger must not leave it root's), its mode, and its
-    /// extended attributes (ACLs, labels, user attributes) where they can
-    /// be set.
+    /// Like `replace`, but the new file keeps what the replaced one had
+    /// (see `sys::keep_attributes`): on Unix its owner and group, mode and
+    /// extended attributes, on Windows its ACL.
     pub fn replace_keeping(&self, name: &OsStr, bytes: &[u8], original: &fs::Metadata) -> io::Result<()> {
-        self.replace_with(name, bytes, |temp| {
-            let (uid, gid) = (original.uid(), original.gid());
-            if std::os::unix::fs::fchown(temp, Some(uid), Some(gid)).is_err() {
-                // Not privileged: keep at least the group when it is one of ours.
-                let _ = std::os::unix::fs::fchown(temp, None, Some(gid));
-            }
-            // After the chown, which clears set-id bits.
-            set_mode(temp, original.mode() & 0o7777)?;
-            self.copy_extended_attributes(name, temp);
-            Ok(())
-        })
+        self.replace_with(name, bytes, |temp| sys::keep_attributes(self.dir(), name, temp, original))
     }
 
     fn replace_with(
@@ -136,13 +122,9 @@ impl OpenDirectory {
         Ok(())
     }
 
-    /// Makes a rename in this directory durable. Some file systems refuse
-    /// to sync a directory; the change has happened by then, so that is no
-    /// error.
+    /// Makes a rename in this directory durable.
     fn sync(&self) {
-        if let Ok(fd) = self.reopen_for_reading() {
-            let _ = rustix::fs::fsync(fd);
-        }
+        sys::sync_directory(self.dir());
     }
 
     /// Writes `name` whole (a temp file linked into place) unless something
@@ -152,7 +134,7 @@ impl OpenDirectory {
         let shown = self.join(name);
         let mut temp = self.create_temp(&temp_prefix(name), TEMP_SUFFIX)?;
         temp.file.write_all(bytes).map_err(with_path(&shown))?;
-        give_file_to_owner_of(&temp.file, self);
+        sys::give_file_to_owner(&temp.file, self.dir());
         temp.file.sync_all().map_err(with_path(&shown))?;
         match temp.link_as(name) {
             Ok(()) => {
@@ -164,40 +146,21 @@ impl OpenDirectory {
         }
     }
 
-    /// Copies every extended attribute the file `from` has that the new file
-    /// accepts; one the file system or this user cannot set is left behind
-    /// rather than blocking the write.
-    fn copy_extended_attributes(&self, from: &OsStr, to: &File) {
-        use xattr::FileExt;
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        let Ok(original) = openat(self.fd(), from, flags, Mode::empty()).map(File::from) else {
-            return;
-        };
-        let Ok(names) = original.list_xattr() else {
-            return;
-        };
-        for name in names {
-            if let Ok(Some(value)) = original.get_xattr(&name) {
-                let _ = to.set_xattr(&name, &value);
-            }
-        }
-    }
-
     /// Removes `name` when it is there.
     pub fn remove_file(&self, name: &OsStr) -> io::Result<()> {
-        match unlinkat(self.fd(), name, AtFlags::empty()) {
-            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
-            Err(errno) => Err(with_path(&self.join(name))(errno.into())),
+        match sys::remove_file(self.dir(), name) {
+            Err(error) if error.kind() != io::ErrorKind::NotFound => Err(with_path(&self.join(name))(error)),
+            _ => Ok(()),
         }
     }
 
     /// What `name` is now, not following a link.
     pub fn entry(&self, name: &OsStr) -> io::Result<Entry> {
-        match statat(self.fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile => Ok(Entry::File),
-            Ok(_) => Ok(Entry::Other),
-            Err(rustix::io::Errno::NOENT) => Ok(Entry::Missing),
-            Err(errno) => Err(with_path(&self.join(name))(errno.into())),
+        match sys::stat_no_follow(self.dir().base(), Path::new(name)) {
+            Ok(Some(stat)) if stat.kind == Kind::File => Ok(Entry::File),
+            Ok(Some(_)) => Ok(Entry::Other),
+            Ok(None) => Ok(Entry::Missing),
+            Err(error) => Err(with_path(&self.join(name))(error)),
         }
     }
 
@@ -207,27 +170,21 @@ impl OpenDirectory {
     /// one regular single-link file, before the open and as opened, is
     /// refused, as is a name replaced in between.
     pub fn append(&self, name: &OsStr, bytes: &[u8], mode: u32) -> Result<(), AppendError> {
-        use std::os::fd::AsFd;
         let shown = self.join(name);
-        let io = |errno: rustix::io::Errno| AppendError::Io(with_path(&shown)(errno.into()));
-        let single_file = |stat: &rustix::fs::Stat| {
-            FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile && stat.st_nlink == 1
+        let io = |error: io::Error| AppendError::Io(with_path(&shown)(error));
+        let single_file = |stat: &sys::Stat| stat.kind == Kind::File && stat.links == 1;
+        let base = self.dir().base();
+        let before = match sys::stat_no_follow(base, Path::new(name)).map_err(io)? {
+            Some(stat) if !single_file(&stat) => return Err(AppendError::NotRegular),
+            before => before,
         };
-        let before = match statat(self.fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(stat) if !single_file(&stat) => return Err(AppendError::NotRegular),
-            Ok(stat) => Some(stat),
-            Err(rustix::io::Errno::NOENT) => None,
-            Err(errno) => return Err(io(errno)),
+        let file = match sys::open_no_follow(base, Path::new(name), Access::AppendCreating(mode)).map_err(io)? {
+            Opened::File(file) => file,
+            Opened::Link | Opened::Missing => return Err(AppendError::NotRegular),
         };
-        let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK;
-        let file = match openat(self.fd(), name, flags | OFlags::CLOEXEC, Mode::from_raw_mode(mode)) {
-            Ok(fd) => File::from(fd),
-            Err(rustix::io::Errno::LOOP) => return Err(AppendError::NotRegular),
-            Err(errno) => return Err(io(errno)),
-        };
-        let opened = rustix::fs::fstat(file.as_fd()).map_err(io)?;
-        let named = statat(self.fd(), name, AtFlags::SYMLINK_NOFOLLOW).map_err(io)?;
-        if !single_file(&opened) || (opened.st_dev, opened.st_ino) != (named.st_dev, named.st_ino) {
+        let opened = sys::file_stat(&file).map_err(io)?;
+        let named = sys::stat_no_follow(base, Path::new(name)).map_err(io)?;
+        if !single_file(&opened) || named.map(|named| named.id) != Some(opened.id) {
             return Err(AppendError::NotRegular);
         }
         if before.is_none() {
@@ -249,22 +206,21 @@ impl OpenDirectory {
         let Some(target) = name.to_str() else {
             return Ok(0);
         };
-        let target_owner = statat(self.fd(), name, AtFlags::SYMLINK_NOFOLLOW).ok().map(|stat| stat.st_uid);
-        let me = rustix::process::geteuid().as_raw();
+        let base = self.dir().base();
+        let target_stat = sys::stat_no_follow(base, Path::new(name)).ok().flatten();
         let mut removed = 0;
         for candidate in self.entries()? {
             if !candidate.to_str().is_some_and(|c| is_temp_name_for(c, target)) {
                 continue;
             }
-            let Ok(stat) = statat(self.fd(), &candidate, AtFlags::SYMLINK_NOFOLLOW) else {
+            let Ok(Some(stat)) = sys::stat_no_follow(base, Path::new(&candidate)) else {
                 continue;
             };
-            let owner_ok = stat.st_uid == me || Some(stat.st_uid) == target_owner;
-            if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile && stat.st_nlink == 1 && owner_ok {
-                match unlinkat(self.fd(), &candidate, AtFlags::empty()) {
+            if stat.kind == Kind::File && stat.links == 1 && sys::may_remove_temp(&stat, target_stat.as_ref()) {
+                match sys::remove_file(self.dir(), &candidate) {
                     Ok(()) => removed += 1,
-                    Err(rustix::io::Errno::NOENT) => {}
-                    Err(errno) => return Err(with_path(&self.join(&candidate))(errno.into())),
+                    Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+                    Err(error) => return Err(with_path(&self.join(&candidate))(error)),
                 }
             }
         }
@@ -279,8 +235,7 @@ impl TempFile<'_> {
 
     /// Renames the temp file over `target` in the same directory.
     fn rename_to(mut self, target: &OsStr) -> io::Result<()> {
-        let fd = self.name.directory.fd();
-        rustix::fs::renameat(fd, &self.name.name, fd, target)?;
+        sys::rename(self.name.directory.dir(), &self.name.name, target)?;
         self.name.placed = true;
         Ok(())
     }
@@ -289,8 +244,7 @@ impl TempFile<'_> {
     /// (`AlreadyExists` then); the temp name stays until the file is dropped
     /// or taken with `into_file`.
     pub(super) fn link_as(&self, target: &OsStr) -> io::Result<()> {
-        let fd = self.name.directory.fd();
-        rustix::fs::linkat(fd, &self.name.name, fd, target, AtFlags::empty()).map_err(io::Error::from)
+        sys::hard_link(self.name.directory.dir(), &self.name.name, target)
     }
 
     /// The open file, its temp name removed.
@@ -302,16 +256,9 @@ impl TempFile<'_> {
 impl Drop for TempName<'_> {
     fn drop(&mut self) {
         if !self.placed {
-            let _ = unlinkat(self.directory.fd(), &self.name, AtFlags::empty());
+            let _ = sys::remove_file(self.directory.dir(), &self.name);
         }
     }
-}
-
-fn set_mode(file: &File, mode: u32) -> io::Result<()> {
-    if mode == 0o600 {
-        return Ok(());
-    }
-    file.set_permissions(fs::Permissions::from_mode(mode))
 }
 
 /// True for a name `replace` gives its temp files for `name`.
@@ -329,23 +276,6 @@ pub fn temp_file_target(candidate: &str) -> Option<&str> {
     let (target, random) = inner.rsplit_once('.')?;
     let random_ok = random.len() == TEMP_RANDOM_CHARS && random.bytes().all(|b| b.is_ascii_alphanumeric());
     (random_ok && !target.is_empty()).then_some(target)
-}
-
-/// `OpenDirectory::give_entry_to_owner` for a file this process holds open
-/// and has not yet linked into place, so the file is never visible with the wrong
-/// owner. Best effort, as for a rewritten ledger: a file system that
-/// refuses the change (root squashed to nobody) must not make the state
-/// unwritable.
-pub(super) fn give_file_to_owner_of(file: &File, directory: &OpenDirectory) {
-    if !rustix::process::geteuid().is_root() {
-        return;
-    }
-    let (Ok(owner), Ok(created)) = (rustix::fs::fstat(directory.fd()), file.metadata()) else {
-        return;
-    };
-    if (created.uid(), created.gid()) != (owner.st_uid, owner.st_gid) {
-        let _ = std::os::unix::fs::fchown(file, Some(owner.st_uid), Some(owner.st_gid));
-    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@ pub mod settings;
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use serde_json::Value;
 
@@ -117,7 +117,7 @@ fn entries(count: usize) -> &'static str {
 }
 
 /// The settings file as read: its JSON, its bytes, and the snapshot
-/// (device, inode, size, modification time) it must still match when it is
+/// (file id, size, modification time) it must still match when it is
 /// replaced.
 struct Current {
     value: Value,
@@ -125,10 +125,10 @@ struct Current {
     snapshot: Snapshot,
 }
 
-type Snapshot = (u64, u64, u64, i64, i64);
+type Snapshot = (crate::durable::FileId, u64, Option<SystemTime>);
 
-fn snapshot(meta: &fs::Metadata) -> Snapshot {
-    (meta.dev(), meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec())
+fn snapshot(id: crate::durable::FileId, meta: &fs::Metadata) -> Snapshot {
+    (id, meta.len(), meta.modified().ok())
 }
 
 /// The current settings: `Ok(None)` when the file does not exist yet. As in
@@ -157,7 +157,7 @@ fn read_settings(path: &Path) -> Result<Option<Current>, InstallError> {
         }
     };
     let value = serde_json::from_slice(&read.bytes).map_err(|e| refuse(&json_refusal(&e, &read.bytes)))?;
-    Ok(Some(Current { value, bytes: read.bytes, snapshot: snapshot(&read.metadata) }))
+    Ok(Some(Current { value, bytes: read.bytes, snapshot: snapshot(read.id, &read.metadata) }))
 }
 
 /// Refuses a settings directory (`.claude/`) that is a symbolic link: the
@@ -199,9 +199,11 @@ fn json_refusal(error: &serde_json::Error, bytes: &[u8]) -> String {
 
 /// Refuses when the settings file is no longer the one that was read.
 fn ensure_unchanged(path: &Path, current: Option<&Current>) -> Result<(), InstallError> {
-    let now = fs::symlink_metadata(path).ok();
+    let now = crate::durable::stat_entry(path).ok().flatten().zip(fs::symlink_metadata(path).ok());
     let unchanged = match (current, &now) {
-        (Some(current), Some(meta)) => meta.is_file() && meta.nlink() == 1 && snapshot(meta) == current.snapshot,
+        (Some(current), Some((stat, meta))) => {
+            stat.kind == crate::durable::Kind::File && stat.links == 1 && snapshot(stat.id, meta) == current.snapshot
+        }
         (None, None) => true,
         _ => false,
     };
@@ -231,7 +233,7 @@ fn replace(path: &Path, current: Option<&Current>, settings: &Value) -> Result<(
     let mode = match current.map(|current| current.bytes.as_slice()) {
         Some(bytes) => {
             let inspect = |source| InstallError::Io { doing: "inspect", path: path.to_path_buf(), source };
-            let mode = fs::metadata(path).map_err(inspect)?.permissions().mode() & 0o7777;
+            let mode = file_mode(path).map_err(inspect)?;
             let mut backup = path.as_os_str().to_owned();
             backup.push(BACKUP_SUFFIX);
             let backup = PathBuf::from(backup);
@@ -254,9 +256,22 @@ fn replace(path: &Path, current: Option<&Current>, settings: &Value) -> Result<(
     write_atomically(path, &render(settings), mode)
 }
 
+/// The permissions the backup keeps: the file's mode on Unix. Windows
+/// files have no mode; the backup inherits its directory's ACL.
+#[cfg(unix)]
+fn file_mode(path: &Path) -> io::Result<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    Ok(fs::metadata(path)?.permissions().mode() & 0o7777)
+}
+
+#[cfg(windows)]
+fn file_mode(path: &Path) -> io::Result<u32> {
+    fs::metadata(path).map(|_| 0o644)
+}
+
 fn program_path() -> Result<String, InstallError> {
     let exe = std::env::current_exe().map_err(InstallError::NoExecutable)?;
-    let exe = fs::canonicalize(&exe).unwrap_or(exe);
+    let exe = crate::durable::real_path(&exe).unwrap_or(exe);
     match exe.to_str() {
         Some(text) => Ok(text.to_string()),
         None => Err(InstallError::ExecutableNotUtf8(exe)),
@@ -350,7 +365,7 @@ pub fn run(
             }
             say(&format!(
                 "  remove:  {} install-hooks{} --uninstall",
-                crate::shell_words::quote(&program),
+                settings::quote_program(&program),
                 flags(host, location)
             ));
             say("  note:    keep .unlazy/ and .unlazy-hook-state.json out of version control");

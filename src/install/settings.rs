@@ -152,7 +152,7 @@ pub enum ShapeError {
 /// HOST] [--scope ID]`. Claude Code's command names no host, as before:
 /// it is the default, and Cursor runs Claude Code's hooks too.
 pub fn hook_command(program: &str, host: Host, scope: Option<&str>) -> String {
-    let mut command = format!("{} hook stop", quote(program));
+    let mut command = format!("{} hook stop", quote_program(program));
     if host != Host::Claude {
         command.push_str(&format!(" --agent {}", host.name()));
     }
@@ -165,11 +165,23 @@ pub fn hook_command(program: &str, host: Host, scope: Option<&str>) -> String {
 /// The guard command this binary installs: `<program> hook pre-tool
 /// [--agent HOST]`. It guards every ledger and store, so it takes no scope.
 pub fn guard_command(program: &str, host: Host) -> String {
-    let mut command = format!("{} hook pre-tool", quote(program));
+    let mut command = format!("{} hook pre-tool", quote_program(program));
     if host != Host::Claude {
         command.push_str(&format!(" --agent {}", host.name()));
     }
     command
+}
+
+/// The program's path as the first word of a hook command: a POSIX shell
+/// word, or on Windows the Node installer's quoting there, the path in
+/// double quotes (which a Windows path cannot contain), read alike by
+/// cmd.exe and by the Git Bash agents run hooks with.
+pub fn quote_program(program: &str) -> String {
+    if cfg!(windows) {
+        format!("\"{}\"", program.replace('"', "\"\""))
+    } else {
+        quote(program)
+    }
 }
 
 /// The marker the Node installer (2.1) puts in every command it writes.

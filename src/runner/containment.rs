@@ -26,6 +26,7 @@ use rustix::process::{waitid, waitpid, Pid, WaitId, WaitIdOptions, WaitOptions};
 
 use super::procfs::{children, holds_pipe, info as process_info, ProcessInfo};
 use super::spawn::Spawned;
+use super::{Exit, Interruption};
 
 /// How long killed orphans may take to die before a sweep stops waiting.
 const SWEEP_LIMIT: Duration = Duration::from_secs(1);
@@ -120,18 +121,19 @@ impl Containment {
         });
     }
 
-    /// Interrupts the run as `signal` would: what the handler does.
+    /// Interrupts the run as the signal would: what the handler does.
     #[cfg(test)]
-    pub fn interrupt(&self, signal: Signal) {
+    pub fn interrupt(&self, interruption: Interruption) {
         if let Some(interrupt) = &self.interrupt {
-            interrupt.raise(signal as i32);
+            interrupt.raise(i32::from(interruption.number()));
         }
     }
 
-    /// The signal that interrupted this run, if one did.
-    pub fn interruption(&self) -> Option<Signal> {
+    /// What interrupted this run, if anything did: the signal numbers the
+    /// handler records are the `Interruption` numbers.
+    pub fn interruption(&self) -> Option<Interruption> {
         let raw = self.interrupt.as_ref()?.signal.load(Ordering::SeqCst);
-        (raw != 0).then(|| Signal::try_from(raw).ok()).flatten()
+        u8::try_from(raw).ok().and_then(Interruption::from_number)
     }
 
     /// The descriptor that becomes readable when the run is interrupted.
@@ -149,8 +151,8 @@ impl Containment {
     pub fn launch(&self, start: impl FnOnce() -> io::Result<Spawned>) -> Result<(Check<'_>, [OwnedFd; 2]), Launch> {
         self.arm();
         let mut live = self.lock();
-        if let Some(signal) = self.interruption() {
-            return Err(Launch::Interrupted(signal));
+        if let Some(interruption) = self.interruption() {
+            return Err(Launch::Interrupted(interruption));
         }
         let spawned = start().map_err(Launch::Failed)?;
         live.push(spawned.leader);
@@ -194,13 +196,6 @@ fn nix_pid(pid: Pid) -> nix::unistd::Pid {
     nix::unistd::Pid::from_raw(pid.as_raw_nonzero().get())
 }
 
-/// How a check's leader ended.
-#[derive(Debug, Clone, Copy)]
-pub struct Exit {
-    pub code: Option<i32>,
-    pub signal: Option<i32>,
-}
-
 /// A started check whose leader has not been reaped.
 pub struct Check<'a> {
     containment: &'a Containment,
@@ -216,7 +211,7 @@ pub struct Check<'a> {
 }
 
 pub enum Launch {
-    Interrupted(Signal),
+    Interrupted(Interruption),
     Failed(io::Error),
 }
 

@@ -1,36 +1,58 @@
 //! The process runner: the only module that spawns. A check runs as
-//! `<shell> -c <CHECK>`, the leader of a session of its own (no controlling
-//! terminal, its own process group) with stdin from /dev/null; stdout and
-//! stderr are captured under one combined byte ceiling.
+//! `<shell> -c <CHECK>` (on Windows `cmd.exe /d /s /c "<CHECK>"`, as Node
+//! starts a shell there) with stdin from the null device; stdout and stderr
+//! are captured under one combined byte ceiling.
 //!
-//! One thread supervises each check with a single poll loop over both pipes,
-//! the leader's exit (a pidfd on Linux) and the interrupt wake-up of the
-//! run's `Containment`; what it does on each of those is a state machine
-//! (`Supervision`) tested without a process. The
-//! leader is never reaped before its group has been killed, so a group id
-//! we signal is always ours. When a check ends, however it ends, what is
+//! On Unix the check is the leader of a session of its own (no controlling
+//! terminal, its own process group), and one thread supervises each check
+//! with a single poll loop (`poll`) over both pipes, the leader's exit (a
+//! pidfd on Linux) and the interrupt wake-up of the run's `Containment`.
+//! The leader is never reaped before its group has been killed, so a group
+//! id we signal is always ours. When a check ends, however it ends, what is
 //! left of its group is killed, and so are descendants that left the group
 //! but were adopted by gate-check (a child subreaper on Linux).
+//!
+//! On Windows each check runs in a Job Object of its own (`job`), which
+//! holds every process the check starts; ending the check terminates the
+//! job. Its pipes, its exit and the interrupt reach the supervisor as
+//! messages on one channel.
+//!
+//! What supervision does on each of those events is one state machine
+//! (`Supervision`), the same on every platform and tested without a
+//! process.
 
+#[cfg(unix)]
 mod containment;
+#[cfg(windows)]
+mod job;
+#[cfg(unix)]
+mod poll;
+#[cfg(unix)]
 mod procfs;
 mod sandbox;
+#[cfg(unix)]
 mod spawn;
 
 pub use sandbox::{Confinement, Protected, SandboxError, WriteRoot};
-pub use spawn::ChildEnvironment;
 
-use std::cell::RefCell;
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::Signal;
-use rustix::event::{poll, PollFd, PollFlags, Timespec};
+#[cfg(unix)]
+use containment::{release, Check, Launch};
+#[cfg(windows)]
+use job::{release, spawn as start, supervise, Check, Launch};
+#[cfg(unix)]
+use poll::supervise;
+#[cfg(unix)]
+use spawn::spawn as start;
 
-use containment::{Check, Exit, Launch};
-
+#[cfg(unix)]
 pub use containment::{Containment, SignalMode};
+#[cfg(windows)]
+pub use job::{ChildEnvironment, Containment, SignalMode};
+#[cfg(unix)]
+pub use spawn::ChildEnvironment;
 
 /// After the group is killed, how long the pipes may take to report EOF
 /// before the result is settled without them (a descendant out of our
@@ -39,14 +61,12 @@ const DRAIN_GRACE: Duration = Duration::from_millis(1500);
 /// After the shell exits, how long its background descendants may keep
 /// writing before the check fails for holding its output open.
 pub const EOF_GRACE: Duration = Duration::from_secs(2);
-/// After an interrupt's SIGTERM, how long a check may take to exit before
-/// SIGKILL.
+/// After an interrupt reached the check (SIGTERM on Unix; on Windows the
+/// console's own Ctrl-C or Ctrl-Break), how long it may take to exit before
+/// it is killed.
 const TERMINATE_GRACE: Duration = Duration::from_secs(2);
 /// How long a killed leader may take to die before it is left unreaped.
 const KILL_WAIT: Duration = Duration::from_secs(1);
-/// Without a pidfd, how often the leader's exit is looked for.
-const EXIT_POLL_TICK: Duration = Duration::from_millis(10);
-const READ_CHUNK: usize = 64 * 1024;
 
 pub struct CheckRequest<'a> {
     pub shell: &'a Path,
@@ -72,11 +92,77 @@ pub enum RunFailure {
     /// (file descriptors, memory, processes), or its confinement could not
     /// be set up: nothing ran, and the check has no result of its own.
     Resources(String),
-    /// The run was interrupted by this signal while the check ran; the
-    /// check was terminated.
-    Interrupted(Signal),
+    /// The run was interrupted while the check ran; the check was
+    /// terminated.
+    Interrupted(Interruption),
     /// The run was interrupted before the check could start; nothing ran.
-    NotStarted(Signal),
+    NotStarted(Interruption),
+}
+
+/// What interrupted a run: a signal on Unix, a console control event on
+/// Windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interruption {
+    /// SIGINT; Ctrl-C on Windows.
+    Interrupt,
+    /// SIGTERM; the user logging off or the system shutting down on Windows.
+    Terminate,
+    /// SIGHUP; the console window closing on Windows.
+    Hangup,
+    /// Ctrl-Break.
+    #[cfg(windows)]
+    Break,
+}
+
+impl Interruption {
+    /// The signal's number, which the exit status adds to 128 (130 for
+    /// SIGINT and Ctrl-C alike); Ctrl-Break is the C runtime's SIGBREAK, 21.
+    pub fn number(self) -> u8 {
+        match self {
+            Interruption::Interrupt => 2,
+            Interruption::Terminate => 15,
+            Interruption::Hangup => 1,
+            #[cfg(windows)]
+            Interruption::Break => 21,
+        }
+    }
+
+    fn from_number(number: u8) -> Option<Interruption> {
+        [
+            Interruption::Interrupt,
+            Interruption::Terminate,
+            Interruption::Hangup,
+            #[cfg(windows)]
+            Interruption::Break,
+        ]
+        .into_iter()
+        .find(|interruption| interruption.number() == number)
+    }
+
+    /// How messages name it.
+    pub fn name(self) -> &'static str {
+        #[cfg(unix)]
+        match self {
+            Interruption::Interrupt => "SIGINT",
+            Interruption::Terminate => "SIGTERM",
+            Interruption::Hangup => "SIGHUP",
+        }
+        #[cfg(windows)]
+        match self {
+            Interruption::Interrupt => "Ctrl-C",
+            Interruption::Terminate => "logoff or shutdown",
+            Interruption::Hangup => "the console closing",
+            Interruption::Break => "Ctrl-Break",
+        }
+    }
+}
+
+/// How a check's leader ended: its exit code, or on Unix the signal that
+/// ended it.
+#[derive(Debug, Clone, Copy)]
+pub struct Exit {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
 }
 
 #[derive(Debug)]
@@ -103,43 +189,44 @@ impl CheckOutcome {
 }
 
 fn signal_name(signal: i32) -> String {
-    Signal::try_from(signal).map(|s| s.as_str().to_string()).unwrap_or_else(|_| signal.to_string())
+    #[cfg(unix)]
+    if let Ok(signal) = nix::sys::signal::Signal::try_from(signal) {
+        return signal.as_str().to_string();
+    }
+    signal.to_string()
 }
 
-thread_local! {
-    /// One read buffer per supervising thread, reused by all its checks.
-    static READ_BUFFER: RefCell<Vec<u8>> = RefCell::new(vec![0; READ_CHUNK]);
-}
-
-/// Both output streams: open pipes, the bytes kept, and the shared ceiling.
+/// Both output streams: which are still open, the bytes kept, and the
+/// shared ceiling.
 struct Capture {
-    pipes: [Option<OwnedFd>; 2],
+    open: [bool; 2],
     kept: [Vec<u8>; 2],
     total: usize,
     limit: usize,
 }
 
 impl Capture {
-    fn closed(&self) -> bool {
-        self.pipes.iter().all(Option::is_none)
+    fn new(limit: usize) -> Capture {
+        Capture { open: [true, true], kept: [Vec::new(), Vec::new()], total: 0, limit }
     }
 
-    /// Reads what one pipe has; true when this read crossed the ceiling.
-    fn read(&mut self, stream: usize, buffer: &mut [u8]) -> bool {
-        let Some(pipe) = &self.pipes[stream] else { return false };
-        match rustix::io::read(pipe, &mut *buffer) {
-            Ok(0) => self.pipes[stream] = None,
-            Ok(count) => {
-                let room = self.limit.saturating_sub(self.total);
-                self.kept[stream].extend_from_slice(&buffer[..count.min(room)]);
-                let crossed = self.total <= self.limit && self.total + count > self.limit;
-                self.total += count;
-                return crossed;
-            }
-            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
-            Err(_) => self.pipes[stream] = None,
-        }
-        false
+    fn closed(&self) -> bool {
+        !self.open.iter().any(|open| *open)
+    }
+
+    /// `stream` reached its end.
+    fn close(&mut self, stream: usize) {
+        self.open[stream] = false;
+    }
+
+    /// Keeps what fits of `bytes`, read from `stream`; true when they
+    /// crossed the ceiling.
+    fn take(&mut self, stream: usize, bytes: &[u8]) -> bool {
+        let room = self.limit.saturating_sub(self.total);
+        self.kept[stream].extend_from_slice(&bytes[..bytes.len().min(room)]);
+        let crossed = self.total <= self.limit && self.total + bytes.len() > self.limit;
+        self.total += bytes.len();
+        crossed
     }
 }
 
@@ -162,11 +249,13 @@ pub fn run_check(request: &CheckRequest, containment: &Containment) -> CheckOutc
         if let Some(fence) = &fence {
             return spawn::spawn_confined(request.shell, request.command, request.cwd, request.environment, fence);
         }
-        spawn::spawn(request.shell, request.command, request.cwd, request.environment)
+        start(request.shell, request.command, request.cwd, request.environment)
     });
-    let (check, [stdout, stderr]) = match launched {
+    let (check, output) = match launched {
         Ok(launched) => launched,
-        Err(Launch::Interrupted(signal)) => return CheckOutcome::unstarted(RunFailure::NotStarted(signal), started),
+        Err(Launch::Interrupted(interruption)) => {
+            return CheckOutcome::unstarted(RunFailure::NotStarted(interruption), started)
+        }
         Err(Launch::Failed(error)) => {
             let message = format!("spawn {} failed: {error}", request.shell.display());
             // A confined start that failed is the fence's failure (the
@@ -180,17 +269,13 @@ pub fn run_check(request: &CheckRequest, containment: &Containment) -> CheckOutc
             return CheckOutcome::unstarted(failure, started);
         }
     };
+    #[cfg(unix)]
     spawn::prepare_next();
-    let mut capture = Capture {
-        pipes: [Some(stdout), Some(stderr)],
-        kept: [Vec::new(), Vec::new()],
-        total: 0,
-        limit: request.max_output_bytes,
-    };
+    let mut capture = Capture::new(request.max_output_bytes);
     let mut supervision = Supervision::new(check, started + request.timeout);
-    READ_BUFFER.with_borrow_mut(|buffer| supervise(&mut supervision, &mut capture, containment, buffer));
+    supervise(&mut supervision, &mut capture, output, containment);
     let Supervision { check, exit, failure, .. } = supervision;
-    let exit = containment::release(check, exit, KILL_WAIT);
+    let exit = release(check, exit, KILL_WAIT);
     #[cfg(target_os = "linux")]
     if let Some(left) = fence.as_ref().and_then(|fence| fence.remove_tmpdir()) {
         containment.remove_at_end(left);
@@ -207,21 +292,42 @@ pub fn run_check(request: &CheckRequest, containment: &Containment) -> CheckOutc
 }
 
 /// True for the errors of running out of this process's or the system's
-/// resources (descriptors, memory, processes), as opposed to the check's
-/// own failure to start (its shell or directory missing or not executable).
+/// resources (descriptors or handles, memory, processes), as opposed to the
+/// check's own failure to start (its shell or directory missing or not
+/// executable).
 fn is_resource_exhaustion(error: &std::io::Error) -> bool {
+    #[cfg(unix)]
     use nix::libc::{EAGAIN, EMFILE, ENFILE, ENOBUFS, ENOMEM};
-    matches!(error.raw_os_error(), Some(EMFILE | ENFILE | ENOMEM | EAGAIN | ENOBUFS))
+    #[cfg(unix)]
+    let exhausted = [EMFILE, ENFILE, ENOMEM, EAGAIN, ENOBUFS];
+    #[cfg(windows)]
+    use windows_sys::Win32::Foundation::{
+        ERROR_COMMITMENT_LIMIT, ERROR_NOT_ENOUGH_MEMORY, ERROR_NO_SYSTEM_RESOURCES, ERROR_OUTOFMEMORY,
+        ERROR_TOO_MANY_OPEN_FILES,
+    };
+    #[cfg(windows)]
+    let exhausted = [
+        ERROR_TOO_MANY_OPEN_FILES,
+        ERROR_NOT_ENOUGH_MEMORY,
+        ERROR_OUTOFMEMORY,
+        ERROR_NO_SYSTEM_RESOURCES,
+        ERROR_COMMITMENT_LIMIT,
+    ]
+    .map(|code| code as i32);
+    error.raw_os_error().is_some_and(|code| exhausted.contains(&code))
 }
 
 /// What supervision does to a started check; a fake stands in for the
 /// process in tests.
 trait Supervised {
-    /// SIGKILL to the whole group.
+    /// Kills what the check started: SIGKILL to the whole group, or the
+    /// termination of its Job Object.
     fn kill_group(&self);
-    /// An interrupt's SIGTERM to the group and what was adopted from it.
+    /// An interrupt's SIGTERM to the group and what was adopted from it
+    /// (on Windows the check shares the console, which has already told it).
     fn terminate(&self);
-    /// Kills the descendants that left the group and were adopted by us.
+    /// Kills the descendants that left the group and were adopted by us
+    /// (on Windows none can leave the job: the job is killed again).
     fn sweep(&self);
     /// Lets the pipes reach end-of-file once nothing but the check holds them.
     fn release_writers(&mut self);
@@ -301,13 +407,13 @@ impl<C: Supervised> Supervision<C> {
 
     /// The leader exited; `output_open` when a pipe has not reached EOF, and
     /// `interrupted` when the run was interrupted by then.
-    fn on_exit(&mut self, exit: Exit, output_open: bool, interrupted: Option<Signal>, now: Instant) {
+    fn on_exit(&mut self, exit: Exit, output_open: bool, interrupted: Option<Interruption>, now: Instant) {
         self.exit = Some(exit);
         self.check.release_writers();
-        if let (None, Some(signal)) = (self.terminate_by, interrupted) {
+        if let (None, Some(interruption)) = (self.terminate_by, interrupted) {
             // The interrupt came before the wake-up was seen: the result is
             // not the check's own.
-            self.on_interrupt(signal, now);
+            self.on_interrupt(interruption, now);
         }
         if self.killed_at.is_some() {
             self.check.sweep();
@@ -318,77 +424,15 @@ impl<C: Supervised> Supervision<C> {
 
     /// The run was interrupted: the check is asked to end, and killed
     /// after `TERMINATE_GRACE`.
-    fn on_interrupt(&mut self, signal: Signal, now: Instant) {
+    fn on_interrupt(&mut self, interruption: Interruption, now: Instant) {
         if self.terminate_by.is_some() || self.killed_at.is_some() {
             return;
         }
-        self.failure.get_or_insert(RunFailure::Interrupted(signal));
+        self.failure.get_or_insert(RunFailure::Interrupted(interruption));
         if self.exit.is_none() {
             self.check.terminate();
         }
         self.terminate_by = Some(now + TERMINATE_GRACE);
-    }
-}
-
-/// The poll loop of one check: both pipes, the leader's exit and the
-/// interrupt wake-up, each handed to the state machine as it happens.
-fn supervise(
-    supervision: &mut Supervision<Check>,
-    capture: &mut Capture,
-    containment: &Containment,
-    buffer: &mut [u8],
-) {
-    let wake = containment.wake_fd();
-    while !(supervision.exit.is_some() && capture.closed()) {
-        let now = Instant::now();
-        if now >= supervision.deadline() {
-            if !supervision.on_deadline(now) {
-                return;
-            }
-            continue;
-        }
-        let mut wait = supervision.deadline() - now;
-        let exit_watch = supervision.check.exit_watch.as_ref().filter(|_| supervision.exit.is_none());
-        let watching_exit = exit_watch.is_some();
-        if !watching_exit && supervision.exit.is_none() {
-            wait = wait.min(EXIT_POLL_TICK);
-        }
-        let watching_wake = supervision.killed_at.is_none() && supervision.terminate_by.is_none();
-        // Slots: stdout, stderr, the leader's exit, the interrupt wake-up.
-        let mut sources = Vec::with_capacity(4);
-        let mut slots = [None; 4];
-        let candidates = [
-            capture.pipes[0].as_ref().map(|fd| fd.as_fd()),
-            capture.pipes[1].as_ref().map(|fd| fd.as_fd()),
-            exit_watch.map(|fd| fd.as_fd()),
-            wake.filter(|_| watching_wake),
-        ];
-        for (slot, fd) in candidates.into_iter().enumerate() {
-            if let Some(fd) = fd {
-                slots[slot] = Some(sources.len());
-                sources.push(PollFd::from_borrowed_fd(fd, PollFlags::IN));
-            }
-        }
-        let timeout = Timespec::try_from(wait).unwrap_or(Timespec { tv_sec: 1, tv_nsec: 0 });
-        if poll(&mut sources, Some(&timeout)).is_err() {
-            continue; // EINTR from a signal: look again.
-        }
-        let ready = |slot: usize| slots[slot].is_some_and(|index| !sources[index].revents().is_empty());
-        let (stdout_ready, stderr_ready, exited, woken) = (ready(0), ready(1), ready(2), ready(3));
-        drop(sources);
-        for (stream, is_ready) in [(0, stdout_ready), (1, stderr_ready)] {
-            if is_ready && capture.read(stream, buffer) {
-                supervision.kill(RunFailure::Overflow, Instant::now());
-            }
-        }
-        if supervision.exit.is_none() && (exited || !watching_exit) {
-            if let Some(exit) = supervision.check.peek_exit() {
-                supervision.on_exit(exit, !capture.closed(), containment.interruption(), Instant::now());
-            }
-        }
-        if let (true, Some(signal)) = (woken, containment.interruption()) {
-            supervision.on_interrupt(signal, Instant::now());
-        }
     }
 }
 
@@ -470,21 +514,29 @@ mod tests {
     fn an_interrupt_terminates_once_and_kills_after_the_grace() {
         let (mut machine, start) = machine(Duration::from_secs(60));
         let at = start + Duration::from_millis(500);
-        machine.on_interrupt(Signal::SIGINT, at);
-        machine.on_interrupt(Signal::SIGTERM, at + Duration::from_millis(1));
+        machine.on_interrupt(Interruption::Interrupt, at);
+        machine.on_interrupt(Interruption::Terminate, at + Duration::from_millis(1));
         assert_eq!(calls(&machine), ["terminate"]);
-        assert_eq!(machine.failure, Some(RunFailure::Interrupted(Signal::SIGINT)), "the first signal is the one");
+        assert_eq!(
+            machine.failure,
+            Some(RunFailure::Interrupted(Interruption::Interrupt)),
+            "the first interruption is the one"
+        );
         assert_eq!(machine.deadline(), at + TERMINATE_GRACE);
         assert!(machine.on_deadline(at + TERMINATE_GRACE));
         assert_eq!(calls(&machine), ["terminate", "kill_group"]);
-        assert_eq!(machine.failure, Some(RunFailure::Interrupted(Signal::SIGINT)), "the kill keeps the reason");
+        assert_eq!(
+            machine.failure,
+            Some(RunFailure::Interrupted(Interruption::Interrupt)),
+            "the kill keeps the reason"
+        );
     }
 
     #[test]
     fn an_exit_seen_before_the_wake_up_is_still_an_interrupted_check() {
         let (mut machine, start) = machine(Duration::from_secs(60));
-        machine.on_exit(Exit { code: None, signal: Some(15) }, false, Some(Signal::SIGTERM), start);
-        assert_eq!(machine.failure, Some(RunFailure::Interrupted(Signal::SIGTERM)));
+        machine.on_exit(Exit { code: None, signal: Some(15) }, false, Some(Interruption::Terminate), start);
+        assert_eq!(machine.failure, Some(RunFailure::Interrupted(Interruption::Terminate)));
         assert_eq!(calls(&machine), ["release_writers"], "an exited leader is not signalled");
     }
 
@@ -496,7 +548,7 @@ mod tests {
         machine.on_exit(Exit { code: None, signal: Some(9) }, true, None, start);
         assert_eq!(calls(&machine), ["kill_group", "release_writers", "sweep"]);
         assert_eq!(machine.eof_by, None, "a killed check waits for the drain grace, not the EOF grace");
-        machine.on_interrupt(Signal::SIGINT, start);
+        machine.on_interrupt(Interruption::Interrupt, start);
         assert_eq!(machine.failure, Some(RunFailure::Overflow), "the first failure wins");
     }
 }

@@ -51,7 +51,7 @@ impl WriteRoot {
     /// are compared as they resolve now, also when they do not exist yet:
     /// a check could otherwise create a store inside its fence.
     pub fn new(root: &Path, protected: &[Protected]) -> Result<WriteRoot, SandboxError> {
-        let fence = std::fs::canonicalize(root).map_err(|error| SandboxError::Fence {
+        let fence = crate::durable::real_path(root).map_err(|error| SandboxError::Fence {
             fence: root.to_path_buf(),
             reason: format!("it cannot be resolved ({error})"),
         })?;
@@ -83,7 +83,7 @@ fn resolve_existing(path: &Path) -> PathBuf {
     let mut rest = Vec::new();
     let mut existing = path.as_path();
     loop {
-        if let Ok(resolved) = std::fs::canonicalize(existing) {
+        if let Ok(resolved) = crate::durable::real_path(existing) {
             return rest.iter().rev().fold(resolved, |whole, part| whole.join(part));
         }
         match (existing.parent(), existing.file_name()) {

@@ -365,7 +365,7 @@ fn follow(path: &Path) -> Result<PathBuf, Option<PathBuf>> {
     let mut existing = path;
     let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
     loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
+        if let Ok(real) = crate::durable::real_path(existing) {
             return Ok(rest.iter().rev().fold(real, |real, part| real.join(part)));
         }
         let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {

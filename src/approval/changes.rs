@@ -89,9 +89,10 @@ fn seconds(ms: u64) -> String {
 /// What changed between two PATH values, in entries: added at the front or
 /// the end, else the entries added and removed, else a reordering.
 fn path_change(old: &str, new: &str) -> String {
-    let entries = |path: &str| -> Vec<String> { path.split(':').map(str::to_string).collect() };
+    let delimiter = crate::paths::PATH_DELIMITER;
+    let entries = |path: &str| -> Vec<String> { path.split(delimiter).map(str::to_string).collect() };
     let (old_entries, new_entries) = (entries(old), entries(new));
-    let listed = |items: &[String]| items.join(":");
+    let listed = |items: &[String]| items.join(&delimiter.to_string());
     if new_entries.len() > old_entries.len() {
         let extra = new_entries.len() - old_entries.len();
         if new_entries[extra..] == old_entries[..] {
@@ -152,13 +153,15 @@ mod tests {
 
     #[test]
     fn path_changes_are_described_by_entry() {
-        let case = |old: &str, new: &str| path_change(old, new);
+        // Written with `:`, split on the platform's delimiter.
+        let p = |text: &str| text.replace(':', &crate::paths::PATH_DELIMITER.to_string());
+        let case = |old: &str, new: &str| path_change(&p(old), &p(new));
         assert_eq!(case("/usr/bin:/bin", "/venv/bin:/usr/bin:/bin"), "+/venv/bin at the front");
-        assert_eq!(case("/usr/bin:/bin", "/usr/bin:/bin:/opt/a:/opt/b"), "+/opt/a:/opt/b at the end");
+        assert_eq!(case("/usr/bin:/bin", "/usr/bin:/bin:/opt/a:/opt/b"), p("+/opt/a:/opt/b at the end"));
         assert_eq!(case("/usr/bin:/bin", "/usr/bin:/sbin"), "+/sbin, -/bin");
         assert_eq!(case("/usr/bin:/bin", "/bin:/usr/bin"), "same entries in another order or with repeats");
-        let old = Oracle::new("make test", "ok", "/r", "/bin/sh", 120, "/usr/bin:/bin");
-        let new = Oracle::new("make test", "ok", "/r", "/bin/sh", 120, "/venv/bin:/usr/bin:/bin");
+        let old = Oracle::new("make test", "ok", "/r", "/bin/sh", 120, &p("/usr/bin:/bin"));
+        let new = Oracle::new("make test", "ok", "/r", "/bin/sh", 120, &p("/venv/bin:/usr/bin:/bin"));
         assert_eq!(differences(&recorded(&old), &new), ["PATH differs: +/venv/bin at the front"]);
     }
 

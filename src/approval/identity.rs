@@ -196,4 +196,81 @@ mod tests {
         assert_ne!(computed, Oracle::new("c", "e", "/r", "/bin/sh", 120, "/usr/bin:/bin"));
         assert!(!computed.to_json().contains(computed.signature()));
     }
+
+    /// The phase-1 vectors: what the Node tool writes on Windows for these
+    /// inputs, computed by its own code (with `path.win32` and platform
+    /// `win32`) and by the real node.exe 20.20.2 under wine, alike. The
+    /// paths go through this crate's `path.win32` rules first, as a run's do.
+    #[cfg(windows)]
+    #[test]
+    fn win32_records_are_named_and_signed_as_the_node_tool_names_and_signs_them() {
+        use crate::paths::resolve;
+        use std::path::Path;
+        let text = |path: std::path::PathBuf| path.to_str().unwrap().to_string();
+        let explicit = resolve(Path::new(r"C:\elsewhere"), Path::new("c:/Users/dev/project/gates/leaf.md"));
+        let vectors = [
+            (
+                r"C:\Users\dev\project\GATES.md".to_string(),
+                "G1",
+                Oracle::new(
+                    "echo ok",
+                    "ok",
+                    r"C:\Users\dev\project",
+                    r"C:\Windows\system32\cmd.exe",
+                    120,
+                    r"C:\Windows\system32;C:\Windows;C:\Windows\System32\Wbem;C:\Program Files\nodejs\",
+                ),
+                "46572c985c32181eb286d33dc2d6343c675dd41e7c3b2b9239f6cb15ab3d5778",
+                "bca92ab50f59a143d66a17559fef5f60cc75c33a027bb873d3f0fb2fc70e814e.json",
+            ),
+            (
+                text(explicit.clone()),
+                "B2.1",
+                Oracle::new(
+                    r#"findstr /c:"ok" out.txt && node scripts\check.js"#,
+                    "/^ok$/m",
+                    &text(resolve(explicit.parent().unwrap(), Path::new(r"..\tools/sub"))),
+                    r"C:\Windows\system32\cmd.exe",
+                    30,
+                    r"C:\Windows\system32;C:\Windows",
+                ),
+                "e64209359a8433b7c53ed6e2afec138903caeb36a159855d10936045b1ebb9f7",
+                "6104ff3ed71eed09ab08a633c9f30599322d58b8e3063e5db6af1b882ed5aab5.json",
+            ),
+            (
+                r"D:\work\repo\.unlazy\feat\GATES.md".to_string(),
+                "api",
+                Oracle::new(
+                    r#"pwsh -NoProfile -Command "Write-Output 'héllo ✓'""#,
+                    "héllo ✓",
+                    &text(resolve(Path::new(r"D:\work\repo"), Path::new("services/api"))),
+                    r"C:\Program Files\PowerShell\7\pwsh.exe",
+                    600,
+                    "",
+                ),
+                "863cacfd337d46a7e8cd9242c44912fc0e26c23fed4cb18d1566be780a432ef7",
+                "c9e786e7a0ea780eb56bcb6083934aa18295f8b7c9efb19f9eb7665cd31f89be.json",
+            ),
+            (
+                r"\\server\share\repo\GATES.md".to_string(),
+                "T1",
+                Oracle::new(
+                    "type result.txt",
+                    "PASS",
+                    &text(resolve(Path::new(r"\\server\share\repo"), Path::new("build"))),
+                    r"C:\WINDOWS\system32\cmd.exe",
+                    1,
+                    r"C:\WINDOWS\system32;;C:\tools;",
+                ),
+                "8cf25cfedfb165a810d7a848d882e67d12b4ea161d6bbad9a991a4d80f643c61",
+                "33c1d827f726f205b43443970d7ba87a04e769ea28b5b776b813b58d47b0a8b5.json",
+            ),
+        ];
+        assert_eq!(text(explicit), r"c:\Users\dev\project\gates\leaf.md", "path.win32.resolve keeps the case");
+        for (file, gate, oracle, signature, record) in vectors {
+            assert!(oracle.to_json().contains(r#""platform":"win32""#));
+            assert_eq!(oracle.signature(), signature, "{file} {gate}");
+            assert_eq!(oracle.record_name(&file, gate), record, "{file} {gate}");
+        }
+    }
 }

@@ -323,7 +323,8 @@ mod tests {
         let defaults = checker(&[], environment(dir.path()));
         assert_eq!(
             (defaults.jobs.get(), defaults.timeout, defaults.shell.as_str()),
-            (1, check::DEFAULT_TIMEOUT, "/bin/sh")
+            // cmd.exe: the test's environment has no ComSpec.
+            (1, check::DEFAULT_TIMEOUT, if cfg!(windows) { "cmd.exe" } else { "/bin/sh" })
         );
     }
 

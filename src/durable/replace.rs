@@ -297,6 +297,9 @@ mod tests {
         }
     }
 
+    // Symbolic links: Windows lets only administrators (or Developer Mode)
+    // create one, and wine 8, which runs the Windows tests, creates none.
+    #[cfg(unix)]
     #[test]
     fn a_replacement_lands_in_the_directory_held_open_even_after_its_path_is_swapped() {
         let dir = tempfile::tempdir().unwrap();

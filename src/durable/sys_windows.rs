@@ -195,7 +195,12 @@ pub fn make_directory(dir: &Dir, name: &OsStr) -> io::Result<bool> {
 /// has no mode to give.
 pub fn create_new_file(dir: &Dir, name: &OsStr, _mode: u32) -> io::Result<File> {
     // The creator may set the ACL (`keep_attributes`).
-    OpenOptions::new().access_mode(GENERIC_READ | GENERIC_WRITE | WRITE_DAC).create_new(true).open(dir.join(name))
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .access_mode(GENERIC_READ | GENERIC_WRITE | WRITE_DAC)
+        .create_new(true)
+        .open(dir.join(name))
 }
 
 /// What opening a name without following a link found.

@@ -235,11 +235,35 @@ pub fn is_ours(command: &str, role: Role) -> bool {
         Role::Stop => "stop",
         Role::Guard => "pre-tool",
     };
-    let words = tokenize(command);
-    let invokes_gate_check = matches!(words.as_slice(),
-        [Token::Word(program), hook, named, ..]
-            if program.rsplit('/').next() == Some("gate-check") && hook.is_word("hook") && named.is_word(event));
+    let invokes_gate_check = split_program(command).is_some_and(|(program, words)| {
+        is_gate_check(&program)
+            && matches!(words.as_slice(), [hook, named, ..] if hook.is_word("hook") && named.is_word(event))
+    });
     invokes_gate_check || (role == Role::Stop && is_node_handler(command))
+}
+
+/// The program a hook command runs, and the words after it. On Windows a
+/// program in double quotes is taken as it stands (a backslash separates
+/// directories there and escapes nothing), as `quote_program` writes it.
+fn split_program(command: &str) -> Option<(String, Vec<Token>)> {
+    if cfg!(windows) {
+        if let Some(rest) = command.strip_prefix('"') {
+            let (program, after) = rest.split_once('"')?;
+            return Some((program.to_string(), tokenize(after)));
+        }
+    }
+    let mut words = tokenize(command).into_iter();
+    match words.next()? {
+        Token::Word(program) => Some((program, words.collect())),
+        Token::Operator(_) => None,
+    }
+}
+
+/// A path whose file name is `gate-check` (on Windows also `gate-check.exe`,
+/// in any case, after a `\` or `/`).
+fn is_gate_check(program: &str) -> bool {
+    let name = program.rsplit(|c| c == '/' || (cfg!(windows) && c == '\\')).next().unwrap_or(program);
+    name == "gate-check" || (cfg!(windows) && name.eq_ignore_ascii_case("gate-check.exe"))
 }
 
 /// The whole handler this tool installs for `command` at `slot`.
@@ -436,6 +460,11 @@ mod tests {
     use super::*;
 
     const ME: &str = "/opt/tools/gate-check";
+
+    /// `ME` as the first word of a command.
+    fn me() -> String {
+        quote_program(ME)
+    }
     const CLAUDE: HookFile = HookFile { slots: &[STOP, SUBAGENT_STOP], version: None };
     const STOP_ONLY: HookFile = HookFile { slots: &[STOP], version: None };
 
@@ -454,12 +483,19 @@ mod tests {
     #[test]
     fn commands_and_ownership() {
         assert_eq!(HookFile::of(Host::Claude).slots, [STOP, SUBAGENT_STOP, PRE_TOOL_USE]);
-        assert_eq!(hook_command(ME, Host::Claude, None), "/opt/tools/gate-check hook stop");
-        assert_eq!(hook_command(ME, Host::Cursor, None), "/opt/tools/gate-check hook stop --agent cursor");
+        assert_eq!(hook_command(ME, Host::Claude, None), format!("{} hook stop", me()));
+        assert_eq!(hook_command(ME, Host::Cursor, None), format!("{} hook stop --agent cursor", me()));
         assert_eq!(
             hook_command("/a b/gate-check", Host::Codex, Some("api")),
-            "'/a b/gate-check' hook stop --agent codex --scope api"
+            format!("{} hook stop --agent codex --scope api", quote_program("/a b/gate-check"))
         );
+        if cfg!(windows) {
+            // The Node installer's win32 quoting, read back whole.
+            let installed = hook_command(r"C:\Users\dev\bin\gate-check.exe", Host::Claude, None);
+            assert_eq!(installed, r#""C:\Users\dev\bin\gate-check.exe" hook stop"#);
+            assert!(is_ours(&installed, Role::Stop));
+            assert!(!is_ours(r#""C:\Users\dev\bin\not-gate-check.exe" hook stop"#, Role::Stop));
+        }
         assert!(is_ours("'/a b/gate-check' hook stop --scope api", Role::Stop));
         assert!(is_ours("gate-check hook stop --agent gemini", Role::Stop));
         assert!(is_ours("gate-check hook stop", Role::Stop));
@@ -594,8 +630,11 @@ mod tests {
     #[test]
     fn the_guard_is_installed_beside_the_stop_hook_and_left_out_on_request() {
         let (stop, guard) = (hook_command(ME, Host::Claude, None), guard_command(ME, Host::Claude));
-        assert_eq!(guard, "/opt/tools/gate-check hook pre-tool");
-        assert_eq!(guard_command("/a b/gate-check", Host::Cursor), "'/a b/gate-check' hook pre-tool --agent cursor");
+        assert_eq!(guard, format!("{} hook pre-tool", me()));
+        assert_eq!(
+            guard_command("/a b/gate-check", Host::Cursor),
+            format!("{} hook pre-tool --agent cursor", quote_program("/a b/gate-check"))
+        );
         let both = Commands { stop: &stop, guard: Some(&guard) };
         let theirs = json!({ "hooks": { "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "command": "audit" }] }] } });
         let Outcome::Installed { settings, replaced: 0, dropped: 0 } =

@@ -26,9 +26,17 @@ impl<W: Write> Document<W> {
     }
 }
 
-/// `ledger` relative to `base` when it lies below it, else as it is.
+/// `ledger` relative to `base` when it lies below it, with `/` between its
+/// parts on every platform (as GitHub links files and JUnit readers expect),
+/// else as it is.
 fn relative_to(base: &Path, ledger: &str) -> String {
-    Path::new(ledger).strip_prefix(base).map(|p| p.display().to_string()).unwrap_or_else(|_| ledger.to_string())
+    match crate::paths::strip_prefix(Path::new(ledger), base) {
+        Some(relative) => {
+            let parts: Vec<_> = relative.components().map(|part| part.as_os_str().to_string_lossy()).collect();
+            parts.join("/")
+        }
+        None => ledger.to_string(),
+    }
 }
 
 impl<W: Write> Reporter for Document<W> {

@@ -4,14 +4,19 @@
 //! fails closed.
 
 use std::fs;
+#[cfg(unix)]
 use std::os::unix::fs::{symlink, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::common::{gate, outcome, run_concurrently, Sandbox};
-use crate::core_support::{mode_of, oracle_json, record_name};
+use crate::common::{gate, outcome, run_concurrently, sh, Sandbox};
+#[cfg(unix)]
+use crate::core_support::mode_of;
+use crate::core_support::{oracle_json, record_name, PATH_DELIMITER};
 
-const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-const CHECK: &str = "touch created.txt && echo ok";
+const PATH: &str = if cfg!(windows) { r"C:\windows\system32;C:\windows" } else { "/usr/local/bin:/usr/bin:/bin" };
+const CHECK: &str = if cfg!(windows) { "type nul > created.txt && echo ok" } else { "touch created.txt && echo ok" };
+/// A shell file other than the default one.
+const OTHER_SHELL: &str = if cfg!(windows) { r"C:\windows\system32\find.exe" } else { "/bin/bash" };
 
 fn ledger() -> String {
     gate("A", CHECK, "ok")
@@ -26,12 +31,13 @@ fn cmd(sandbox: &Sandbox) -> assert_cmd::Command {
 fn expected_record(sandbox: &Sandbox) -> (PathBuf, String) {
     let root = sandbox.root.to_str().unwrap();
     let ledger = sandbox.path("GATES.md");
-    let json = oracle_json(CHECK, "ok", root, "/bin/sh", 120, PATH);
+    let json = oracle_json(CHECK, "ok", root, &sh::default_shell(), 120, PATH);
     let (name, signature) = record_name(ledger.to_str().unwrap(), "A", &json);
     (sandbox.approvals.join(name), signature)
 }
 
-fn chmod(path: &Path, mode: u32) {
+#[cfg(unix)]
+fn chmod(path: &std::path::Path, mode: u32) {
     fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
 }
 
@@ -50,11 +56,12 @@ fn assert_fails_closed(sandbox: &Sandbox, cmd: &mut assert_cmd::Command, fragmen
 fn an_unapproved_oracle_is_shown_and_not_run() {
     let sandbox = Sandbox::new();
     sandbox.write("GATES.md", &ledger());
-    let long_path = format!("{PATH}:{}", "/opt/very-long-entry".repeat(60));
+    let long_path = format!("{PATH}{PATH_DELIMITER}{}", "/opt/very-long-entry".repeat(60));
     assert!(long_path.len() > 800);
     let expected = format!(
-        "APPROVAL REQUIRED GATES:A\n    CHECK: {CHECK}\n    EXPECT: ok\n    CWD: {}\n    SHELL: /bin/sh\n    TIMEOUT: 120s\n    PATH: {}...\n    NOT RUN: inspect this oracle, then re-run with --approve\n",
+        "APPROVAL REQUIRED GATES:A\n    CHECK: {CHECK}\n    EXPECT: ok\n    CWD: {}\n    SHELL: {}\n    TIMEOUT: 120s\n    PATH: {}...\n    NOT RUN: inspect this oracle, then re-run with --approve\n",
         sandbox.root.display(),
+        sh::default_shell(),
         &long_path[..800]
     );
     sandbox
@@ -66,15 +73,15 @@ fn an_unapproved_oracle_is_shown_and_not_run() {
     assert_eq!(sandbox.read("GATES.md"), ledger());
     assert_eq!(sandbox.approval_count(), 0);
 
-    let exact: String = format!("{PATH}:{}", "x".repeat(800 - PATH.len() - 1));
+    let exact: String = format!("{PATH}{PATH_DELIMITER}{}", "x".repeat(800 - PATH.len() - 1));
     assert_eq!(exact.len(), 800);
     sandbox.run_with(sandbox.cmd().env("PATH", &exact)).code(1).stdout_contains(&format!("    PATH: {exact}\n"));
     // The cap counts UTF-16 code units, as the Node tool does.
-    let wide = format!("/bin:{}", "\u{1F600}".repeat(398));
+    let wide = format!("/bin{PATH_DELIMITER}{}", "\u{1F600}".repeat(398));
     sandbox
         .run_with(sandbox.cmd().env("PATH", &wide))
         .code(1)
-        .stdout_contains(&format!("    PATH: /bin:{}...\n", "\u{1F600}".repeat(397)));
+        .stdout_contains(&format!("    PATH: /bin{PATH_DELIMITER}{}...\n", "\u{1F600}".repeat(397)));
 }
 
 #[test]
@@ -87,11 +94,15 @@ fn approve_records_privately_and_later_runs_need_no_approval() {
         .code(0)
         .stdout_contains("APPROVAL REQUIRED GATES:A")
         .stdout_contains("PASS GATES:A");
-    assert_eq!(mode_of(&store), 0o700);
-    assert_eq!(mode_of(store.parent().unwrap()), 0o700);
     let records: Vec<PathBuf> = fs::read_dir(&store).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(records.len(), 1, "{records:?}");
-    assert_eq!(mode_of(&records[0]), 0o600);
+    // Windows has no mode bits: the store's ACL is checked in `windows`.
+    #[cfg(unix)]
+    {
+        assert_eq!(mode_of(&store), 0o700);
+        assert_eq!(mode_of(store.parent().unwrap()), 0o700);
+        assert_eq!(mode_of(&records[0]), 0o600);
+    }
     approved.stdout_contains(&format!("    APPROVED: {}", records[0].display()));
     assert!(sandbox.path("created.txt").exists());
 
@@ -118,8 +129,15 @@ fn record_name_and_content_match_the_node_tool() {
     assert_eq!(record["file"], sandbox.path("GATES.md").to_str().unwrap());
     assert_eq!(record["gate"], "A");
     assert_eq!(record["signature"], signature.as_str());
-    let oracle: serde_json::Value =
-        serde_json::from_str(&oracle_json(CHECK, "ok", sandbox.root.to_str().unwrap(), "/bin/sh", 120, PATH)).unwrap();
+    let oracle: serde_json::Value = serde_json::from_str(&oracle_json(
+        CHECK,
+        "ok",
+        sandbox.root.to_str().unwrap(),
+        &sh::default_shell(),
+        120,
+        PATH,
+    ))
+    .unwrap();
     assert_eq!(record["oracle"], oracle);
     assert!(record["approvedAt"].as_str().is_some_and(|t| t.ends_with('Z')), "{record}");
 }
@@ -137,6 +155,7 @@ fn a_node_written_record_is_honoured() {
         "approvedAt": "2025-01-01T00:00:00.000Z",
     });
     fs::write(&path, record.to_string()).unwrap();
+    #[cfg(unix)]
     chmod(&path, 0o600);
     sandbox.run_with(&mut cmd(&sandbox)).code(0).stdout_lacks("APPROVAL REQUIRED").stdout_contains("\nALL MET (");
 }
@@ -173,13 +192,13 @@ fn every_bound_input_requires_approval_again() {
         }
         sandbox.write("GATES.md", &approved);
     };
-    needs_approval(Some(approved.replace(CHECK, "touch created.txt && echo  ok")), &[], PATH); // CHECK
+    needs_approval(Some(approved.replace(CHECK, &CHECK.replace("echo ok", "echo  ok"))), &[], PATH); // CHECK
     needs_approval(Some(approved.replace("EXPECT: ok", "EXPECT: o")), &[], PATH); // EXPECT
     needs_approval(Some(approved.replace("EXPECT: ok\n", "EXPECT: ok\n  CWD: sub\n")), &[], PATH); // CWD attribute
     needs_approval(None, &["--cwd", "sub"], PATH); // --cwd
-    needs_approval(None, &["--shell", "/bin/bash"], PATH); // --shell
+    needs_approval(None, &["--shell", OTHER_SHELL], PATH); // --shell
     needs_approval(None, &["--timeout", "119"], PATH); // --timeout
-    needs_approval(None, &[], &format!("{PATH}:/opt/bin")); // PATH
+    needs_approval(None, &[], &format!("{PATH}{PATH_DELIMITER}/opt/bin")); // PATH
     fs::write(sandbox.path("other.md"), &approved).unwrap();
     needs_approval(None, &["other.md"], PATH); // ledger path
     assert_eq!(sandbox.approval_count(), 1);
@@ -196,15 +215,25 @@ fn store_inside_the_root_is_refused() {
         "UNLAZY_APPROVAL_DIR must be outside the repository root",
     );
     assert!(!inside.exists());
-    // Lexically outside, canonically inside.
+    // Symbolic links: Windows lets only administrators (or Developer Mode)
+    // create one, and wine 8 creates none.
+    #[cfg(unix)]
+    {
+        // Lexically outside, canonically inside.
+        store_reached_through_a_link_is_refused(&sandbox);
+    }
+}
+
+#[cfg(unix)]
+fn store_reached_through_a_link_is_refused(sandbox: &Sandbox) {
     let real = sandbox.path(".private");
     fs::create_dir(&real).unwrap();
     chmod(&real, 0o700);
     let alias = sandbox.approvals.join("alias");
     symlink(&sandbox.root, &alias).unwrap();
     assert_fails_closed(
-        &sandbox,
-        cmd(&sandbox).env("UNLAZY_APPROVAL_DIR", alias.join(".private")).arg("--approve"),
+        sandbox,
+        cmd(sandbox).env("UNLAZY_APPROVAL_DIR", alias.join(".private")).arg("--approve"),
         "approval directory resolves inside the repository root",
     );
 }
@@ -218,7 +247,7 @@ fn a_large_batch_of_lookups_keeps_each_answer_with_its_own_gate() {
     let sandbox = Sandbox::new();
     let gates = |changed: usize| -> String {
         (0..150)
-            .map(|i| gate(&format!("G{i}"), if i == changed { "echo ok && true" } else { "echo ok" }, "ok"))
+            .map(|i| gate(&format!("G{i}"), if i == changed { "echo ok && echo ok" } else { "echo ok" }, "ok"))
             .collect()
     };
     sandbox.write("GATES.md", &gates(usize::MAX));
@@ -242,6 +271,9 @@ fn a_large_batch_of_lookups_keeps_each_answer_with_its_own_gate() {
     }
 }
 
+// Links, mode bits and owners; the Windows store's ACL and owner are
+// checked in `windows`.
+#[cfg(unix)]
 #[test]
 fn broken_stores_fail_closed() {
     let sandbox = Sandbox::new();
@@ -294,25 +326,31 @@ fn broken_records_fail_closed() {
     fs::hard_link(&record, &second).unwrap();
     assert_fails_closed(&sandbox, &mut cmd(&sandbox), "refusing linked or replaced approval record");
     fs::remove_file(&second).unwrap();
-
-    chmod(&record, 0o640);
-    assert_fails_closed(&sandbox, &mut cmd(&sandbox), "must not grant group or other permissions");
-    chmod(&record, 0o600);
-
-    fs::rename(&record, sandbox.approvals.join("target.json.bak")).unwrap();
-    symlink(sandbox.approvals.join("target.json.bak"), &record).unwrap();
-    assert_fails_closed(&sandbox, &mut cmd(&sandbox), "must be a real file");
-    fs::remove_file(&record).unwrap();
-    fs::rename(sandbox.approvals.join("target.json.bak"), &record).unwrap();
-
-    if nix::unistd::geteuid().is_root() {
-        nix::unistd::chown(&record, Some(nix::unistd::Uid::from_raw(54321)), None).unwrap();
-        assert_fails_closed(&sandbox, &mut cmd(&sandbox), "must be owned by the current user");
-        nix::unistd::chown(&record, Some(nix::unistd::geteuid()), None).unwrap();
-    }
+    // Mode bits, links and owners: Windows' ACL twin is in `windows`.
+    #[cfg(unix)]
+    record_permissions_links_and_owner_fail_closed(&sandbox, &record);
     assert_eq!(fs::read(&record).unwrap(), saved);
     // The intact record is usable again.
     sandbox.run_with(&mut cmd(&sandbox)).code(0).stdout_contains("\nALL MET (");
+}
+
+#[cfg(unix)]
+fn record_permissions_links_and_owner_fail_closed(sandbox: &Sandbox, record: &std::path::Path) {
+    chmod(record, 0o640);
+    assert_fails_closed(sandbox, &mut cmd(sandbox), "must not grant group or other permissions");
+    chmod(record, 0o600);
+
+    fs::rename(record, sandbox.approvals.join("target.json.bak")).unwrap();
+    symlink(sandbox.approvals.join("target.json.bak"), record).unwrap();
+    assert_fails_closed(sandbox, &mut cmd(sandbox), "must be a real file");
+    fs::remove_file(record).unwrap();
+    fs::rename(sandbox.approvals.join("target.json.bak"), record).unwrap();
+
+    if nix::unistd::geteuid().is_root() {
+        nix::unistd::chown(record, Some(nix::unistd::Uid::from_raw(54321)), None).unwrap();
+        assert_fails_closed(sandbox, &mut cmd(sandbox), "must be owned by the current user");
+        nix::unistd::chown(record, Some(nix::unistd::geteuid()), None).unwrap();
+    }
 }
 
 #[test]
@@ -331,6 +369,7 @@ fn records_with_wrong_fields_are_not_approvals() {
     ];
     for body in bodies {
         fs::write(&record, &body).unwrap();
+        #[cfg(unix)]
         chmod(&record, 0o600);
         sandbox
             .run_with(&mut cmd(&sandbox))
@@ -365,6 +404,7 @@ fn records_are_read_as_the_node_tool_parses_them() {
     for (body, approved) in approve.iter().map(|b| (b, true)).chain(refuse.iter().map(|b| (b, false))) {
         sandbox.write("GATES.md", &ledger());
         fs::write(&record, body).unwrap();
+        #[cfg(unix)]
         chmod(&record, 0o600);
         let run = sandbox.run_with(&mut cmd(&sandbox)).code(if approved { 0 } else { 1 });
         if approved {
@@ -378,7 +418,7 @@ fn records_are_read_as_the_node_tool_parses_them() {
 #[test]
 fn concurrent_approvals_leave_one_valid_record() {
     let sandbox = Sandbox::new();
-    sandbox.write("GATES.md", &gate("A", "sleep 0.2; echo ok", "ok"));
+    sandbox.write("GATES.md", &gate("A", &sh::then(&sh::sleep(1), "echo ok"), "ok"));
     let run_eight = |args: &[&str]| {
         let commands = (0..8).map(|_| {
             let mut command = sandbox.std_cmd();
@@ -418,6 +458,7 @@ fn status_never_touches_the_store() {
     let unmet = "  UNMET GATES:A (unchecked): outcome A\nGATES.md: 1 gates\nUNMET: 1 (met: 0)\n  GATES:A\n";
     sandbox.run_with(sandbox.cmd().env("UNLAZY_APPROVAL_DIR", &missing).arg("--status")).code(1).stdout_is(unmet);
     assert!(!missing.exists(), "--status created the approval store");
+    #[cfg(unix)]
     chmod(&sandbox.approvals, 0o777);
     // A broken store must not break --status.
     sandbox.run(&["--status"]).code(1).stdout_is(unmet);
@@ -425,5 +466,6 @@ fn status_never_touches_the_store() {
         .run_with(sandbox.cmd().env("UNLAZY_APPROVAL_DIR", sandbox.path("inside")).arg("--status"))
         .code(1)
         .stdout_is("  UNMET GATES:A (unchecked): outcome A\nGATES.md: 1 gates\nUNMET: 1 (met: 0)\n  GATES:A\n");
+    #[cfg(unix)]
     chmod(&sandbox.approvals, 0o700);
 }

@@ -6,11 +6,15 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(unix)]
+use std::path::PathBuf;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use crate::common::{outcome, Sandbox};
+#[cfg(unix)]
+use crate::common::outcome;
+use crate::common::Sandbox;
 
 const RELEASE_TARGETS: [&str; 4] =
     ["aarch64-apple-darwin", "aarch64-unknown-linux-musl", "x86_64-apple-darwin", "x86_64-unknown-linux-musl"];
@@ -189,6 +193,7 @@ fn every_gate_check_command_line_in_ci_files_and_the_readme_exists_in_the_binary
 
 /// A stand-in for `curl -fsSL[O] URL` that serves the release URLs from a
 /// local directory, so the action's install script runs for real.
+#[cfg(unix)]
 fn fake_curl(bin: &Path, releases: &Path) {
     let script = format!(
         r#"#!/bin/sh
@@ -209,6 +214,7 @@ esac
     fs::set_permissions(bin.join("curl"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 }
 
+#[cfg(unix)]
 fn runner_target() -> (&'static str, &'static str, &'static str) {
     let os = if cfg!(target_os = "macos") { "macOS" } else { "Linux" };
     let arch = if cfg!(target_arch = "aarch64") { "ARM64" } else { "X64" };
@@ -222,6 +228,7 @@ fn runner_target() -> (&'static str, &'static str, &'static str) {
 }
 
 /// Runs one step of action.yml with bash, its `env` filled from `values`.
+#[cfg(unix)]
 fn action_step(step: &Yaml, cwd: &Path, values: &[(&str, String)], path: &str) -> std::process::Output {
     let mut command = std::process::Command::new("bash");
     command.arg("-c").arg(step["run"].as_str().unwrap()).current_dir(cwd).env("PATH", path);
@@ -240,6 +247,7 @@ fn action_step(step: &Yaml, cwd: &Path, values: &[(&str, String)], path: &str) -
 /// A release v0.1.0 of the binary under test, packed and checksummed as
 /// release.yml packs it, served by a stand-in curl: (work directory,
 /// archive name, releases directory, PATH with the stand-in first).
+#[cfg(unix)]
 fn staged_release(sandbox: &Sandbox) -> (PathBuf, String, PathBuf, String) {
     let work = sandbox.root.parent().unwrap().join("action");
     let (_, _, target) = runner_target();
@@ -262,6 +270,7 @@ fn staged_release(sandbox: &Sandbox) -> (PathBuf, String, PathBuf, String) {
 /// The environment the action's install step runs with: the runner's
 /// variables for this machine, then the step's inputs (`version`, a pinned
 /// `sha256`, and the ref the action was used at).
+#[cfg(unix)]
 fn install_step_env(
     temp: &Path,
     action_path: &Path,
@@ -282,6 +291,9 @@ fn install_step_env(
     ]
 }
 
+// Runs the action's bash steps with a stand-in curl, as on Linux and macOS
+// runners.
+#[cfg(unix)]
 #[test]
 fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
     let sandbox = Sandbox::new();
@@ -348,6 +360,9 @@ fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
     fs::write(&sums, text).unwrap();
 }
 
+// Runs the action's bash steps with a stand-in curl, as on Linux and macOS
+// runners.
+#[cfg(unix)]
 #[test]
 fn the_action_installs_its_own_version_checks_pinned_checksums_and_can_only_install() {
     let sandbox = Sandbox::new();
@@ -410,6 +425,9 @@ fn the_action_installs_its_own_version_checks_pinned_checksums_and_can_only_inst
     assert_eq!(code, 1);
 }
 
+// Runs the action's bash steps with a stand-in curl, as on Linux and macOS
+// runners.
+#[cfg(unix)]
 #[test]
 fn the_action_appends_the_checked_pipelines_tree_to_the_job_summary() {
     let sandbox = Sandbox::new();

@@ -3,7 +3,6 @@
 //! both with a clean, deterministic environment.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -21,19 +20,19 @@ pub struct Sandbox {
 impl Sandbox {
     pub fn new() -> Sandbox {
         let dir = tempfile::tempdir().expect("temp dir");
-        let base = fs::canonicalize(dir.path()).expect("canonical temp dir");
+        let base = canonical(dir.path());
         let root = base.join("repo");
         let approvals = base.join("approvals");
         fs::create_dir(&root).expect("root");
         fs::create_dir(&approvals).expect("approvals");
-        fs::set_permissions(&approvals, fs::Permissions::from_mode(0o700)).expect("chmod");
+        make_private(&approvals);
         let receipts = base.join("receipts");
         Sandbox { _dir: dir, root, approvals, receipts }
     }
 
     /// Writes `text` to `relative` under the root, creating directories.
     pub fn write(&self, relative: &str, text: &str) -> PathBuf {
-        let path = self.root.join(relative);
+        let path = self.path(relative);
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).expect("parent dirs");
         }
@@ -42,11 +41,13 @@ impl Sandbox {
     }
 
     pub fn read(&self, relative: &str) -> String {
-        fs::read_to_string(self.root.join(relative)).expect("read fixture")
+        fs::read_to_string(self.path(relative)).expect("read fixture")
     }
 
+    /// `relative` (written with `/`) under the root, spelled as the
+    /// platform spells it.
     pub fn path(&self, relative: &str) -> PathBuf {
-        self.root.join(relative)
+        self.root.join(native(relative))
     }
 
     /// `gate-check` run from the root with the sandbox's approval store and
@@ -108,6 +109,31 @@ pub fn outcome(output: &std::process::Output) -> (i32, String, String) {
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+/// `path` with its links resolved, as gate-check shows it: on Windows the
+/// temporary directory as it is spelled (`canonicalize` would give a
+/// `\\?\` path, which cmd.exe cannot start in).
+pub fn canonical(path: &Path) -> PathBuf {
+    if cfg!(windows) {
+        path.to_path_buf()
+    } else {
+        fs::canonicalize(path).expect("canonical temp dir")
+    }
+}
+
+/// Makes a directory private to this user: mode 0700 on Unix. On Windows
+/// a new directory already is (the profile's temporary directory grants
+/// only the user, SYSTEM and Administrators; under wine, the Windows test
+/// run's umask 077 gives the same).
+pub fn make_private(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o700)).expect("chmod");
+    }
+    #[cfg(windows)]
+    let _ = path;
 }
 
 pub fn exists(path: &Path) -> bool {
@@ -256,4 +282,115 @@ impl Drop for Run {
         assert!(self.stdout_checked || self.stdout.is_empty(), "unchecked stdout: {}", self.context());
         assert!(self.stderr_checked || self.stderr.is_empty(), "unchecked stderr: {}", self.context());
     }
+}
+
+/// A path relative to the root as gate-check shows it: with `\` on Windows.
+pub fn native(relative: &str) -> String {
+    if cfg!(windows) {
+        relative.replace('/', "\\")
+    } else {
+        relative.to_string()
+    }
+}
+
+/// CHECK text for the shell a run uses by default: `/bin/sh`, or on
+/// Windows cmd.exe (`%ComSpec%`), so one test runs on both.
+pub mod sh {
+    /// Succeeds and prints nothing.
+    pub const TRUE: &str = if cfg!(windows) { "exit /b 0" } else { "true" };
+    /// Fails with exit code 1 and prints nothing.
+    pub const FALSE: &str = if cfg!(windows) { "exit /b 1" } else { "false" };
+    /// Prints the working directory.
+    pub const PWD: &str = if cfg!(windows) { "cd" } else { "pwd" };
+    /// The line ending `echo` prints.
+    pub const EOL: &str = if cfg!(windows) { "\r\n" } else { "\n" };
+
+    /// Exits with `code`.
+    pub fn exit(code: i32) -> String {
+        if cfg!(windows) {
+            format!("exit /b {code}")
+        } else {
+            format!("exit {code}")
+        }
+    }
+
+    /// Runs `first`, then `second` whatever `first` gave (cmd.exe would
+    /// print a space before `&` as part of an `echo`).
+    pub fn then(first: &str, second: &str) -> String {
+        if cfg!(windows) {
+            format!("{first}& {second}")
+        } else {
+            format!("{first}; {second}")
+        }
+    }
+
+    /// Prints `word` (letters, digits, `-` and `.`) without a line ending.
+    pub fn print(word: &str) -> String {
+        if cfg!(windows) {
+            format!("<nul set /p ={word}")
+        } else {
+            format!("printf {word}")
+        }
+    }
+
+    /// Creates the empty file `name` in the working directory.
+    pub fn touch(name: &str) -> String {
+        if cfg!(windows) {
+            format!("type nul > {name}")
+        } else {
+            format!("touch {name}")
+        }
+    }
+
+    /// Prints the file `name`.
+    pub fn cat(name: &str) -> String {
+        if cfg!(windows) {
+            format!("type {name}")
+        } else {
+            format!("cat {name}")
+        }
+    }
+
+    /// Waits about `seconds` whole seconds (cmd.exe has no sleep: one ping a
+    /// second).
+    pub fn sleep(seconds: u32) -> String {
+        if cfg!(windows) {
+            format!("ping -n {} 127.0.0.1 > nul", seconds + 1)
+        } else {
+            format!("sleep {seconds}")
+        }
+    }
+
+    /// The default shell's path as gate-check resolves and shows it.
+    pub fn default_shell() -> String {
+        if cfg!(windows) {
+            std::env::var("ComSpec").unwrap_or_else(|_| r"C:\windows\system32\cmd.exe".to_string())
+        } else {
+            "/bin/sh".to_string()
+        }
+    }
+}
+
+/// Makes a file private to this user: mode 0600 on Unix; on Windows a new
+/// file already is (see `make_private`).
+pub fn make_private_file(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+    #[cfg(windows)]
+    let _ = path;
+}
+
+/// Makes `link` a symbolic link to `target` where the test platform can:
+/// true on Unix; false on Windows, which lets only administrators (or
+/// Developer Mode) create one, and under wine 8, which runs the Windows
+/// tests, creates none. What a test checks about links it checks only then.
+pub fn symlink(target: &Path, link: &Path) -> bool {
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(target, link).expect("symlink");
+    #[cfg(windows)]
+    let _ = (target, link);
+    cfg!(unix)
 }

@@ -4,7 +4,9 @@
 //! options after subcommands and the project's scope ids, gate ids and
 //! leaf names.
 
+#[cfg(unix)]
 use std::path::PathBuf;
+#[cfg(unix)]
 use std::process::Command;
 
 use crate::common::{gate, Sandbox};
@@ -19,12 +21,14 @@ fn project() -> Sandbox {
 }
 
 /// PATH with the binary under test first: the scripts call `gate-check`.
+#[cfg(unix)]
 fn path_with_binary() -> String {
     let binary = assert_cmd::cargo::cargo_bin("gate-check");
     let directory: PathBuf = binary.parent().unwrap().to_path_buf();
     format!("{}:/usr/local/bin:/usr/bin:/bin", directory.display())
 }
 
+#[cfg(unix)]
 fn shell(sandbox: &Sandbox, program: &str, script: &str) -> String {
     let output = Command::new(program)
         .args(["-c", script])
@@ -41,6 +45,7 @@ fn shell(sandbox: &Sandbox, program: &str, script: &str) -> String {
 
 /// Bash: loads the script, finds the function `complete -p` names, and
 /// calls it as bash's programmable completion does, with COMP_* set.
+#[cfg(unix)]
 fn bash_completions(sandbox: &Sandbox, words: &[&str]) -> Vec<String> {
     let quoted: Vec<String> = words.iter().map(|word| format!("'{word}'")).collect();
     let script = format!(
@@ -55,6 +60,9 @@ fn bash_completions(sandbox: &Sandbox, words: &[&str]) -> Vec<String> {
     shell(sandbox, "bash", &script).lines().map(str::to_string).filter(|line| !line.is_empty()).collect()
 }
 
+// Drives bash, fish and zsh; PowerShell's registration and callback are
+// tested in cli.
+#[cfg(unix)]
 #[test]
 fn bash_completes_options_after_a_subcommand_and_the_projects_own_names() {
     let sandbox = project();
@@ -68,6 +76,9 @@ fn bash_completes_options_after_a_subcommand_and_the_projects_own_names() {
     assert!(bash_completions(&sandbox, &["gate-check", "--rev"]).contains(&"--reverify".to_string()));
 }
 
+// Drives bash, fish and zsh; PowerShell's registration and callback are
+// tested in cli.
+#[cfg(unix)]
 #[test]
 fn fish_completes_through_its_own_complete_command() {
     let sandbox = project();
@@ -81,6 +92,9 @@ fn fish_completes_through_its_own_complete_command() {
     assert_eq!(scopes, "api\nweb\n");
 }
 
+// Drives bash, fish and zsh; PowerShell's registration and callback are
+// tested in cli.
+#[cfg(unix)]
 #[test]
 fn zsh_registers_the_completer_and_the_callback_it_makes_answers() {
     let sandbox = project();
@@ -128,6 +142,9 @@ fn candidates(sandbox: &Sandbox, words: &[&str]) -> String {
     sandbox.run_with(command.arg("--").args(words)).code(0).stderr_is("").into_stdout()
 }
 
+// Names a ledger file with control characters (or `:`), which Windows file
+// systems refuse.
+#[cfg(unix)]
 #[test]
 fn candidates_never_carry_control_characters_or_leave_the_repository() {
     let sandbox = project();
@@ -144,9 +161,10 @@ fn candidates_never_carry_control_characters_or_leave_the_repository() {
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("secret-leaf.md"), "- [ ] S1: secret\n").unwrap();
     std::fs::create_dir_all(sandbox.path(".unlazy/ops")).unwrap();
-    std::os::unix::fs::symlink(outside.path(), sandbox.path(".unlazy/ops/gates")).unwrap();
-    assert_eq!(candidates(&sandbox, &["gate-check", "--leaf", ""]), "leaf-9");
-    assert!(!candidates(&sandbox, &["gate-check", "--gate", ""]).contains("S1"));
+    if crate::common::symlink(outside.path(), &sandbox.path(".unlazy/ops/gates")) {
+        assert_eq!(candidates(&sandbox, &["gate-check", "--leaf", ""]), "leaf-9");
+        assert!(!candidates(&sandbox, &["gate-check", "--gate", ""]).contains("S1"));
+    }
 }
 
 #[test]

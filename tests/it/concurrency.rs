@@ -12,10 +12,13 @@ fn eight_concurrent_approve_runs_leave_every_gate_correct() {
     let mut text = String::from("# Gates: concurrency\n\nA hand-written note that must survive.\n\n");
     for i in 0..PROCESSES {
         // Staggered sleeps make the runs finish, and write, in mixed order.
-        let delay = (PROCESSES - i) as f64 * 0.05;
-        text.push_str(&format!(
-            "- [ ] G{i}: gate {i}\n  CHECK: sleep {delay}; printf 'done-{i}\\n'\n  EXPECT: done-{i}\n  EVIDENCE: pending\n"
-        ));
+        let check = if cfg!(windows) {
+            // cmd.exe waits in whole seconds: half the gates wait one.
+            format!("ping -n {} 127.0.0.1 > nul& echo done-{i}", 1 + i % 2)
+        } else {
+            format!("sleep {}; printf 'done-{i}\\n'", (PROCESSES - i) as f64 * 0.05)
+        };
+        text.push_str(&format!("- [ ] G{i}: gate {i}\n  CHECK: {check}\n  EXPECT: done-{i}\n  EVIDENCE: pending\n"));
     }
     sandbox.write("GATES.md", &text);
 

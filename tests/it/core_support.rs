@@ -2,10 +2,6 @@
 //! evidence): independent re-computations of the documented formats, so a
 //! test never trusts the code it checks.
 
-use std::fs;
-use std::path::Path;
-use std::time::{Duration, Instant};
-
 use sha2::{Digest, Sha256};
 
 pub fn sha256_hex(data: impl AsRef<[u8]>) -> String {
@@ -18,9 +14,21 @@ pub fn definition_digest(check: &str, expect: &str, cwd: Option<&str>) -> String
     sha256_hex(json)
 }
 
+/// What separates PATH entries here.
+pub const PATH_DELIMITER: char = if cfg!(windows) { ';' } else { ':' };
+
+/// Node's `process.platform` for this build.
+pub const PLATFORM: &str = if cfg!(windows) {
+    "win32"
+} else if cfg!(target_os = "macos") {
+    "darwin"
+} else {
+    "linux"
+};
+
 /// `<12 hex of sha256(PATH)>/<N> entries`.
 pub fn path_summary(path: &str) -> String {
-    let entries = if path.is_empty() { 0 } else { path.split(':').count() };
+    let entries = if path.is_empty() { 0 } else { path.split(PATH_DELIMITER).count() };
     format!("{}/{} entries", &sha256_hex(path)[..12], entries)
 }
 
@@ -45,7 +53,7 @@ pub fn oracle_json(check: &str, expect: &str, cwd: &str, shell: &str, timeout_se
     format!(
         "{{\"schema\":1,\"check\":{},\"expect\":{},\"cwd\":{},\"shell\":{},\"timeoutMs\":{},\
          \"maxOutputBytes\":1048576,\"regexTimeoutMs\":250,\"regexStartupTimeoutMs\":5000,\
-         \"maxRegexWorkers\":4,\"platform\":\"linux\",\"path\":{}}}",
+         \"maxRegexWorkers\":4,\"platform\":\"{PLATFORM}\",\"path\":{}}}",
         s(check),
         s(expect),
         s(cwd),
@@ -79,7 +87,10 @@ pub fn lines_with_endings(text: &[u8]) -> Vec<Vec<u8>> {
 }
 
 /// True once `/proc/PID` is gone or a zombie, polling up to `limit`.
-pub fn process_gone(pid: u32, limit: Duration) -> bool {
+#[cfg(unix)]
+pub fn process_gone(pid: u32, limit: std::time::Duration) -> bool {
+    use std::fs;
+    use std::time::{Duration, Instant};
     let deadline = Instant::now() + limit;
     loop {
         match fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -98,7 +109,8 @@ pub fn process_gone(pid: u32, limit: Duration) -> bool {
     }
 }
 
-pub fn mode_of(path: &Path) -> u32 {
+#[cfg(unix)]
+pub fn mode_of(path: &std::path::Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
-    fs::metadata(path).unwrap().permissions().mode() & 0o7777
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
 }

@@ -2,7 +2,7 @@
 //! on its own says which root ledgers it left out, and unmet manual gates
 //! are explained once.
 
-use crate::common::{gate, Sandbox};
+use crate::common::{gate, sh, Sandbox};
 
 const MANUAL: &str = "- [ ] M1: a person reads the release notes\n";
 const MET: &str = "- [x] A1: done\n  EVIDENCE: seen\n";
@@ -13,13 +13,14 @@ fn a_pipeline_chosen_on_its_own_names_the_root_ledgers_it_left_out() {
     sandbox.write(".unlazy/api/GATES.md", MET);
     // Without root ledgers there is nothing to say.
     sandbox.run(&["--status", "-q"]).code(0).stdout_is("ALL MET (1 met) [scope api]\n");
-    sandbox.write("GATES.md", &gate("G1", "false", "x"));
-    sandbox.write("gates/leaf-1.md", &gate("L1", "false", "x"));
+    sandbox.write("GATES.md", &gate("G1", sh::FALSE, "x"));
+    sandbox.write("gates/leaf-1.md", &gate("L1", sh::FALSE, "x"));
     let note = "gate-check: note: checking .unlazy/api/, the only pipeline (no --scope given); not checked: GATES.md, \
-                gates/leaf-1.md (check them with: gate-check GATES.md gates/leaf-1.md)\n";
+                gates/leaf-1.md (check them with: gate-check GATES.md gates/leaf-1.md)\n"
+        .replace("gates/", &crate::common::native("gates/"));
     // The decision stays the Node tool's; the run says what it left out.
-    sandbox.run(&["--status", "-q"]).code(0).stdout_is("ALL MET (1 met) [scope api]\n").stderr_is(note);
-    let document = sandbox.run(&["--status", "--format", "json"]).code(0).stderr_contains(note).stdout_json();
+    sandbox.run(&["--status", "-q"]).code(0).stdout_is("ALL MET (1 met) [scope api]\n").stderr_is(&note);
+    let document = sandbox.run(&["--status", "--format", "json"]).code(0).stderr_contains(&note).stdout_json();
     assert_eq!(
         document["notTargeted"],
         serde_json::json!([sandbox.path("GATES.md"), sandbox.path("gates/leaf-1.md")]),
@@ -29,8 +30,10 @@ fn a_pipeline_chosen_on_its_own_names_the_root_ledgers_it_left_out() {
     std::fs::create_dir(sandbox.path("src")).unwrap();
     let from_below = sandbox.run_with(sandbox.cmd().current_dir(sandbox.path("src")).args(["--status", "-q"]));
     from_below.code(0).stdout_is("ALL MET (1 met) [scope api]\n").stderr_contains(&format!(
-        "(check them with: gate-check --root {} GATES.md gates/leaf-1.md)\n",
-        sandbox.root.display()
+        "(check them with: gate-check --root {} GATES.md {})\n",
+        // A path with `\` or `:` is quoted as one shell word.
+        if cfg!(windows) { format!("'{}'", sandbox.root.display()) } else { sandbox.root.display().to_string() },
+        crate::common::native("gates/leaf-1.md")
     ));
     // The suggested command checks them.
     sandbox.run(&["--status", "-q", "GATES.md", "gates/leaf-1.md"]).code(1).stdout_contains("UNMET: 2 (met: 0)");
@@ -47,7 +50,7 @@ fn a_pipeline_chosen_on_its_own_names_the_root_ledgers_it_left_out() {
 #[test]
 fn unmet_manual_gates_are_explained_once_per_run() {
     let sandbox = Sandbox::new();
-    sandbox.write("GATES.md", &format!("{MANUAL}{}", gate("G1", "false", "x")));
+    sandbox.write("GATES.md", &format!("{MANUAL}{}", gate("G1", sh::FALSE, "x")));
     sandbox.write("gates/leaf-1.md", "- [ ] M2: someone signs off\n");
     let out = sandbox.run(&["--status", "-q"]).code(1).into_stdout();
     assert_eq!(
@@ -58,7 +61,7 @@ fn unmet_manual_gates_are_explained_once_per_run() {
          CHECK)\n"
     );
     // Only runnable gates unmet: no such line.
-    sandbox.write("GATES.md", &gate("G1", "false", "x"));
+    sandbox.write("GATES.md", &gate("G1", sh::FALSE, "x"));
     sandbox.write("gates/leaf-1.md", MET);
     sandbox
         .run(&["--status", "-q"])
@@ -69,8 +72,8 @@ fn unmet_manual_gates_are_explained_once_per_run() {
 #[test]
 fn junit_and_annotations_name_ledgers_relative_to_the_repository() {
     let sandbox = Sandbox::new();
-    sandbox.write("GATES.md", &gate("G1", "false", "x"));
-    sandbox.write("gates/leaf-1.md", &gate("L1", "false", "x"));
+    sandbox.write("GATES.md", &gate("G1", sh::FALSE, "x"));
+    sandbox.write("gates/leaf-1.md", &gate("L1", sh::FALSE, "x"));
     let xml = sandbox.run(&["--status", "--format", "junit"]).code(1).stderr_contains("UNMET: 2").into_stdout();
     assert!(
         xml.contains("<testsuite name=\"GATES.md\" ") && xml.contains("file=\"gates/leaf-1.md\" line=\"1\""),

@@ -8,10 +8,18 @@ use crate::common::{gate, Sandbox};
 
 /// Thirty lines of noise, the line that explains the failure, then two
 /// more: the console summary keeps the first six and last two lines only.
-const FAILING: &str = "i=0; while [ $i -lt 30 ]; do echo noise $i; i=$((i+1)); done; \
-                       printf 'AssertionError: 1 != 2 \\033[2J\\n'; echo Ran 1 test; echo FAILED; exit 1";
+/// cmd.exe cannot print an escape character, so there it prints the last
+/// three lines from a file (`TAIL`, which `ledger` writes).
+const FAILING: &str = if cfg!(windows) {
+    "for /l %i in (0,1,29) do @echo noise %i& type tail.txt& exit /b 1"
+} else {
+    "i=0; while [ $i -lt 30 ]; do echo noise $i; i=$((i+1)); done; \
+     printf 'AssertionError: 1 != 2 \\033[2J\\n'; echo Ran 1 test; echo FAILED; exit 1"
+};
+const TAIL: &str = "AssertionError: 1 != 2 \x1b[2J\nRan 1 test\nFAILED\n";
 
 fn ledger(sandbox: &Sandbox) -> String {
+    std::fs::write(sandbox.path("tail.txt"), TAIL).unwrap();
     let text = format!("{}{}", gate("PASSES", "echo ok", "ok"), gate("FAILS", FAILING, "OK"));
     sandbox.write("GATES.md", &text);
     text
@@ -43,7 +51,8 @@ fn show_output_prints_the_whole_failure_and_the_default_stays_the_summary() {
 #[test]
 fn show_output_says_when_it_cut_the_output() {
     let sandbox = Sandbox::new();
-    sandbox.write("GATES.md", &gate("LONG", "seq 1 300; exit 1", "never"));
+    let long = if cfg!(windows) { "for /l %i in (1,1,300) do @echo %i& exit /b 1" } else { "seq 1 300; exit 1" };
+    sandbox.write("GATES.md", &gate("LONG", long, "never"));
     let run = sandbox
         .run(&["--approve", "--show-output"])
         .code(1)

@@ -9,6 +9,7 @@ use crate::common::{outcome, Sandbox};
 const MET: &str = "- [x] M: reviewed\n  EVIDENCE: read the diff\n";
 
 /// `gate-check ARGS > /dev/full`: (exit code, stderr).
+#[cfg(unix)]
 fn to_full_disk(sandbox: &Sandbox, args: &[&str]) -> (i32, String) {
     let mut command = sandbox.std_cmd();
     command.args(args).stdout(std::fs::File::create("/dev/full").expect("/dev/full")).stderr(Stdio::piped());
@@ -16,6 +17,8 @@ fn to_full_disk(sandbox: &Sandbox, args: &[&str]) -> (i32, String) {
     (code, stderr)
 }
 
+// /dev/full, a Linux device.
+#[cfg(unix)]
 #[test]
 fn a_document_that_cannot_be_written_fails_the_run() {
     let sandbox = Sandbox::new();

@@ -1,21 +1,20 @@
 //! How a run fails: only command-line mistakes point at `--help`; ledgers
 //! that cannot be read as ledgers name the file, exit 2, and change nothing.
 
-use std::time::Duration;
-
 use crate::common::{gate, Sandbox};
 
 const USAGE_HINT: &str = "run gate-check --help for usage";
 
+// FIFOs in the file system are a Unix feature.
+#[cfg(unix)]
 #[test]
 fn fifo_ledger_is_an_error_not_a_usage_message() {
     let sandbox = Sandbox::new();
     let fifo = sandbox.path("GATES.md");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-    sandbox.run_with(sandbox.cmd().args(["--status"]).timeout(Duration::from_secs(20))).code(2).stderr_is(&format!(
-        "gate-check: error: gate ledger must be one unchanged regular single-link file: {}\n",
-        fifo.display()
-    ));
+    sandbox.run_with(sandbox.cmd().args(["--status"]).timeout(std::time::Duration::from_secs(20))).code(2).stderr_is(
+        &format!("gate-check: error: gate ledger must be one unchanged regular single-link file: {}\n", fifo.display()),
+    );
 }
 
 #[test]

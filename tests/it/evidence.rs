@@ -2,12 +2,12 @@
 //! through the real binary.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 
-use crate::common::{gate, Run, Sandbox};
-use crate::core_support::{definition_digest, lines_with_endings, mode_of, success_evidence, EMPTY_TREE};
+use crate::common::{gate, sh, Run, Sandbox};
+use crate::core_support::{definition_digest, lines_with_endings, success_evidence, EMPTY_TREE};
 
-const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+const PATH: &str = if cfg!(windows) { r"C:\windows\system32;C:\windows" } else { "/usr/local/bin:/usr/bin:/bin" };
+const TOUCH_RAN: &str = if cfg!(windows) { "type nul > ran.txt && echo ok" } else { "touch ran.txt && echo ok" };
 
 fn cmd(sandbox: &Sandbox) -> assert_cmd::Command {
     let mut cmd = sandbox.cmd();
@@ -22,7 +22,7 @@ fn status(sandbox: &Sandbox) -> Run {
 
 fn current_evidence(sandbox: &Sandbox, check: &str, expect: &str, cwd: Option<&str>) -> String {
     let digest = definition_digest(check, expect, cwd);
-    success_evidence(&digest, "ok\n", "/bin/sh", sandbox.root.to_str().unwrap(), PATH)
+    success_evidence(&digest, &format!("ok{}", sh::EOL), &sh::default_shell(), sandbox.root.to_str().unwrap(), PATH)
 }
 
 #[test]
@@ -61,7 +61,7 @@ fn evidence_line_format_is_exact() {
 #[test]
 fn status_marks_unbound_evidence_stale_without_running_anything() {
     let sandbox = Sandbox::new();
-    let check = "touch ran.txt && echo ok";
+    let check = TOUCH_RAN;
     let digest = definition_digest(check, "ok", None);
     let other = definition_digest("echo other", "ok", None);
     let current = current_evidence(&sandbox, check, "ok", None);
@@ -135,18 +135,22 @@ fn normal_runs_rerun_stale_gates_and_migrate_them() {
     assert!(sandbox.read("GATES.md").contains(&format!("  EVIDENCE: {expected}{EMPTY_TREE}\n")));
 
     // Editing CHECK after the pass makes the evidence stale ...
-    let edited = sandbox.read("GATES.md").replace("CHECK: echo ok", "CHECK: echo ok; false");
+    let failing = sh::then("echo ok", sh::FALSE);
+    let edited = sandbox.read("GATES.md").replace("CHECK: echo ok", &format!("CHECK: {failing}"));
     sandbox.write("GATES.md", &edited);
     status(&sandbox).code(1).stdout_contains("UNMET GATES:A (checked but automatic evidence is stale or unbound)");
     // ... and a failed rerun unchecks it and resets its evidence.
     sandbox.run_with(cmd(&sandbox).arg("--approve")).code(1).stdout_contains("FAIL GATES:A");
-    assert_eq!(sandbox.read("GATES.md"), "- [ ] A: a\n  CHECK: echo ok; false\n  EXPECT: ok\n  EVIDENCE: pending\n");
+    assert_eq!(
+        sandbox.read("GATES.md"),
+        format!("- [ ] A: a\n  CHECK: {failing}\n  EXPECT: ok\n  EVIDENCE: pending\n")
+    );
 }
 
 #[test]
 fn a_met_gate_is_never_executed_by_a_normal_run() {
     let sandbox = Sandbox::new();
-    let check = "touch ran.txt && echo ok";
+    let check = TOUCH_RAN;
     let evidence = current_evidence(&sandbox, check, "ok", None);
     let text = format!("- [x] A: a\n  CHECK: {check}\n  EXPECT: ok\n  EVIDENCE: {evidence}\n");
     sandbox.write("GATES.md", &text);
@@ -161,6 +165,9 @@ fn a_met_gate_is_never_executed_by_a_normal_run() {
     assert_eq!(sandbox.read("GATES.md"), text);
 }
 
+/// Prints ok when the file `flag` exists.
+const FLAG_CHECK: &str = if cfg!(windows) { "if exist flag echo ok" } else { "test -f flag && echo ok" };
+
 #[test]
 fn reverify_reruns_met_gates_and_demotes_failures() {
     let sandbox = Sandbox::new();
@@ -170,7 +177,7 @@ fn reverify_reruns_met_gates_and_demotes_failures() {
         &format!(
             "{}{}- [x] M: manual\n  EVIDENCE: checked by hand\n",
             gate("A", "echo ok", "ok"),
-            gate("B", "test -f flag && echo ok", "ok")
+            gate("B", FLAG_CHECK, "ok")
         ),
     );
     sandbox.run_with(cmd(&sandbox).arg("--approve")).code(0).stdout_contains("ALL MET (3 met)");
@@ -188,7 +195,7 @@ fn reverify_reruns_met_gates_and_demotes_failures() {
         .stdout_contains("UNMET: 1 (met: 2, reran: 2, previously met reverified: 2)\n  GATES:B");
     let ledger = sandbox.read("GATES.md");
     assert!(
-        ledger.contains("- [ ] B: outcome B\n  CHECK: test -f flag && echo ok\n  EXPECT: ok\n  EVIDENCE: pending\n"),
+        ledger.contains(&format!("- [ ] B: outcome B\n  CHECK: {FLAG_CHECK}\n  EXPECT: ok\n  EVIDENCE: pending\n")),
         "{ledger}"
     );
     assert!(ledger.contains("- [x] A: outcome A"), "{ledger}");
@@ -197,27 +204,43 @@ fn reverify_reruns_met_gates_and_demotes_failures() {
 #[test]
 fn a_result_whose_definition_changed_while_running_is_discarded() {
     let sandbox = Sandbox::new();
-    let check = "sed -i 's/marker-one/marker-two/' GATES.md && echo ok # marker-one";
-    sandbox.write("GATES.md", &gate("A", check, "ok"));
+    // The check rewrites its own CHECK line (cmd.exe has no sed: it copies a
+    // ledger prepared with the new line over the old one).
+    let (check, changed) = if cfg!(windows) {
+        let check = "copy /y changed.md GATES.md > nul && echo ok";
+        (check.to_string(), check.replace("copy", "copy  "))
+    } else {
+        let check = "sed -i 's/marker-one/marker-two/' GATES.md && echo ok # marker-one";
+        (check.to_string(), check.replacen("marker-one", "marker-two", 1))
+    };
+    sandbox.write("changed.md", &gate("A", &changed, "ok"));
+    sandbox.write("GATES.md", &gate("A", &check, "ok"));
     sandbox
         .run_with(cmd(&sandbox).arg("--approve"))
         .code(1)
         .stdout_contains("PASS GATES:A")
         .stdout_contains("  STALE GATES:A: definition or runtime approval oracle changed; result not written");
-    assert_eq!(sandbox.read("GATES.md"), gate("A", &check.replacen("marker-one", "marker-two", 1), "ok"));
+    assert_eq!(sandbox.read("GATES.md"), gate("A", &changed, "ok"));
 }
 
 #[test]
 fn concurrent_hand_edits_survive_and_only_gate_lines_change() {
     let sandbox = Sandbox::new();
-    let check = "echo '<!-- appended by hand -->' >> GATES.md && echo ok";
+    // cmd.exe would take `<` and `>` in the text for redirections, and a
+    // space before them for text.
+    let (check, appended) = if cfg!(windows) {
+        ("echo appended by hand>>GATES.md&& echo ok", "appended by hand\r\n")
+    } else {
+        ("echo '<!-- appended by hand -->' >> GATES.md && echo ok", "<!-- appended by hand -->\n")
+    };
     let before = format!(
         "# Ledger\n\nSome prose.\n\n```text\n- [ ] HIDDEN: in a fence\n```\n\n{}\n- [x] M: manual\n  EVIDENCE: by hand\n\n{}\ntrailing prose\n",
         gate("A", check, "ok"),
         gate("B", "echo nope", "ok")
     );
     let path = sandbox.write("GATES.md", &before);
-    fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+    #[cfg(unix)]
+    fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
     sandbox
         .run_with(cmd(&sandbox).arg("--approve"))
         .code(1)
@@ -234,8 +257,9 @@ fn concurrent_hand_edits_survive_and_only_gate_lines_change() {
             _ => assert_eq!(x, y, "line {i} changed"),
         }
     }
-    assert_eq!(a.last().unwrap(), b"<!-- appended by hand -->\n");
-    assert_eq!(mode_of(&path), 0o640, "the ledger's mode changed");
+    assert_eq!(a.last().unwrap(), appended.as_bytes());
+    #[cfg(unix)]
+    assert_eq!(crate::core_support::mode_of(&path), 0o640, "the ledger's mode changed");
     let leftovers: Vec<_> = fs::read_dir(&sandbox.root)
         .unwrap()
         .filter_map(|e| e.ok())
@@ -266,10 +290,7 @@ fn summary_markers() {
     );
 
     // An abandoned runnable gate is never run.
-    sandbox.write(
-        "GATES.md",
-        &format!("{}ABANDON: A out of scope for this leaf\n", gate("A", "touch ran.txt && echo ok", "ok")),
-    );
+    sandbox.write("GATES.md", &format!("{}ABANDON: A out of scope for this leaf\n", gate("A", TOUCH_RAN, "ok")));
     sandbox
         .run_with(cmd(&sandbox).arg("--approve"))
         .code(1)
@@ -299,6 +320,7 @@ fn written_evidence(sandbox: &Sandbox) -> String {
     line["  EVIDENCE: ".len()..].to_string()
 }
 
+#[cfg_attr(windows, ignore = "its CWD is longer than the 260 characters CreateProcess accepts for a working directory")]
 #[test]
 fn a_cut_inside_a_surrogate_pair_is_written_as_the_node_tool_writes_it() {
     let sandbox = Sandbox::new();

@@ -2,7 +2,9 @@
 //! that matching gives JavaScript's answer where a step budget used to get in the way, and
 //! that one check's regex memory stays bounded.
 
-use crate::common::{gate, outcome, Run, Sandbox};
+#[cfg(target_os = "linux")]
+use crate::common::outcome;
+use crate::common::{gate, Run, Sandbox};
 
 /// `--status` on a ledger of one gate per EXPECT, checked.
 fn status_of_expects(expects: &[&str]) -> Run {
@@ -37,6 +39,7 @@ fn patterns_javascript_rejects_refuse_the_ledger_with_file_and_line() {
 }
 
 /// A check that prints 1 MiB of `a` (the output limit), no newline.
+#[cfg(target_os = "linux")]
 const ONE_MIB_OF_A: &str = r"head -c 1048576 /dev/zero | tr '\0' a";
 
 #[cfg(target_os = "linux")]
@@ -84,8 +87,18 @@ fn alternatives_the_linear_engine_answers_do_not_wait_on_the_step_budget() {
     // backreference; a count too large for the linear engine) and exhaust its budget on
     // this output, but the last alternative, `c`, is there to be found.
     let sandbox = Sandbox::new();
-    let ledger = gate("G1", r"head -c 12000 /dev/zero | tr '\0' a; echo c", r"/^(a+)\1*b$|c/")
-        + &gate("G2", r"head -c 30 /dev/zero | tr '\0' a; echo c", r"/(a|a)*b{2147483647}|c/");
+    // `a` repeated, then `c`: cmd.exe prints the run of `a` from a file.
+    let a_then_c = |count: usize| {
+        let name = format!("a{count}.txt");
+        std::fs::write(sandbox.path(&name), "a".repeat(count)).unwrap();
+        if cfg!(windows) {
+            format!("type {name}& echo c")
+        } else {
+            format!("head -c {count} /dev/zero | tr '\\0' a; echo c")
+        }
+    };
+    let ledger =
+        gate("G1", &a_then_c(12000), r"/^(a+)\1*b$|c/") + &gate("G2", &a_then_c(30), r"/(a|a)*b{2147483647}|c/");
     sandbox.write("GATES.md", &ledger);
     sandbox.run_with(sandbox.cmd().arg("--approve")).code(0).stdout_contains("ALL MET");
 }

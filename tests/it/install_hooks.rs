@@ -7,9 +7,22 @@ use std::fs;
 use crate::common::{exists, Run, Sandbox};
 use serde_json::{json, Value};
 
+/// The binary as it names itself (on Windows without the `\\?\` prefix
+/// `canonicalize` gives).
 fn binary_path() -> String {
     let path = assert_cmd::cargo::cargo_bin("gate-check");
-    fs::canonicalize(path).unwrap().to_str().unwrap().to_string()
+    let canonical = fs::canonicalize(path).unwrap().to_str().unwrap().to_string();
+    canonical.strip_prefix(r"\\?\").map(str::to_string).unwrap_or(canonical)
+}
+
+/// The binary as the first word of a hook command: on Windows in double
+/// quotes, as the Node installer quotes there.
+fn program_word() -> String {
+    if cfg!(windows) {
+        format!("\"{}\"", binary_path())
+    } else {
+        binary_path()
+    }
 }
 
 fn our_command(scope: Option<&str>) -> String {
@@ -18,7 +31,7 @@ fn our_command(scope: Option<&str>) -> String {
 
 /// The command installed for a host other than Claude Code names it.
 fn command_for(host: Option<&str>, scope: Option<&str>) -> String {
-    let mut command = format!("{} hook stop", binary_path());
+    let mut command = format!("{} hook stop", program_word());
     if let Some(host) = host {
         command.push_str(&format!(" --agent {host}"));
     }
@@ -30,7 +43,7 @@ fn command_for(host: Option<&str>, scope: Option<&str>) -> String {
 
 /// The guard command installed for a host (Claude Code's names none).
 fn guard_for(host: Option<&str>) -> String {
-    let mut command = format!("{} hook pre-tool", binary_path());
+    let mut command = format!("{} hook pre-tool", program_word());
     if let Some(host) = host {
         command.push_str(&format!(" --agent {host}"));
     }
@@ -43,7 +56,9 @@ fn guard_group(host: Option<&str>, timeout: u64) -> Value {
 }
 
 fn install(sandbox: &Sandbox, args: &[&str]) -> Run {
-    sandbox.run_with(sandbox.cmd().arg("install-hooks").args(args).env("HOME", sandbox.path("home")))
+    // The home as Node's os.homedir() reads it: HOME, or USERPROFILE on Windows.
+    let home = sandbox.path("home");
+    sandbox.run_with(sandbox.cmd().arg("install-hooks").args(args).env("HOME", &home).env("USERPROFILE", &home))
 }
 
 fn settings(sandbox: &Sandbox, relative: &str) -> Value {
@@ -90,8 +105,7 @@ fn the_installed_command_runs_the_hook() {
     let command = stop_commands(&settings(&sandbox, LOCAL)).remove(0);
     assert_eq!(command, our_command(Some("api")));
     sandbox.write(".unlazy/api/GATES.md", "- [ ] G1: x\n  EVIDENCE: pending\n");
-    let output = std::process::Command::new("/bin/sh")
-        .args(["-c", &command])
+    let output = through_shell(&command)
         .current_dir(&sandbox.root)
         .env_remove("UNLAZY_SCOPE")
         .stdin(std::process::Stdio::piped())
@@ -186,9 +200,10 @@ fn refuses_malformed_settings_and_changes_nothing() {
     assert_eq!(names, ["settings.local.json"], "no temp files left behind");
 
     fs::remove_file(sandbox.path(LOCAL)).unwrap();
-    std::os::unix::fs::symlink(sandbox.path("elsewhere.json"), sandbox.path(LOCAL)).unwrap();
-    install(&sandbox, &[]).code(2).stderr_contains("symbolic link");
-    assert!(!exists(&sandbox.path("elsewhere.json")));
+    if crate::common::symlink(&sandbox.path("elsewhere.json"), &sandbox.path(LOCAL)) {
+        install(&sandbox, &[]).code(2).stderr_contains("symbolic link");
+        assert!(!exists(&sandbox.path("elsewhere.json")));
+    }
 }
 
 #[test]
@@ -196,7 +211,7 @@ fn shared_warns_and_global_writes_home() {
     let sandbox = Sandbox::new();
     install(&sandbox, &["--shared"])
         .code(0)
-        .stdout_contains(".claude/settings.json")
+        .stdout_contains(&crate::common::native(".claude/settings.json"))
         .stderr_contains("warning")
         .stderr_contains(&binary_path())
         .stderr_contains("absolute path");
@@ -239,7 +254,6 @@ fn only_entries_this_tool_or_the_node_installer_wrote_are_ours() {
 
 #[test]
 fn a_hard_linked_settings_file_is_refused_and_keeps_its_link() {
-    use std::os::unix::fs::MetadataExt;
     let sandbox = Sandbox::new();
     let text = "{\n  \"model\": \"x\"\n}\n";
     let file = sandbox.write(LOCAL, text);
@@ -247,7 +261,9 @@ fn a_hard_linked_settings_file_is_refused_and_keeps_its_link() {
     fs::hard_link(&file, &partner).unwrap();
     for args in [&[][..], &["--uninstall"][..]] {
         install(&sandbox, args).code(2).stderr_contains("more than one hard link").stderr_contains("single-link file");
-        assert_eq!(fs::metadata(&file).unwrap().nlink(), 2);
+        #[cfg(unix)]
+        assert_eq!(std::os::unix::fs::MetadataExt::nlink(&fs::metadata(&file).unwrap()), 2);
+        assert_eq!(fs::read_to_string(&partner).unwrap(), text);
         assert_eq!(sandbox.read(LOCAL), text);
         assert!(!exists(&sandbox.path(".claude/settings.local.json.unlazy.bak")));
     }
@@ -290,7 +306,7 @@ fn codex_gets_its_project_hooks_file_and_is_told_how_to_enable_it() {
     install(&sandbox, &["--agent", "codex"])
         .code(0)
         .stdout_starts_with(&format!("Installed unlazy Stop hook into {}\n", sandbox.path(CODEX).display()))
-        .stdout_contains(&format!("  remove:  {} install-hooks --agent codex --uninstall\n", binary_path()))
+        .stdout_contains(&format!("  remove:  {} install-hooks --agent codex --uninstall\n", program_word()))
         .stdout_contains("`codex_hooks = true` under [features] in its config.toml")
         .stdout_contains("trust this hook")
         // The project file is usually committed: the absolute path is worth a warning.
@@ -352,9 +368,10 @@ fn codex_keeps_foreign_hooks_and_refuses_hostile_files() {
     assert_eq!(sandbox.read(CODEX), "{ not json");
     fs::remove_file(sandbox.path(CODEX)).unwrap();
     sandbox.write("elsewhere.json", "{}");
-    std::os::unix::fs::symlink(sandbox.path("elsewhere.json"), sandbox.path(CODEX)).unwrap();
-    install(&sandbox, &["--agent", "codex"]).code(2).stderr_contains("it is a symbolic link");
-    assert_eq!(sandbox.read("elsewhere.json"), "{}");
+    if crate::common::symlink(&sandbox.path("elsewhere.json"), &sandbox.path(CODEX)) {
+        install(&sandbox, &["--agent", "codex"]).code(2).stderr_contains("it is a symbolic link");
+        assert_eq!(sandbox.read("elsewhere.json"), "{}");
+    }
     // Codex has one project file: --shared is Claude Code's.
     install(&sandbox, &["--agent", "codex", "--shared"])
         .code(2)
@@ -425,10 +442,20 @@ fn assert_valid_cursor_hooks(value: &Value) {
 
 /// Runs an installed command line through the shell, as a host does, with
 /// `input` on stdin; its stdout.
+/// `command` as an agent host runs it: through the platform's shell
+/// (cmd.exe on Windows, given the command line as Node gives it).
+fn through_shell(command: &str) -> std::process::Command {
+    let mut shell = std::process::Command::new(crate::common::sh::default_shell());
+    #[cfg(windows)]
+    std::os::windows::process::CommandExt::raw_arg(&mut shell, format!("/d /s /c \"{command}\""));
+    #[cfg(unix)]
+    shell.args(["-c", command]);
+    shell
+}
+
 fn run_installed(sandbox: &Sandbox, command: &str, input: &Value) -> String {
     use std::io::Write;
-    let mut child = std::process::Command::new("/bin/sh")
-        .args(["-c", command])
+    let mut child = through_shell(command)
         .current_dir(sandbox.path("home"))
         .env_remove("UNLAZY_SCOPE")
         .stdin(std::process::Stdio::piped())
@@ -527,11 +554,12 @@ fn cursor_keeps_foreign_hooks_and_refuses_hostile_files() {
     }
     sandbox.write("elsewhere/hooks.json", "{}");
     std::fs::remove_dir_all(sandbox.path(".cursor")).unwrap();
-    std::os::unix::fs::symlink(sandbox.path("elsewhere"), sandbox.path(".cursor")).unwrap();
-    install(&sandbox, &["--agent", "cursor"])
-        .code(2)
-        .stderr_contains("is a symbolic link; it must be a real directory");
-    assert_eq!(sandbox.read("elsewhere/hooks.json"), "{}");
+    if crate::common::symlink(&sandbox.path("elsewhere"), &sandbox.path(".cursor")) {
+        install(&sandbox, &["--agent", "cursor"])
+            .code(2)
+            .stderr_contains("is a symbolic link; it must be a real directory");
+        assert_eq!(sandbox.read("elsewhere/hooks.json"), "{}");
+    }
     install(&sandbox, &["--agent", "cursor", "--shared"])
         .code(2)
         .stderr_contains("--shared writes Claude Code's committed settings");

@@ -3,19 +3,22 @@
 //! default. Concurrency is proven by what the checks observe (markers and
 //! timestamps they write), never by how long a run took.
 
-use crate::common::{gate, Sandbox};
+use crate::common::{gate, sh, Sandbox};
 use gate_check::digest::sha256_hex;
 
 #[test]
 fn results_are_reported_in_ledger_order_when_later_gates_finish_first() {
     let sandbox = Sandbox::new();
     // G1 can only pass once G3 has run, so it necessarily finishes last.
-    let wait_for_g3 =
-        "i=0; while [ ! -f g3.done ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; [ -f g3.done ] && echo one-after-three";
+    let wait_for_g3 = if cfg!(windows) {
+        "(for /l %i in (1,1,30) do @if not exist g3.done ping -n 2 127.0.0.1 > nul)& if exist g3.done echo one-after-three"
+    } else {
+        "i=0; while [ ! -f g3.done ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; [ -f g3.done ] && echo one-after-three"
+    };
     let ledger = [
         gate("G1", wait_for_g3, "one-after-three"),
         gate("G2", "echo two", "two"),
-        gate("G3", "touch g3.done && echo three", "three"),
+        gate("G3", &format!("{} && echo three", sh::touch("g3.done")), "three"),
     ]
     .join("\n");
     sandbox.write("GATES.md", &ledger);
@@ -44,7 +47,11 @@ fn every_gate_gets_its_own_evidence_with_eight_jobs_over_several_ledgers() {
         for index in 1..=count {
             text.push_str(&gate(
                 &format!("G{index}"),
-                &format!("sleep 0.1; echo out-{name}-{index}"),
+                &if cfg!(windows) {
+                    format!("echo out-{name}-{index}")
+                } else {
+                    format!("sleep 0.1; echo out-{name}-{index}")
+                },
                 &format!("out-{name}-{index}"),
             ));
             text.push('\n');
@@ -66,7 +73,7 @@ fn every_gate_gets_its_own_evidence_with_eight_jobs_over_several_ledgers() {
             let block: Vec<&str> =
                 text.lines().skip_while(|l| !l.starts_with(&format!("- [x] {id}: "))).take(4).collect();
             assert_eq!(block.len(), 4, "{path}: {id} not checked:\n{text}");
-            let expected_output = sha256_hex(format!("out-{name}-{index}\n").as_bytes());
+            let expected_output = sha256_hex(format!("out-{name}-{index}{}", sh::EOL).as_bytes());
             assert!(
                 block[3].starts_with("  EVIDENCE: automatic-evidence=v1; definition-sha256=")
                     && block[3]
@@ -91,6 +98,10 @@ fn every_gate_gets_its_own_evidence_with_eight_jobs_over_several_ledgers() {
         .stdout_contains("UNMET: 3 (met: 15) [scope multi]");
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "its checks stamp their start and end with date +%s%N, which cmd.exe has no counterpart for"
+)]
 #[test]
 fn the_default_runs_one_check_at_a_time() {
     let sandbox = Sandbox::new();

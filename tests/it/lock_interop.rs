@@ -5,7 +5,6 @@
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -15,7 +14,7 @@ use crate::common::{gate, outcome, Sandbox};
 
 /// The lock file both tools use for the ledger at `ledger`.
 fn lock_for(ledger: &Path) -> PathBuf {
-    let canonical = fs::canonicalize(ledger).unwrap();
+    let canonical = crate::common::canonical(ledger);
     let key = format!("{:x}", Sha256::digest(canonical.as_os_str().as_encoded_bytes()));
     ledger.parent().unwrap().join(".unlazy/locks").join(format!("{}.filelock", &key[..24]))
 }
@@ -24,7 +23,7 @@ fn lock_for(ledger: &Path) -> PathBuf {
 /// then its JSON metadata.
 fn create_lock(path: &Path, json: &str) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let mut file = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).unwrap();
+    let mut file = fs::OpenOptions::new().write(true).create_new(true).open(path).unwrap();
     file.write_all(json.as_bytes()).unwrap();
 }
 
@@ -34,7 +33,10 @@ fn node_record(pid: u32) -> String {
 
 /// The pid of a process that has exited.
 fn dead_pid() -> u32 {
-    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let mut child = std::process::Command::new(if cfg!(windows) { "whoami" } else { "true" })
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     child.wait().unwrap();
     pid
@@ -155,7 +157,7 @@ fn a_lease_claim_waits_for_the_node_lease_registry_lock() {
     let locks = sandbox.path(".unlazy/locks");
     fs::create_dir_all(&locks).unwrap();
     // Node keys the registry lock by `<canonical locks dir>/lease-registry`.
-    let target = fs::canonicalize(&locks).unwrap().join("lease-registry");
+    let target = crate::common::canonical(&locks).join("lease-registry");
     let key = format!("{:x}", Sha256::digest(target.as_os_str().as_encoded_bytes()));
     let lock = locks.join(format!("{}.filelock", &key[..24]));
     create_lock(&lock, &node_record(std::process::id()));

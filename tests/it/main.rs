@@ -9,7 +9,12 @@ mod ci_files;
 mod cli;
 mod completion;
 mod concurrency;
+// `--sandbox` confines on Linux alone (Landlock, user namespaces); its refusal on
+// Windows is tested in `windows`.
+#[cfg(unix)]
 mod confined;
+// As `confined`.
+#[cfg(unix)]
 mod confined_hardening;
 mod crash_safety;
 mod daily;
@@ -42,6 +47,9 @@ mod output_ux;
 mod parser;
 mod parser_properties;
 mod pipeline_actions;
+// POSIX process groups, signals, sessions and /proc; the Job Object that
+// contains a check on Windows is tested in `windows`.
+#[cfg(unix)]
 mod processes;
 mod proof;
 mod reapproval;
@@ -52,7 +60,14 @@ mod schemas;
 mod selection;
 mod smoke;
 mod state_ignore;
+// Runs as root and as another uid, and checks chown(2) results.
+#[cfg(unix)]
 mod state_ownership;
+// Swaps directories for symbolic links, which Windows lets only
+// administrators (or Developer Mode) create, and wine 8 creates none.
+#[cfg(unix)]
 mod swapped_directories;
 mod targeting;
 mod tree;
+#[cfg(windows)]
+mod windows;

@@ -16,7 +16,8 @@ fn template(name: &str) -> String {
 /// call `gate-check` by name as the template does.
 fn path_with_binary() -> String {
     let binary = assert_cmd::cargo::cargo_bin("gate-check");
-    format!("{}:{}", binary.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default())
+    let delimiter = crate::core_support::PATH_DELIMITER;
+    format!("{}{delimiter}{}", binary.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default())
 }
 
 /// A node ledger made from the template's N1 gate alone, naming two leaves.
@@ -31,7 +32,10 @@ fn node_ledger() -> String {
 fn a_branch_reverifies_its_children() {
     let sandbox = Sandbox::new();
     sandbox.write("marker.txt", "leaf-one-ok\n");
-    sandbox.write(&format!(".unlazy/{SCOPE}/gates/leaf-1.1.1.md"), &gate("G1", "cat marker.txt", "leaf-one-ok"));
+    sandbox.write(
+        &format!(".unlazy/{SCOPE}/gates/leaf-1.1.1.md"),
+        &gate("G1", &crate::common::sh::cat("marker.txt"), "leaf-one-ok"),
+    );
     sandbox.write(&format!(".unlazy/{SCOPE}/gates/leaf-1.1.2.md"), &gate("G1", "echo two", "two"));
     sandbox.write(&format!(".unlazy/{SCOPE}/gates/node-1.1.md"), &node_ledger());
     let path = path_with_binary();

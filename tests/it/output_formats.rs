@@ -2,13 +2,13 @@
 //! annotations, and the guarantee that pipes and CI logs get no colour or
 //! progress escapes.
 
-use crate::common::{gate, Sandbox};
+use crate::common::{gate, sh, Sandbox};
 use serde_json::Value;
 
 fn ledger(sandbox: &Sandbox) {
     let mut text = String::from("# Gates\n");
-    text.push_str(&gate("PASSES", "printf 'all good\\n'", "all good"));
-    text.push_str(&gate("FAILS", "printf 'nope\\n'; exit 3", "nope"));
+    text.push_str(&gate("PASSES", "echo all good", "all good"));
+    text.push_str(&gate("FAILS", &sh::then("echo nope", &sh::exit(3)), "nope"));
     text.push_str("- [x] MANUAL: reviewed by hand\n  EVIDENCE: read the diff on 2026-12-01\n");
     text.push_str("- [ ] DROPPED: no longer wanted\nABANDON: DROPPED superseded by a later plan\n");
     sandbox.write("GATES.md", &text);
@@ -94,7 +94,7 @@ fn github_actions_annotations_point_at_gate_lines() {
 #[test]
 fn pipes_get_no_colour_or_progress_escapes() {
     let sandbox = Sandbox::new();
-    sandbox.write("GATES.md", &gate("SLOW", "sleep 1.5; printf 'slow done\\n'", "slow done"));
+    sandbox.write("GATES.md", &gate("SLOW", &sh::then(&sh::sleep(2), "echo slow done"), "slow done"));
     sandbox
         .run_with(sandbox.cmd().arg("--approve").env_remove("NO_COLOR"))
         .code(0)
@@ -105,6 +105,7 @@ fn pipes_get_no_colour_or_progress_escapes() {
 
 /// Runs gate-check inside a pseudo-terminal with `script(1)`. A machine
 /// without `script` fails the test: terminal behaviour is never skipped.
+#[cfg(unix)]
 fn in_terminal(sandbox: &Sandbox, args: &str, no_color: bool) -> String {
     let script = ["/usr/bin/script", "/bin/script"]
         .into_iter()
@@ -128,6 +129,8 @@ fn in_terminal(sandbox: &Sandbox, args: &str, no_color: bool) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+// Drives a terminal through script(1) (util-linux).
+#[cfg(unix)]
 #[test]
 fn a_terminal_gets_colour_and_a_live_progress_line() {
     let sandbox = Sandbox::new();

@@ -2,9 +2,7 @@
 //! binary; colour and the progress line through a pseudo-terminal made by
 //! util-linux `script` (its absence fails the test).
 
-use std::process::Command;
-
-use crate::common::{gate, Sandbox};
+use crate::common::{gate, sh, Sandbox};
 
 const PASSING: &str = "echo ok";
 const FAILING: &str = "echo no";
@@ -42,9 +40,10 @@ fn quiet_still_shows_the_oracle_to_approve_without_the_path_line() {
     sandbox.write("GATES.md", &gate("G1", PASSING, "ok"));
     let cwd = sandbox.root.display();
     sandbox.run(&["-q"]).code(1).stdout_is(&format!(
-        "APPROVAL REQUIRED GATES:G1\n    CHECK: echo ok\n    EXPECT: ok\n    CWD: {cwd}\n    SHELL: /bin/sh\n    \
+        "APPROVAL REQUIRED GATES:G1\n    CHECK: echo ok\n    EXPECT: ok\n    CWD: {cwd}\n    SHELL: {}\n    \
          TIMEOUT: 120s\n    NOT RUN: inspect this oracle, then re-run with --approve\nUNMET: 1 (met: 0)\n  GATES:G1\n\
-         next: gate-check --approve\n"
+         next: gate-check --approve\n",
+        sh::default_shell()
     ));
     let approved = sandbox.run(&["-q", "--approve"]).code(0).stdout_contains("    APPROVED: ");
     assert!(approved.stdout().ends_with("json\nALL MET (1 met)\n"), "{}", approved.stdout());
@@ -75,7 +74,10 @@ fn verbose_prints_each_run_line_when_its_check_starts_with_durations() {
 #[test]
 fn verbose_with_jobs_shows_starts_at_once_and_keeps_results_in_ledger_order() {
     let sandbox = Sandbox::new();
-    sandbox.write("GATES.md", &format!("{}{}", gate("G1", "sleep 1; echo ok", "ok"), gate("G2", PASSING, "ok")));
+    sandbox.write(
+        "GATES.md",
+        &format!("{}{}", gate("G1", &sh::then(&sh::sleep(1), "echo ok"), "ok"), gate("G2", PASSING, "ok")),
+    );
     sandbox.run(&["--approve"]).code(0).stdout_contains("ALL MET");
     let run = sandbox.run(&["-v", "--reverify", "--jobs", "2"]).code(0).stdout_contains("ALL MET");
     let at = |needle: &str| run.stdout().find(needle).unwrap_or_else(|| panic!("{needle} in {}", run.stdout()));
@@ -87,7 +89,7 @@ fn verbose_with_jobs_shows_starts_at_once_and_keeps_results_in_ledger_order() {
 #[test]
 fn verbose_names_a_check_that_is_still_running_in_a_log() {
     let sandbox = Sandbox::new();
-    sandbox.write("GATES.md", &gate("G1", "sleep 6; echo ok", "ok"));
+    sandbox.write("GATES.md", &gate("G1", &sh::then(&sh::sleep(6), "echo ok"), "ok"));
     sandbox.run(&["--approve", "-q"]).code(0).stdout_contains("ALL MET");
     let run = sandbox.run(&["-v", "--reverify"]).code(0).stdout_contains("  ... GATES:G1 still running after 5s\n");
     assert!(!run.stdout().contains("after 10s"), "{}", run.stdout());
@@ -97,9 +99,10 @@ fn verbose_names_a_check_that_is_still_running_in_a_log() {
 /// `gate-check ARGS` on a pseudo-terminal: what the terminal showed, with
 /// the pty's CRLF turned back into LF. `redirect` is appended to the
 /// command line (for example `>out.txt` to keep stdout off the terminal).
+#[cfg(unix)]
 fn on_terminal(sandbox: &Sandbox, args: &str, redirect: &str, env: &[(&str, &str)]) -> String {
     let binary = assert_cmd::cargo::cargo_bin("gate-check");
-    let mut command = Command::new("script");
+    let mut command = std::process::Command::new("script");
     command
         .args(["-qec", &format!("{} {args} {redirect}", binary.display()), "/dev/null"])
         .current_dir(&sandbox.root)
@@ -117,6 +120,8 @@ fn on_terminal(sandbox: &Sandbox, args: &str, redirect: &str, env: &[(&str, &str
 
 const RED_FAIL: &str = "\x1b[31m  FAIL\x1b[0m GATES:G2";
 
+// Drives a terminal through script(1) (util-linux).
+#[cfg(unix)]
 #[test]
 fn colour_on_a_terminal_follows_flag_no_color_clicolor_force_and_clicolor() {
     let sandbox = Sandbox::new();
@@ -148,6 +153,8 @@ fn colour_into_a_pipe_only_when_forced() {
     assert!(!plain.stdout().contains('\x1b'), "CLICOLOR_FORCE=0 forces nothing: {:?}", plain.stdout());
 }
 
+// Drives a terminal through script(1) (util-linux).
+#[cfg(unix)]
 #[test]
 fn progress_line_is_drawn_on_stderr_not_stdout() {
     let sandbox = Sandbox::new();

@@ -5,11 +5,10 @@
 //! Checks count their runs in a file beside the repository, never in it.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{exists, Sandbox};
+use crate::common::Sandbox;
 
 /// Runs git in `dir`, which must succeed.
 fn git(dir: &Path, args: &[&str]) {
@@ -68,6 +67,10 @@ fn proven_repository() -> Sandbox {
     sandbox
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "makes its repository with git, which the wine prefix the Windows tests run in does not have"
+)]
 #[test]
 fn an_edit_to_a_tracked_file_makes_the_proof_stale_and_proof_mode_reruns_only_that_gate() {
     let sandbox = proven_repository();
@@ -93,6 +96,10 @@ fn an_edit_to_a_tracked_file_makes_the_proof_stale_and_proof_mode_reruns_only_th
     assert_eq!(runs(&sandbox), (2, 1), "a current proof is not run again");
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "makes its repository with git, which the wine prefix the Windows tests run in does not have"
+)]
 #[test]
 fn the_ledger_ignored_files_and_unlazy_never_change_a_proof_but_an_untracked_file_does() {
     let sandbox = proven_repository();
@@ -109,6 +116,10 @@ fn the_ledger_ignored_files_and_unlazy_never_change_a_proof_but_an_untracked_fil
     );
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "makes its repository with git, which the wine prefix the Windows tests run in does not have"
+)]
 #[test]
 fn inputs_narrow_a_proof_both_ways() {
     let sandbox = proven_repository();
@@ -136,6 +147,10 @@ fn inputs_narrow_a_proof_both_ways() {
         .stdout_contains("UNMET GATES:G2 (unproven: it was proven with other INPUTS or under another root)");
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "makes its repository with git, which the wine prefix the Windows tests run in does not have"
+)]
 #[test]
 fn a_ledger_copied_into_another_repository_is_unproven_there() {
     let sandbox = proven_repository();
@@ -169,6 +184,10 @@ fn receipt_of(sandbox: &Sandbox, gate: &str) -> std::path::PathBuf {
         .unwrap()
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "makes its repository with git, which the wine prefix the Windows tests run in does not have"
+)]
 #[test]
 fn a_receipt_with_one_byte_changed_proves_nothing() {
     let sandbox = proven_repository();
@@ -192,8 +211,12 @@ fn a_receipt_with_one_byte_changed_proves_nothing() {
     );
 }
 
+// Mode bits and owners; the Windows receipt store's ACL is checked in
+// `windows`.
+#[cfg(unix)]
 #[test]
 fn a_receipt_store_or_key_that_is_not_private_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
     let sandbox = proven_repository();
     let key = sandbox.receipts.join("key");
     assert_eq!(fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
@@ -232,10 +255,14 @@ fn a_receipt_store_or_key_that_is_not_private_is_refused() {
         "gate-check: error: UNLAZY_RECEIPT_DIR must be outside the repository root {}\n",
         sandbox.root.display()
     ));
-    assert!(!exists(&inside));
+    assert!(!crate::common::exists(&inside));
     sandbox.run(&["--status", "--proof"]).code(0).stdout_contains("ALL MET (2 met)");
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "makes its repository with git, which the wine prefix the Windows tests run in does not have"
+)]
 #[test]
 fn a_second_reading_of_an_unchanged_tree_hashes_nothing() {
     let sandbox = proven_repository();
@@ -257,7 +284,8 @@ fn outside_git_the_files_under_the_root_are_the_tree_and_ignore_files_hold() {
     let sandbox = Sandbox::new();
     sandbox.write(".gitignore", "*.log\n");
     sandbox.write("data.txt", "one\n");
-    sandbox.write("GATES.md", "- [ ] G1: data is there\n  CHECK: cat data.txt\n  EXPECT: one\n");
+    let check = crate::common::sh::cat("data.txt");
+    sandbox.write("GATES.md", &format!("- [ ] G1: data is there\n  CHECK: {check}\n  EXPECT: one\n"));
     sandbox.run(&["--approve", "-q"]).code(0).stdout_ends_with("ALL MET (1 met)\n");
     sandbox.write("run.log", "ignored");
     sandbox.run(&["--status", "--proof"]).code(0).stdout_is("GATES.md: 1 gates\nALL MET (1 met)\n");
@@ -278,12 +306,16 @@ fn junit_totals(xml: &str) -> (usize, usize, usize) {
     (number("failures"), number("errors"), number("skipped"))
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "makes its repository with git, which the wine prefix the Windows tests run in does not have"
+)]
 #[test]
 fn a_gate_the_run_could_not_verify_fails_in_every_machine_report() {
     let sandbox = proven_repository();
     // A fresh CI runner: the ledger says met, but it holds no approval.
     let fresh = tempfile::tempdir().unwrap();
-    fs::set_permissions(fresh.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    crate::common::make_private(fresh.path());
     let on_fresh_runner = |args: &[&str]| {
         let mut command = sandbox.cmd();
         command.env("UNLAZY_APPROVAL_DIR", fresh.path()).env("UNLAZY_RECEIPT_DIR", fresh.path().join("r"));
@@ -408,6 +440,10 @@ fn stop(sandbox: &Sandbox, args: &[&str], event: &str, agent_id: Option<&str>) -
         .run_with(sandbox.cmd().args(["hook", "stop"]).args(args).write_stdin(stop_payload(sandbox, event, agent_id)))
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "makes its repository with git, which the wine prefix the Windows tests run in does not have"
+)]
 #[test]
 fn a_stop_is_judged_by_proofs_unless_the_installed_command_says_otherwise() {
     let sandbox = proven_repository();
@@ -442,6 +478,10 @@ fn a_stop_is_judged_by_proofs_unless_the_installed_command_says_otherwise() {
     );
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "makes its repository with git, which the wine prefix the Windows tests run in does not have"
+)]
 #[test]
 fn a_subagent_is_held_to_its_own_leafs_proofs() {
     let sandbox = Sandbox::new();

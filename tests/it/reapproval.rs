@@ -4,19 +4,21 @@
 //! exact command that approves what it showed.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 
-use crate::common::{gate, Sandbox};
-use crate::core_support::{oracle_json, record_name};
+use crate::common::{gate, make_private_file, sh, Sandbox};
+use crate::core_support::{oracle_json, record_name, PATH_DELIMITER};
 
-const PATH: &str = "/usr/bin:/bin";
+const PATH: &str = if cfg!(windows) { r"C:\windows\system32;C:\windows" } else { "/usr/bin:/bin" };
+/// A shell file other than the default one.
+const OTHER_SHELL: &str = if cfg!(windows) { r"C:\windows\system32\find.exe" } else { "/bin/bash" };
 
 fn block(sandbox: &Sandbox, timeout: &str, path: &str, changed: Option<&str>) -> String {
     let changed = changed.map(|c| format!("    CHANGED SINCE APPROVAL: {c}\n")).unwrap_or_default();
     format!(
-        "APPROVAL REQUIRED GATES:A\n    CHECK: echo ok\n    EXPECT: ok\n    CWD: {}\n    SHELL: /bin/sh\n    \
+        "APPROVAL REQUIRED GATES:A\n    CHECK: echo ok\n    EXPECT: ok\n    CWD: {}\n    SHELL: {}\n    \
          TIMEOUT: {timeout}\n    PATH: {path}\n{changed}    NOT RUN: inspect this oracle, then re-run with --approve\n",
-        sandbox.root.display()
+        sandbox.root.display(),
+        sh::default_shell()
     )
 }
 
@@ -34,7 +36,7 @@ fn approved_sandbox(timeout: &str) -> Sandbox {
 fn write_record(sandbox: &Sandbox, name: &str, json: &serde_json::Value) {
     let path = sandbox.approvals.join(name);
     fs::write(&path, serde_json::to_string_pretty(json).unwrap()).unwrap();
-    fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+    make_private_file(&path);
 }
 
 #[test]
@@ -56,7 +58,7 @@ fn a_changed_timeout_is_named_and_the_run_ends_with_the_approve_command() {
 #[test]
 fn a_directory_put_in_front_of_path_is_named() {
     let sandbox = approved_sandbox("120");
-    let venv = format!("/venv/bin:{PATH}");
+    let venv = format!("/venv/bin{PATH_DELIMITER}{PATH}");
     sandbox.run_with(sandbox.cmd().env("PATH", &venv).arg("--reverify")).code(1).stdout_contains(&block(
         &sandbox,
         "120s",
@@ -72,7 +74,7 @@ fn a_node_record_holds_its_oracle_and_one_without_it_says_only_that_it_exists() 
     let ledger = ledger.to_str().unwrap();
     let root = sandbox.root.to_str().unwrap();
     // As the Node tool writes a record: the whole oracle under `oracle`.
-    let old = oracle_json("echo ok", "ok", root, "/bin/bash", 120, PATH);
+    let old = oracle_json("echo ok", "ok", root, OTHER_SHELL, 120, PATH);
     let (name, signature) = record_name(ledger, "A", &old);
     let oracle: serde_json::Value = serde_json::from_str(&old).unwrap();
     let record = serde_json::json!({"schema": 1, "file": ledger, "gate": "A", "signature": signature,
@@ -82,7 +84,7 @@ fn a_node_record_holds_its_oracle_and_one_without_it_says_only_that_it_exists() 
         &sandbox,
         "120s",
         PATH,
-        Some("approved with shell /bin/bash, now /bin/sh"),
+        Some(&format!("approved with shell {OTHER_SHELL}, now {}", sh::default_shell())),
     ));
 
     // A record that holds only what the store requires says nothing more.
@@ -107,10 +109,14 @@ fn records_that_would_not_count_as_approvals_are_not_listed() {
     sandbox.run_with(sandbox.cmd().env("PATH", PATH).arg("--reverify")).code(1).stdout_contains(&no_change);
     fs::rename(sandbox.approvals.join("0000.json"), &record).unwrap();
 
-    // Readable by others.
-    fs::set_permissions(&record, fs::Permissions::from_mode(0o644)).unwrap();
-    sandbox.run_with(sandbox.cmd().env("PATH", PATH).arg("--reverify")).code(1).stdout_contains(&no_change);
-    fs::set_permissions(&record, fs::Permissions::from_mode(0o600)).unwrap();
+    // Readable by others (mode bits; the Windows ACL is checked in `windows`).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&record, fs::Permissions::from_mode(0o644)).unwrap();
+        sandbox.run_with(sandbox.cmd().env("PATH", PATH).arg("--reverify")).code(1).stdout_contains(&no_change);
+        fs::set_permissions(&record, fs::Permissions::from_mode(0o600)).unwrap();
+    }
 
     // Hard-linked (from outside the repository, whose tree it would change).
     let copy = sandbox.approvals.parent().unwrap().join("copy.json");
@@ -126,6 +132,7 @@ fn records_that_would_not_count_as_approvals_are_not_listed() {
     ));
 }
 
+#[cfg_attr(windows, ignore = "runs the printed next command through /bin/sh")]
 #[test]
 fn the_next_command_keeps_the_bound_options_and_approves_exactly_what_was_shown() {
     let sandbox = Sandbox::new();

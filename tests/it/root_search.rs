@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::common::{gate, Run, Sandbox};
+use crate::common::{gate, native, sh, Run, Sandbox};
 
 /// A repository (`.git`) with one runnable gate at its root and an empty
 /// `src/deep/` to run from.
@@ -14,7 +14,7 @@ fn repository() -> Sandbox {
     let sandbox = Sandbox::new();
     fs::create_dir(sandbox.path(".git")).unwrap();
     fs::create_dir_all(sandbox.path("src/deep")).unwrap();
-    sandbox.write("GATES.md", &gate("G1", "pwd", "/"));
+    sandbox.write("GATES.md", &gate("G1", sh::PWD, std::path::MAIN_SEPARATOR_STR));
     sandbox
 }
 
@@ -79,7 +79,7 @@ fn no_gate_files_found_says_where_the_search_went() {
     fs::write(base.join("GATES.md"), "- [x] HOME: not this one\n  EVIDENCE: x\n").unwrap();
     let src = sandbox.path("src");
     sandbox
-        .run_with(sandbox.cmd().current_dir(&src).env("HOME", &base).arg("--status"))
+        .run_with(sandbox.cmd().current_dir(&src).env("HOME", &base).env("USERPROFILE", &base).arg("--status"))
         .code(2)
         .stderr_contains(&format!("under {} and each parent up to {})", src.display(), sandbox.root.display()))
         .stdout_lacks("HOME");
@@ -116,7 +116,7 @@ fn pipeline_actions_and_dispatch_find_the_pipelines_from_a_subdirectory() {
     run_in(&sandbox, &deep, &["--list-scopes"]).code(0).stdout_is("api\n");
     run_in(&sandbox, &deep, &["--log", "from below", "--scope", "api"])
         .code(0)
-        .stdout_contains("/.unlazy/api/status.log\n");
+        .stdout_contains(&native("/.unlazy/api/status.log\n"));
     assert!(sandbox.read(".unlazy/api/status.log").contains("from below"));
     run_in(&sandbox, &deep, &["--claim", "--scope", "api"]).code(0).stdout_contains("CLAIMED 1 path(s) for api/GATES");
     run_in(&sandbox, &deep, &["dispatch", "open", "--scope", "api", "--wave", "w1", "--leaf", "a"])
@@ -138,7 +138,7 @@ fn the_stop_hook_holds_an_agent_that_moved_into_a_subdirectory() {
 #[test]
 fn cwd_from_a_subdirectory_is_taken_from_where_the_user_is() {
     let sandbox = repository();
-    sandbox.write("GATES.md", &gate("G1", "pwd", "src/deep"));
+    sandbox.write("GATES.md", &gate("G1", sh::PWD, &native("src/deep")));
     let deep = sandbox.path("src/deep");
     run_in(&sandbox, &deep, &["--approve", "--cwd", "."]).code(0).stdout_contains("\nALL MET (1 met)\n");
     assert!(sandbox.read("GATES.md").contains(&format!("cwd={};", deep.display())), "{}", sandbox.read("GATES.md"));

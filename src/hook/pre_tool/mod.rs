@@ -407,6 +407,9 @@ mod tests {
         assert!(!is_in_locks(Path::new("/r/locks/.unlazy")));
     }
 
+    // Symbolic links: Windows lets only administrators (or Developer Mode)
+    // create one, and wine 8, which runs the Windows tests, creates none.
+    #[cfg(unix)]
     #[test]
     fn links_are_followed_even_when_they_dangle() {
         let dir = tempfile::tempdir().unwrap();

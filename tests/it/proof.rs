@@ -479,3 +479,30 @@ fn a_subagent_is_held_to_its_own_leafs_proofs() {
         "{reason}"
     );
 }
+
+#[test]
+fn the_receipt_store_stays_bounded() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", "- [ ] G1: the note is there\n  CHECK: cat note.txt\n  EXPECT: note\n");
+    let count = |extension: &str| {
+        fs::read_dir(&sandbox.receipts)
+            .unwrap()
+            .filter(|entry| entry.as_ref().unwrap().path().extension().is_some_and(|e| e == extension))
+            .count()
+    };
+    // Each proof on another tree keeps that tree's manifest, up to a bound.
+    for round in 0..20 {
+        sandbox.write("note.txt", &format!("note {round}\n"));
+        let args: &[&str] = if round == 0 { &["--approve", "-q"] } else { &["--reverify", "-q"] };
+        sandbox.run(args).code(0).stdout_contains("ALL MET (1 met");
+        assert!(count("tree") <= 16, "round {round}: {} manifests", count("tree"));
+    }
+    assert_eq!(count("tree"), 16, "the newest trees are kept");
+    assert_eq!((count("json"), count("stat")), (1, 1), "one receipt per gate, one stat cache per root");
+    // The newest manifest still names what changed.
+    sandbox.write("note.txt", "note, edited\n");
+    sandbox
+        .run(&["--status", "--proof"])
+        .code(1)
+        .stdout_contains("UNMET GATES:G1 (stale: note.txt changed since it was proven)");
+}

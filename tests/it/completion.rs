@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::common::{gate, Sandbox};
+use crate::common::{gate, installed, program, Sandbox};
 
 /// A repository with two pipelines, root gates and a leaf.
 fn project() -> Sandbox {
@@ -25,18 +25,21 @@ fn path_with_binary() -> String {
     format!("{}:/usr/local/bin:/usr/bin:/bin", directory.display())
 }
 
-fn shell(sandbox: &Sandbox, program: &str, script: &str) -> String {
-    let output = Command::new(program)
+/// `script` run by the shell `name`, or `None` when the machine has no
+/// such shell (see `common::program`).
+fn shell(sandbox: &Sandbox, name: &str, script: &str) -> Option<String> {
+    let program = program(name)?;
+    let output = Command::new(&program)
         .args(["-c", script])
         .current_dir(&sandbox.root)
         .env_clear()
         .env("PATH", path_with_binary())
         .env("HOME", sandbox.path("home"))
         .output()
-        .unwrap_or_else(|error| panic!("{program} is needed for this test ({error})"));
+        .unwrap_or_else(|error| panic!("cannot start {} ({error})", program.display()));
     let (out, err) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "{program} failed: {out}\n{err}");
-    out.into_owned()
+    assert!(output.status.success(), "{name} failed: {out}\n{err}");
+    Some(out.into_owned())
 }
 
 /// Bash: loads the script, finds the function `complete -p` names, and
@@ -52,7 +55,8 @@ fn bash_completions(sandbox: &Sandbox, words: &[&str]) -> Vec<String> {
          printf '%s\\n' \"${{COMPREPLY[@]}}\"",
         words = quoted.join(" ")
     );
-    shell(sandbox, "bash", &script).lines().map(str::to_string).filter(|line| !line.is_empty()).collect()
+    let out = shell(sandbox, "bash", &script).expect("bash drives these tests on every machine");
+    out.lines().map(str::to_string).filter(|line| !line.is_empty()).collect()
 }
 
 #[test]
@@ -75,7 +79,7 @@ fn fish_completes_through_its_own_complete_command() {
                   complete --do-complete 'gate-check lint --st'\n\
                   echo ---\n\
                   complete --do-complete 'gate-check --scope '";
-    let out = shell(&sandbox, "fish", script);
+    let Some(out) = shell(&sandbox, "fish", script) else { return };
     let (options, scopes) = out.split_once("---\n").unwrap();
     assert!(options.starts_with("--strict\t"), "{out}");
     assert_eq!(scopes, "api\nweb\n");
@@ -87,7 +91,8 @@ fn zsh_registers_the_completer_and_the_callback_it_makes_answers() {
     let script = "autoload -U compinit; compinit -u -d \"$HOME/.zcompdump\"\n\
                   source <(gate-check completions zsh)\n\
                   print -r -- ${_comps[gate-check]}";
-    assert_eq!(shell(&sandbox, "zsh", script), "_clap_dynamic_completer_gate_check\n");
+    let Some(registered) = shell(&sandbox, "zsh", script) else { return };
+    assert_eq!(registered, "_clap_dynamic_completer_gate_check\n");
     // The call the zsh function makes on TAB, word for word.
     let answer = sandbox.run_with(
         sandbox.cmd().env("GATE_CHECK_COMPLETE", "zsh").env("_CLAP_COMPLETE_INDEX", "2").env("_CLAP_IFS", "\n").args([
@@ -162,4 +167,36 @@ fn one_tab_reads_at_most_its_byte_budget_and_offers_what_it_found() {
     let gates = candidates(&sandbox, &["gate-check", "--gate", ""]);
     assert!(gates.contains("\nSMALL1\n") && gates.contains("\nG1\n") && gates.contains("\nW1"), "{gates:?}");
     assert!(!gates.contains("BIG1"), "{gates:?}");
+}
+
+#[test]
+fn a_shell_the_machine_lacks_skips_its_test_with_a_notice_unless_ci_requires_it() {
+    // This test binary runs one of its own tests, the zsh one, with a PATH
+    // that holds zsh or one that does not, and with CI=true or not.
+    let zsh_test = "completion::zsh_registers_the_completer_and_the_callback_it_makes_answers";
+    let run = |path: &std::ffi::OsStr, ci: bool| {
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command.args([zsh_test, "--exact", "--test-threads=1"]).env("PATH", path).env_remove("CI");
+        if ci {
+            command.env("CI", "true");
+        }
+        let output = command.output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        (output.status.success(), text)
+    };
+    let skipped = format!("note: test {zsh_test} skipped: zsh is not installed (CI=true requires it)");
+    // Where the machine has zsh, the test runs it, CI or not.
+    let own_path = std::env::var_os("PATH").unwrap_or_default();
+    if installed("zsh").is_some() {
+        for ci in [false, true] {
+            let (passed, text) = run(&own_path, ci);
+            assert!(passed && text.contains("1 passed") && !text.contains(&skipped), "{text}");
+        }
+    }
+    // Without it, the test is skipped with a notice, and fails under CI=true.
+    let empty = tempfile::tempdir().unwrap();
+    let (passed, text) = run(empty.path().as_os_str(), false);
+    assert!(passed && text.contains(&skipped), "{text}");
+    let (passed, text) = run(empty.path().as_os_str(), true);
+    assert!(!passed && text.contains("zsh is needed for this test and CI=true requires it"), "{text}");
 }

@@ -179,7 +179,7 @@ fn completions_and_man_page_come_from_the_clap_definition() {
     let sandbox = Sandbox::new();
     // Registration scripts: the shell calls gate-check back on each TAB.
     for (shell, marker) in [
-        ("bash", "complete -o nospace -o bashdefault -o nosort -F _clap_complete_gate_check gate-check"),
+        ("bash", "complete -o nospace -o bashdefault -o nosort -F _gate_check_complete gate-check"),
         ("zsh", "#compdef gate-check"),
         ("fish", "complete --keep-order --exclusive --command gate-check"),
     ] {

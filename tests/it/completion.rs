@@ -200,3 +200,83 @@ fn a_shell_the_machine_lacks_skips_its_test_with_a_notice_unless_ci_requires_it(
     let (passed, text) = run(empty.path().as_os_str(), true);
     assert!(!passed && text.contains("zsh is needed for this test and CI=true requires it"), "{text}");
 }
+
+/// An interactive bash on a pseudo-terminal (util-linux `script`) with the
+/// registration loaded: each line of `typed` is typed as is, TAB included,
+/// so bash's readline splits the words and calls the completion function
+/// itself. Each time that function answers, the answers are recorded; each
+/// typed line is then echoed back as the line ended up (Ctrl-A, `echo LINE: `).
+/// Returns (the answers of each TAB, the final lines).
+fn interactive_bash(sandbox: &Sandbox, typed: &[&str]) -> (Vec<String>, Vec<String>) {
+    let replies = sandbox.path("home/replies");
+    std::fs::create_dir_all(sandbox.path("home")).unwrap();
+    let mut input = String::from(
+        "source <(gate-check completions bash)\n\
+         eval \"$(declare -f _gate_check_complete | sed '1s/_gate_check_complete/_registered/')\"\n\
+         _gate_check_complete() { _registered \"$@\"; local IFS=' '; echo \"${COMPREPLY[*]}\" >> \"$HOME/replies\"; }\n",
+    );
+    for line in typed {
+        input.push_str(&format!("{line}\x01echo LINE: \n"));
+    }
+    input.push_str("exit\n");
+    let mut child = Command::new("script")
+        .args(["-qec", "bash --norc --noprofile -i", "/dev/null"])
+        .current_dir(&sandbox.root)
+        .env_clear()
+        .env("PATH", path_with_binary())
+        .env("HOME", sandbox.path("home"))
+        .env("TERM", "dumb")
+        .env("PS1", "$ ")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` is needed to drive an interactive bash");
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let shown = String::from_utf8_lossy(&output.stdout).replace('\r', "");
+    let lines = shown.lines().filter_map(|line| line.strip_prefix("LINE: ")).map(str::to_string).collect();
+    let answers = std::fs::read_to_string(replies).unwrap_or_default().lines().map(str::to_string).collect();
+    (answers, lines)
+}
+
+#[test]
+fn bash_completes_a_gate_id_after_the_colon_bash_splits_words_at() {
+    let sandbox = project();
+    sandbox.write(".unlazy/web/gates/leaf-1.1.md", &format!("{}{}", gate("G1", "true", "x"), gate("G2", "true", "x")));
+    let (answers, lines) = interactive_bash(
+        &sandbox,
+        &[
+            // The positive: a word without a colon completes as it always did.
+            "gate-check --gate leaf-1.\t",
+            "gate-check --gate leaf-1.1:G\t",
+            "gate-check --gate leaf-1.1:\t",
+            "gate-check --gate leaf-1.1:G2\t",
+            "gate-check --gate=leaf-1.1:G1\t",
+            "gate-check --status --gate 'leaf-1.1:G2\t",
+        ],
+    );
+    assert_eq!(
+        answers,
+        [
+            "leaf-1.1:G1 leaf-1.1:G2",
+            // What bash replaces is the part after the colon, so that part is offered.
+            "G1 G2",
+            "G1 G2",
+            "G2",
+            "G1",
+            "leaf-1.1:G2",
+        ]
+    );
+    assert_eq!(
+        lines,
+        [
+            "gate-check --gate leaf-1.1:G",
+            "gate-check --gate leaf-1.1:G",
+            "gate-check --gate leaf-1.1:G",
+            "gate-check --gate leaf-1.1:G2",
+            "gate-check --gate=leaf-1.1:G1",
+            "gate-check --status --gate leaf-1.1:G2",
+        ]
+    );
+}

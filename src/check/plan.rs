@@ -32,7 +32,7 @@ pub struct Ledger {
     pub text_path: String,
     pub document: Document,
     /// The parser's warnings, reported each time the ledger is read.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<ledger::ParseWarning>,
 }
 
 /// The execution context that `--status` never builds.
@@ -255,10 +255,10 @@ fn report_left_out(root: &Path, invoked_in: &Path, scope: &str, left_out: &[Path
     )));
 }
 
-fn report_warnings(path: &Path, warnings: &[String], reporter: &mut dyn Reporter) {
+fn report_warnings(path: &Path, warnings: &[ledger::ParseWarning], reporter: &mut dyn Reporter) {
     let shown = path.display().to_string();
     for warning in warnings {
-        reporter.event(&Event::Warning(&Diagnostic::new(&shown, None, warning.as_str()).warning_line()));
+        reporter.event(&Event::Warning(&warning.at(&shown).warning_line()));
     }
 }
 

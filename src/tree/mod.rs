@@ -66,6 +66,10 @@ fn view(path: &Path) -> LedgerView {
         return LedgerView::Invalid { line: None };
     };
     let outcome = crate::ledger::parse(&text);
+    let shown = path.display().to_string();
+    for warning in &outcome.warnings {
+        crate::terminal::warn(&warning.at(&shown).warning_line());
+    }
     if let Some(error) = outcome.errors.first() {
         return LedgerView::Invalid { line: error.line };
     }

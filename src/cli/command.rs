@@ -44,6 +44,10 @@ pub(crate) enum Command {
         agent: Option<Host>,
         env: Option<Environment>,
     },
+    Init {
+        root: Option<std::path::PathBuf>,
+        env: Environment,
+    },
     Dispatch {
         args: DispatchArgs,
         env: Environment,
@@ -89,6 +93,7 @@ impl Command {
             Some(Subcommands::Hook { event: HookEvent::PreTool { agent } }) => {
                 return Ok(Command::Guard { agent, env: env.ok() })
             }
+            Some(Subcommands::Init { root }) => return Ok(Command::Init { root, env: env? }),
             Some(Subcommands::Dispatch(args)) => return Ok(Command::Dispatch { args, env: env? }),
             Some(Subcommands::Tree { scope, format, color }) => {
                 return Ok(Command::Tree { config: crate::tree::TreeConfig { scope, format, color }, env: env? })
@@ -132,6 +137,7 @@ impl Command {
                 Ok(hook::stop(env.as_ref(), agent, scope.as_deref(), !no_proof))
             }
             Command::Guard { agent, env } => Ok(hook::pre_tool::run(env.as_ref(), agent)),
+            Command::Init { root, env } => Ok(crate::init::run(&env, root.as_deref())?),
             Command::Dispatch { args, env } => Ok(crate::dispatch::cli::run(args, &env)?),
             Command::Lint { config, env } => Ok(lint_files::run(&env, &config)?),
             Command::Tree { config, env } => Ok(crate::tree::run(&env, &config)?),

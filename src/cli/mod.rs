@@ -27,6 +27,16 @@ use crate::report::{OutputFormat, Reporters};
 use crate::terminal::{self, Console, Stderr};
 
 const AFTER_HELP: &str = "\
+format: a ledger (GATES.md, gates/*.md) is Markdown; gate-check init writes one.
+  - [ ] T1: parser tests pass   a gate: a checkbox at column 0, an id, the outcome
+    CHECK: cargo test           shell code that tests it (runs once approved)
+    EXPECT: /test result: ok/   text its output must contain, or /regex/flags
+    CWD: crates/parser          optional: the directory CHECK runs in, relative
+    EVIDENCE: pending           written by gate-check when the check passes
+    INPUTS: src/**, Cargo.lock  optional: root-relative globs its proof depends on
+  Attributes are indented and in capitals; a gate with neither CHECK nor
+  EXPECT is manual (a person ticks it and writes the EVIDENCE).
+
 CHECK execution requires prior approval keyed to the exact CHECK, EXPECT,
 resolved CWD, resolved shell, timeout, output/regex limits, platform, and PATH.
 Approvals live outside the repository under ~/.unlazy/approved by default
@@ -146,6 +156,12 @@ pub(crate) enum Subcommands {
     },
     /// Print a roff manual page, or write every page with --dir
     Man(crate::manual::ManArgs),
+    /// Write a starter GATES.md into the repository root (a working example to edit); never overwrites
+    Init {
+        /// The repository root (default: the nearest directory upward with GATES.md, gates/, .unlazy/ or .git)
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
     /// Record and check native dispatch launch waves
     Dispatch(crate::dispatch::cli::DispatchArgs),
     /// Draw the pipeline's PLAN tree with live gate states, leases, waves and drift; never executes

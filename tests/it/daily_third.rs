@@ -62,3 +62,69 @@ fn a_misspelled_expect_is_named_beside_the_error_it_causes() {
     let rules: Vec<&str> = json["findings"].as_array().unwrap().iter().filter_map(|f| f["rule"].as_str()).collect();
     assert_eq!(rules, ["misspelled-attribute", "parse"], "{json}");
 }
+
+#[test]
+fn init_writes_the_leaf_template_into_the_root_and_its_next_command_works_as_written() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.path(".git")).unwrap();
+    std::fs::create_dir_all(sandbox.path("src/deep")).unwrap();
+    let from_below = || {
+        let mut command = sandbox.cmd();
+        command.current_dir(sandbox.path("src/deep"));
+        command
+    };
+    let root = sandbox.root.display().to_string();
+    let out = sandbox.run_with(from_below().arg("init")).code(0).into_stdout();
+    let approve = format!("gate-check --root {root} --approve GATES.md");
+    assert_eq!(
+        out,
+        format!(
+            "wrote {root}/GATES.md: a working example ledger of 3 gates (2 runnable, 1 manual)\nnext:\n  1. read its \
+             CHECK lines, then run them: {approve}\n  2. replace the example gates with your own outcomes (the steps \
+             are at the top of the file)\n  3. audit what they prove before the first run: gate-check --root {root} \
+             lint GATES.md\n"
+        )
+    );
+    let template = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/templates/gates-leaf.md")).unwrap();
+    assert_eq!(sandbox.read("GATES.md"), template);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(sandbox.path("GATES.md")).unwrap().permissions().mode() & 0o777, 0o644);
+    // The command it names, typed where init was run, meets every gate.
+    let words: Vec<&str> = approve.split(' ').skip(1).collect();
+    sandbox.run_with(from_below().args(&words).arg("-q")).code(0).stdout_contains("ALL MET (3 met)\n");
+
+    // Never over a ledger, nor over anything else of that name.
+    let before = sandbox.read("GATES.md");
+    sandbox.run_with(from_below().arg("init")).code(2).stderr_is(&format!(
+        "gate-check: error: {root}/GATES.md already exists; init never writes over a ledger (rename or remove it \
+         first, or edit it as it is)\n"
+    ));
+    assert_eq!(sandbox.read("GATES.md"), before);
+    let other = Sandbox::new();
+    std::fs::create_dir(other.path("GATES.md")).unwrap();
+    other.run(&["init"]).code(2).stderr_contains("GATES.md already exists");
+    // From where it is run, without a search, the root is that directory.
+    let fresh = Sandbox::new();
+    fresh.run(&["init"]).code(0).stdout_contains("run them: gate-check --approve GATES.md\n");
+}
+
+#[test]
+fn help_and_the_manual_page_show_the_ledger_format() {
+    let sandbox = Sandbox::new();
+    let attributes = ["CHECK: ", "EXPECT: ", "CWD: ", "EVIDENCE: ", "INPUTS: "];
+    for help in ["-h", "--help"] {
+        let text = sandbox.run(&[help]).code(0).into_stdout();
+        assert!(text.contains("format: a ledger (GATES.md, gates/*.md) is Markdown; gate-check init writes one."));
+        for attribute in attributes {
+            assert!(text.contains(&format!("\n    {attribute}")), "{help} lacks {attribute}: {text}");
+        }
+    }
+    let page = sandbox.run(&["man"]).code(0).into_stdout();
+    let format = &page[page.find(".SH FORMAT").expect("a FORMAT section")..page.find(".SH NOTES").unwrap()];
+    assert!(format.contains("A ledger (GATES.md, gates/*.md) is Markdown"), "{format}");
+    for attribute in attributes {
+        assert!(format.contains(&format!("\n    {attribute}")), "{attribute}: {format}");
+    }
+    let init = sandbox.run(&["man", "init"]).code(0).into_stdout();
+    assert!(init.contains(".SH \"EXIT STATUS\"") && init.contains("never overwrites"), "{init}");
+}

@@ -128,3 +128,81 @@ fn help_and_the_manual_page_show_the_ledger_format() {
     let init = sandbox.run(&["man", "init"]).code(0).into_stdout();
     assert!(init.contains(".SH \"EXIT STATUS\"") && init.contains("never overwrites"), "{init}");
 }
+
+/// A pipeline whose PLAN.md names its leaves in the dispatch table by their
+/// ledgers, as `--leaf` and `dispatch --leaf` do.
+fn named_pipeline(sandbox: &Sandbox, state: &str) {
+    std::fs::create_dir_all(sandbox.path(".git")).unwrap();
+    sandbox.write(
+        ".unlazy/hsize/PLAN.md",
+        &format!(
+            "# Plan\n\n## Tree\n\n- 1 Human sizes .......... GATES.md\n  - 1.1 Parser ........ gates/leaf-1.1.md\n  \
+             - 1.2 Printer ....... gates/leaf-1.2.md\n\n## Leaf dispatch table\n\n\
+             | Leaf | Owns | Needs | Tier | Planned wave | State |\n|---|---|---|---|---|---|\n\
+             | leaf-1.1 | src/parse/** | - | mechanical | 1 | {state} |\n\
+             | leaf-1.2 | src/print/** | leaf-1.1 | judgment | 2 | WAITING |\n"
+        ),
+    );
+    sandbox.write(".unlazy/hsize/GATES.md", "- [ ] R1: sizes print as humans read them\n");
+    sandbox.write(".unlazy/hsize/gates/leaf-1.1.md", "OWNS: src/parse/**\n\n- [x] P1: parses\n  EVIDENCE: seen\n");
+    sandbox.write(".unlazy/hsize/gates/leaf-1.2.md", "OWNS: src/print/**\n\n- [ ] Q1: prints\n");
+}
+
+#[test]
+fn the_dispatch_table_names_leaves_by_their_ledgers_and_tree_flags_a_ready_leaf_that_moved_on() {
+    let sandbox = Sandbox::new();
+    named_pipeline(&sandbox, "VERIFIED");
+    // Rows by leaf name are read: leaf-1.2 needs leaf-1.1, which is VERIFIED.
+    let out = sandbox.run(&["tree", "--color", "never"]).code(1).into_stdout();
+    assert!(out.contains("|- 1.1 Parser  leaf-1.1.md  1/1 met  VERIFIED\n"), "{out}");
+    assert!(out.contains("  1.2 [waiting-but-ready]: declared WAITING, but every Needs is VERIFIED\n"), "{out}");
+    // A row naming no node still names its line.
+    let plan = sandbox.read(".unlazy/hsize/PLAN.md");
+    sandbox.write(".unlazy/hsize/PLAN.md", &plan.replace("| leaf-1.2 |", "| leaf-7 |"));
+    sandbox.run(&["tree"]).code(2).stderr_is(&format!(
+        "{}:14: error: dispatch row for leaf-7, which the tree does not list (name a leaf by its tree id, such as \
+         1.1, or its ledger's name, such as leaf-1.1)\n",
+        sandbox.path(".unlazy/hsize/PLAN.md").display()
+    ));
+
+    // Declared READY, its gates met and its lease claimed: the plan is behind.
+    named_pipeline(&sandbox, "READY");
+    sandbox.run(&["--claim", "--scope", "hsize", "--leaf", "leaf-1.1"]).code(0).stdout_starts_with("CLAIMED 1 ");
+    let out = sandbox.run(&["tree", "--color", "never"]).code(1).into_stdout();
+    // The claiming process has exited: the lease is held, by no pid.
+    assert!(out.contains("|- 1.1 Parser  leaf-1.1.md  1/1 met  READY  leased\n"), "{out}");
+    assert!(!out.contains("pid"), "{out}");
+    for drift in [
+        "  1.1 [not-started-but-leased]: declared READY, but a lease is held for it: it was claimed, so it is IN-FLIGHT\n",
+        "  1.1 [not-started-but-met]: declared READY, but every gate of its ledger is met: verify it and declare it \
+         VERIFIED\n",
+    ] {
+        assert!(out.contains(drift), "{drift}: {out}");
+    }
+    let json = sandbox.run(&["tree", "--format", "json"]).code(1).stdout_json();
+    assert_eq!(json["nodes"][1]["lease"], "held");
+    // Released, the lease drift goes; the met one stays until the plan says VERIFIED.
+    sandbox.run(&["--release", "--scope", "hsize", "--leaf", "leaf-1.1"]).code(0).stdout_starts_with("released 1");
+    let out = sandbox.run(&["tree", "--color", "never"]).code(1).into_stdout();
+    assert!(!out.contains("not-started-but-leased") && out.contains("not-started-but-met"), "{out}");
+}
+
+#[test]
+fn a_tree_table_without_titles_shows_each_ledgers_own_heading() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.path(".git")).unwrap();
+    sandbox.write(
+        ".unlazy/t/PLAN.md",
+        "## Tree\n\n| Node | Kind | Ledger |\n|---|---|---|\n| 1 | root | GATES.md |\n| 1.1 | leaf | gates/leaf-1.1.md |\n",
+    );
+    sandbox.write(".unlazy/t/GATES.md", "# The sizes ship\n\n- [ ] R1: shipped\n");
+    sandbox.write(
+        ".unlazy/t/gates/leaf-1.1.md",
+        "# Gates: the parser reads 1.5 KiB\n\nOWNS: src/**\n\n- [ ] P1: parses\n",
+    );
+    let out = sandbox.run(&["tree", "--color", "never"]).code(1).into_stdout();
+    assert!(
+        out.contains("\n1 The sizes ship  GATES.md  0/1 met (R1)\n`- 1.1 the parser reads 1.5 KiB  leaf-1.1.md"),
+        "{out}"
+    );
+}

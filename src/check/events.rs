@@ -201,6 +201,21 @@ pub struct Verdict {
     pub manual_unmet: IdList,
     /// Gates met on disk that this run counts unmet, each with its reason.
     pub doubts: Vec<Doubt>,
+    /// The repository's own ledgers the run left out, having chosen the
+    /// only pipeline on its own, as they stand; `None` when it left none.
+    pub left_out: Option<LeftOut>,
+}
+
+/// The repository's own ledgers (`GATES.md`, `gates/*.md`) a run left out
+/// because it chose the only pipeline on its own: judged by no verdict,
+/// but said, so `ALL MET` of the pipeline cannot hide an unmet one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Relative to the root: `GATES.md`, `gates/a.md`.
+    pub ledgers: Vec<String>,
+    /// Their gates that are not met (abandoned ones aside), qualified; a
+    /// ledger that cannot be read or parsed is `<stem>:PARSE`.
+    pub unmet: Vec<String>,
 }
 
 /// A gate met on disk that a run counts unmet: it was asked to verify it

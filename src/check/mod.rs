@@ -588,7 +588,8 @@ fn summarize(
     };
     // Only a machine report shows every unmet id; the human one lists a few.
     let kept = if reporter.needs_records() { verdict::UnmetIds::All } else { verdict::UnmetIds::Listed };
-    let verdict = verdict::verdict(finals, &states, &facts, &waves, target.scope.as_deref(), kept);
+    let mut verdict = verdict::verdict(finals, &states, &facts, &waves, target.scope.as_deref(), kept);
+    verdict.left_out = plan::judge_left_out(&setup.root, &setup.left_out);
     reporter.event(&Event::Verdict(&verdict));
     // Oracles left pending for approval are why this run is unmet; the
     // command that shows and approves exactly them is the next step.
@@ -752,6 +753,7 @@ fn run_report(
         scope: setup.target.scope.clone(),
         sandbox: None,
         not_targeted: setup.left_out.iter().map(|path| path.display().to_string()).collect(),
+        not_targeted_unmet: verdict.left_out.as_ref().map(|left_out| left_out.unmet.clone()),
         outcome: verdict.outcome.name(),
         exit_code: i32::from(verdict.exit().code()),
         summary: Summary {

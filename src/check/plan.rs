@@ -255,6 +255,72 @@ fn report_left_out(root: &Path, invoked_in: &Path, scope: &str, left_out: &[Path
     )));
 }
 
+/// A pipeline's ledger named as a file runs its checks in its own
+/// directory (the Node tool's rule for a named ledger), not at the root
+/// where the pipeline runs them: said, with the command that runs them
+/// from the root, unless `--cwd` chose the directory.
+fn report_pipeline_ledgers_named(options: &CheckConfig, target: &Target, root: &Path, reporter: &mut dyn Reporter) {
+    if target.mode != Mode::Explicit || options.cwd_given || options.mode.is_status() {
+        return;
+    }
+    for file in &target.files {
+        let repository = target.state_root(root, file);
+        let Ok(inside) = file.strip_prefix(repository.join(crate::layout::STATE_DIR)) else { continue };
+        let Some(scope) = inside.iter().next().and_then(|scope| scope.to_str()) else { continue };
+        if target::validate_scope_id(scope, "scope").is_err() || inside.iter().count() < 2 {
+            continue;
+        }
+        let stem = qualify(file, "");
+        let mut words = vec!["gate-check".to_string()];
+        if repository != options.invoked_in {
+            words.push(format!("--root {}", crate::shell_words::quote(&repository.display().to_string())));
+        }
+        if options.mode.approves() {
+            words.push("--approve".into());
+        }
+        if options.mode.reverifies() {
+            words.push("--reverify".into());
+        }
+        words.push(format!("--scope {scope} --gate '{stem}*'"));
+        let directory = file.parent().unwrap_or(root);
+        let shown = file.strip_prefix(&repository).unwrap_or(file).display().to_string();
+        reporter.event(&Event::Warning(&format!(
+            "gate-check: warning: {shown} is a ledger of the pipeline {scope}, named as a file: its checks run in its \
+             own directory ({}), as the Node tool runs a named ledger's, and are approved for that directory; to run \
+             them from the repository root as the pipeline does: {}",
+            directory.display(),
+            words.join(" ")
+        )));
+    }
+}
+
+/// The ledgers a run left out (`Setup::left_out`), judged as they stand:
+/// read and parsed as the Stop hook reads them, never run.
+pub fn judge_left_out(root: &Path, left_out: &[PathBuf]) -> Option<super::events::LeftOut> {
+    if left_out.is_empty() {
+        return None;
+    }
+    let mut judged = super::events::LeftOut::default();
+    for path in left_out {
+        judged.ledgers.push(path.strip_prefix(root).unwrap_or(path).display().to_string());
+        let outcome = ledger::file::read(path).map(ledger::parse);
+        let document = match outcome {
+            Ok(outcome) if outcome.errors.is_empty() => outcome.document,
+            _ => {
+                judged.unmet.push(qualify(path, "PARSE"));
+                continue;
+            }
+        };
+        for gate in &document.gates {
+            let state = evidence::gate_state(gate, document.is_abandoned(gate.id()));
+            if !matches!(state, GateState::Met | GateState::Abandoned) {
+                judged.unmet.push(qualify(path, gate.id()));
+            }
+        }
+    }
+    Some(judged)
+}
+
 fn report_warnings(path: &Path, warnings: &[ledger::ParseWarning], reporter: &mut dyn Reporter) {
     let shown = path.display().to_string();
     for warning in warnings {
@@ -307,6 +373,7 @@ pub fn prepare(options: &CheckConfig, reporter: &mut dyn Reporter) -> Result<Set
         }
         _ => Vec::new(),
     };
+    report_pipeline_ledgers_named(options, &target, &root, reporter);
     let ledgers = load_ledgers(&target, reporter)?;
     let selection = match (options.gates.is_empty(), options.partition) {
         (true, None) => None,

@@ -2,7 +2,7 @@
 //! what a new user tripped over on a real project, each with the case that
 //! worked already beside it.
 
-use crate::common::Sandbox;
+use crate::common::{gate, Sandbox};
 
 #[test]
 fn a_misspelled_attribute_is_warned_about_at_its_line_by_every_command_that_reads_the_ledger() {
@@ -205,4 +205,146 @@ fn a_tree_table_without_titles_shows_each_ledgers_own_heading() {
         out.contains("\n1 The sizes ship  GATES.md  0/1 met (R1)\n`- 1.1 the parser reads 1.5 KiB  leaf-1.1.md"),
         "{out}"
     );
+}
+
+/// The Stop hook's reply to `payload` (a JSON object), run from the root.
+fn hook_reply(sandbox: &Sandbox, payload: serde_json::Value) -> crate::common::Run {
+    sandbox.run_with(sandbox.cmd().args(["hook", "stop"]).write_stdin(payload.to_string()))
+}
+
+/// `command` as the agent would type it, with gate-check on PATH, from `directory`.
+fn typed(sandbox: &Sandbox, directory: &std::path::Path, command: &str) -> crate::common::Run {
+    let binary = assert_cmd::cargo::cargo_bin("gate-check");
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", binary.parent().unwrap().display());
+    let mut shell = assert_cmd::Command::new("sh");
+    shell
+        .args(["-c", command])
+        .current_dir(directory)
+        .env("PATH", path)
+        .env("UNLAZY_APPROVAL_DIR", &sandbox.approvals)
+        .env("UNLAZY_RECEIPT_DIR", &sandbox.receipts)
+        .env("NO_COLOR", "1")
+        .env_remove("UNLAZY_SCOPE")
+        .env_remove("GITHUB_ACTIONS");
+    sandbox.run_with(&mut shell)
+}
+
+#[test]
+fn the_subagent_hint_runs_as_written_and_a_named_pipeline_ledger_says_where_its_checks_run() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.path(".git")).unwrap();
+    sandbox.write("marker.txt", "at the root\n");
+    // A check that passes only from the repository root, as the pipeline runs it.
+    sandbox.write(".unlazy/hsize/gates/leaf-1.1.md", &gate("G1", "cat marker.txt", "at the root"));
+    sandbox.write(".unlazy/hsize/gates/leaf-1.2.md", &gate("G2", "cat marker.txt", "at the root"));
+    for args in [
+        &["open", "--leaf", "leaf-1.1", "--leaf", "leaf-1.2"][..],
+        &["start", "--leaf", "leaf-1.1", "--handle", "agent-1"],
+    ] {
+        let mut command = sandbox.cmd();
+        command.arg("dispatch").args(args).args(["--scope", "hsize", "--wave", "w1"]);
+        sandbox.run_with(&mut command).code(0).stdout_contains("w1");
+    }
+    let payload = serde_json::json!({
+        "session_id": "s1", "cwd": sandbox.root, "hook_event_name": "SubagentStop", "agent_id": "agent-1"
+    });
+    let reply = hook_reply(&sandbox, payload).code(0).stdout_json();
+    let reason = reply["reason"].as_str().unwrap();
+    let hint = "gate-check --status --scope hsize --gate 'leaf-1.1:*'";
+    assert!(reason.contains(&format!("need work: leaf-1.1:G1 (unchecked). Run {hint} to inspect")), "{reason}");
+    // Typed as written, from the root or from below it, it shows that leaf.
+    std::fs::create_dir_all(sandbox.path("src/deep")).unwrap();
+    for directory in [sandbox.root.clone(), sandbox.path("src/deep")] {
+        typed(&sandbox, &directory, hint).code(1).stdout_contains("  UNMET leaf-1.1:G1 (unchecked)").stdout_lacks("G2");
+    }
+    // Its running form runs the check from the root, where it passes.
+    let approve = hint.replace("--status", "--approve");
+    typed(&sandbox, &sandbox.path("src/deep"), &approve).code(0).stdout_contains("ALL MET (1 met, not selected: 1)");
+
+    // Named by its path, the ledger runs its checks in its own directory, as
+    // in the Node tool, and says so with the command that runs them from the root.
+    sandbox.write(".unlazy/hsize/gates/leaf-1.2.md", &gate("G2", "cat marker.txt", "at the root"));
+    let named = sandbox.run(&["--approve", "-q", ".unlazy/hsize/gates/leaf-1.2.md"]);
+    let warning = format!(
+        "gate-check: warning: .unlazy/hsize/gates/leaf-1.2.md is a ledger of the pipeline hsize, named as a file: its \
+         checks run in its own directory ({}), as the Node tool runs a named ledger's, and are approved for that \
+         directory; to run them from the repository root as the pipeline does: gate-check --approve --scope hsize \
+         --gate 'leaf-1.2:*'\n",
+        sandbox.path(".unlazy/hsize/gates").display()
+    );
+    named.code(1).stdout_contains("FAIL leaf-1.2:G2").stderr_is(&warning);
+    typed(&sandbox, &sandbox.root, "gate-check --approve --scope hsize --gate 'leaf-1.2:*' -q")
+        .code(0)
+        .stdout_contains("ALL MET (1 met, not selected: 1)");
+    // --cwd chose the directory, --status runs nothing, a root ledger is no pipeline's: no warning.
+    sandbox.write("GATES.md", &gate("R1", "cat marker.txt", "at the root"));
+    let cwd = sandbox.root.display().to_string();
+    sandbox
+        .run(&["--approve", "--reverify", "-q", "--cwd", &cwd, ".unlazy/hsize/gates/leaf-1.2.md"])
+        .code(0)
+        .stdout_contains("ALL MET");
+    sandbox.run(&["--status", "-q", ".unlazy/hsize/gates/leaf-1.2.md"]).code(0).stdout_contains("ALL MET");
+    sandbox.run(&["--approve", "-q", "GATES.md"]).code(0).stdout_contains("ALL MET");
+}
+
+#[test]
+fn an_unmet_root_ledger_beside_the_only_pipeline_is_said_on_stdout_and_holds_the_stop_unless_bound() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.path(".git")).unwrap();
+    sandbox.write(".unlazy/hsize/GATES.md", "- [x] A1: done\n  EVIDENCE: seen\n");
+    sandbox.write("GATES.md", "- [x] T1: the root is done\n  EVIDENCE: seen\n");
+    let stop = serde_json::json!({"session_id": "s1", "cwd": sandbox.root, "hook_event_name": "Stop"});
+    // Met at the root: nothing more to say, and the stop goes through.
+    sandbox.run(&["--status", "-q"]).code(0).stdout_is("ALL MET (1 met) [scope hsize]\n").stderr_contains("note:");
+    hook_reply(&sandbox, stop.clone()).code(0).stdout_is("");
+
+    sandbox.write("GATES.md", "- [ ] T1: the root is done\n");
+    // The Node decision (the pipeline alone, exit 0), said on stdout.
+    sandbox
+        .run(&["--status", "-q"])
+        .code(0)
+        .stdout_is("ALL MET (1 met) [scope hsize]; root GATES.md not judged: 1 unmet\n")
+        .stderr_contains("not checked: GATES.md");
+    let document = sandbox.run(&["--status", "--format", "json"]).code(0).stderr_contains("note:").stdout_json();
+    assert_eq!(
+        (document["outcome"].as_str(), &document["notTargetedUnmet"]),
+        (Some("all-met"), &serde_json::json!(["GATES:T1"]))
+    );
+    // The hook holds the stop on it: no session chose the pipeline.
+    let reason = hook_reply(&sandbox, stop.clone()).code(0).stdout_json()["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.starts_with(
+            "unlazy [scope hsize]: 1 gate/ledger item(s) need work: GATES:T1 (unchecked, manual). Run gate-check \
+             --status --scope hsize and gate-check --status GATES.md to inspect"
+        ),
+        "{reason}"
+    );
+    typed(&sandbox, &sandbox.root, "gate-check --status GATES.md").code(1).stdout_contains("UNMET GATES:T1");
+    // A session bound to the pipeline has that pipeline as its work.
+    sandbox.run(&["--bind", "s1", "--scope", "hsize"]).code(0).stdout_contains("bound session s1");
+    hook_reply(&sandbox, stop).code(0).stdout_is("");
+}
+
+#[test]
+fn the_hook_says_what_each_unmet_item_needs() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "GATES.md",
+        "- [ ] T1: runs\n  CHECK: true\n  EXPECT: x\n- [ ] T2: by hand\n- [x] T3: ticked by hand\n\
+         - [x] T4: ticked, edited since\n  CHECK: true\n  EXPECT: x\n  EVIDENCE: automatic-evidence=v1 0000\n",
+    );
+    let stop = serde_json::json!({"session_id": "s1", "cwd": sandbox.root});
+    let reason = hook_reply(&sandbox, stop).code(0).stdout_json()["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.starts_with(
+            "unlazy: 4 gate/ledger item(s) need work: GATES:T1 (unchecked), GATES:T2 (unchecked, manual), GATES:T3 \
+             (checked, no evidence), GATES:T4 (checked, stale evidence). Run gate-check --status to inspect"
+        ),
+        "{reason}"
+    );
+    // The same states --status gives.
+    let status = sandbox.run(&["--status"]).code(1).into_stdout();
+    for line in ["GATES:T1 (unchecked)", "GATES:T3 (checked but EVIDENCE pending)", "GATES:T4 (checked but automatic"] {
+        assert!(status.contains(line), "{line}: {status}");
+    }
 }

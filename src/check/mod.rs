@@ -202,9 +202,11 @@ pub fn execute(
                     .map_err(|source| Error::NotWritable { path: ledger.path.clone(), source })?;
             }
         }
+        let other_shares_failures = approve_other_shares(options, &setup, &runtime, reporter)?;
         bind_trees(&setup, &mut tasks, &mut proofs);
         report_proof_news(&mut proofs, !tasks.is_empty(), reporter);
         (approvals, executed) = run_checks(options, &runtime, &setup, tasks, containment, &mut proofs, reporter)?;
+        approvals.failures += other_shares_failures;
         if let Some(signal) = executed.interrupted_by {
             return Ok(report_interruption(options, signal, &executed.interrupted, reporter));
         }
@@ -219,6 +221,30 @@ pub fn execute(
     // only (no lock, file or child), so nothing is skipped but the frees.
     std::mem::forget(setup);
     exit
+}
+
+/// `--approve --partition`, when a gate of this share runs gate-check
+/// itself: approves the other shares' pending oracles (shown as every
+/// approval is) without running them, so the nested run finds them. Returns
+/// how many the store could not validate or record.
+fn approve_other_shares(
+    options: &CheckConfig,
+    setup: &Setup,
+    runtime: &plan::Runtime,
+    reporter: &mut dyn Reporter,
+) -> Result<usize, Error> {
+    let Some(other) = &setup.other_shares else { return Ok(0) };
+    let tasks = plan::plan_other_shares(options, setup, runtime)?;
+    if tasks.is_empty() {
+        return Ok(0);
+    }
+    reporter.event(&Event::Warning(&format!(
+        "gate-check: note: {} runs gate-check itself, and its nested run needs the approvals of the other shares' \
+         gates: approving {} of them too, without running them",
+        other.nested_by,
+        tasks.len()
+    )));
+    Ok(approve::seek_approvals(true, runtime, &setup.ledgers, &tasks, reporter, |_| {}))
 }
 
 /// Each task's tree digest: the scope of its root's tree, read now, before

@@ -348,3 +348,60 @@ fn the_hook_says_what_each_unmet_item_needs() {
         assert!(status.contains(line), "{line}: {status}");
     }
 }
+
+/// The README's CI pattern (`--approve --reverify --partition K/N` on a
+/// fresh runner) on a pipeline with the node template's N1, which re-runs
+/// its children through a nested gate-check.
+fn node_pipeline(sandbox: &Sandbox) {
+    std::fs::create_dir_all(sandbox.path(".git")).unwrap();
+    sandbox.write(".unlazy/ci/gates/leaf-1.1.md", &gate("L1", "echo one", "one"));
+    sandbox.write(".unlazy/ci/gates/leaf-1.2.md", &gate("L2", "echo two", "two"));
+    let n1 = "gate-check --reverify --cwd . .unlazy/ci/gates/leaf-1.1.md .unlazy/ci/gates/leaf-1.2.md";
+    sandbox.write(
+        ".unlazy/ci/gates/node-1.md",
+        &format!("{}{}", gate("N1", n1, "ALL MET"), gate("N2", "echo joined", "joined")),
+    );
+}
+
+/// `gate-check ARGS` with gate-check on PATH (for the nested run) and a
+/// fresh approval store of its own, as on a new CI runner.
+fn on_fresh_runner(sandbox: &Sandbox, args: &[&str]) -> crate::common::Run {
+    let store = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let binary = assert_cmd::cargo::cargo_bin("gate-check");
+    let path = format!("{}:/usr/bin:/bin", binary.parent().unwrap().display());
+    let mut command = sandbox.cmd();
+    command.env("UNLAZY_APPROVAL_DIR", store.path()).env("PATH", path).args(args);
+    sandbox.run_with(&mut command)
+}
+
+#[test]
+fn partitioned_ci_jobs_approve_what_a_nested_gate_check_re_runs() {
+    let sandbox = Sandbox::new();
+    node_pipeline(&sandbox);
+    // Each pattern alone: one job of everything passes on a fresh runner.
+    on_fresh_runner(&sandbox, &["--approve", "--reverify", "-q"]).code(0).stdout_contains("ALL MET (4 met");
+    // Share 1 of 2 holds L1 and N1; N1's nested run re-runs L2 too, which
+    // is share 2's: this job approves it without running it.
+    node_pipeline(&sandbox);
+    let first = on_fresh_runner(&sandbox, &["--approve", "--reverify", "--partition", "1/2"]).code(0);
+    let first = first.stderr_is(
+        "gate-check: note: node-1:N1 runs gate-check itself, and its nested run needs the approvals of the other \
+         shares' gates: approving 2 of them too, without running them\n",
+    );
+    let out = first.into_stdout();
+    assert!(out.contains("APPROVAL REQUIRED leaf-1.2:L2") && out.contains("APPROVAL REQUIRED node-1:N2"), "{out}");
+    assert!(out.contains("  PASS node-1:N1") && !out.contains("RUN  leaf-1.2:L2"), "{out}");
+    assert!(
+        out.ends_with("ALL MET (2 met, reran: 2, previously met reverified: 0, not selected: 2) [scope ci]\n"),
+        "{out}"
+    );
+    // Share 2 holds no gate that runs gate-check: it approves only its own.
+    node_pipeline(&sandbox);
+    let second = on_fresh_runner(&sandbox, &["--approve", "--reverify", "--partition", "2/2", "-q"]).code(0);
+    second.stdout_contains("ALL MET (2 met").stdout_lacks("leaf-1.1:L1").stdout_lacks("node-1:N1");
+    // Without --approve, nothing is approved on its behalf.
+    node_pipeline(&sandbox);
+    on_fresh_runner(&sandbox, &["--reverify", "--partition", "1/2", "-q"]).code(1).stdout_contains("NOT RUN");
+}

@@ -587,8 +587,16 @@ fn runnable_findings(check: &str, expect: &str, expectation: &Expectation, title
             ),
         ));
     }
-    for number in title_numbers(title) {
+    let numbers = title_numbers(title);
+    // A title that states an input the CHECK feeds and the output it must
+    // give ("1536 bytes print as 1.5 KiB") specifies that output: the
+    // figure in EXPECT comes from the spec, not from a measurement.
+    let states_input = numbers.iter().any(|number| !contains_number(expect, number) && contains_number(check, number));
+    for number in numbers {
         let in_expect = contains_number(expect, &number);
+        if in_expect && states_input {
+            continue;
+        }
         if in_expect {
             found.push((
                 Severity::Warning,
@@ -992,6 +1000,11 @@ mod tests {
         ));
         let copied = "- [ ] A: renders 34 stat rows\n  CHECK: node rows.mjs\n  EXPECT: 34 rows\n";
         assert!(has(copied, "A", "copied-number"));
+        let specified =
+            "- [ ] A: 1536 bytes print as 1.5 KiB\n  CHECK: python -c 'print(size(1536))'\n  EXPECT: 1.5 KiB\n";
+        assert!(!has(specified, "A", "copied-number") && !has(specified, "A", "unmeasured-number"));
+        let unfed = specified.replace("size(1536)", "size(sample)");
+        assert!(has(&unfed, "A", "copied-number"), "without the input in the CHECK, the figure is still copied");
         let measured = "- [ ] A: renders 34 stat rows\n  CHECK: test $(node rows.mjs) -eq 34 && echo ROWS-MATCH\n  EXPECT: ROWS-MATCH\n";
         assert!(!has(measured, "A", "copied-number") && !has(measured, "A", "unmeasured-number"));
         let unmeasured = "- [ ] A: p95 under 200 ms\n  CHECK: node bench.mjs\n  EXPECT: BENCH-DONE\n";

@@ -24,8 +24,10 @@ pub struct RunLine<'a> {
 pub enum Event<'a> {
     /// A diagnostic line for stderr (already prefixed `gate-check: `).
     Warning(&'a str),
-    /// A pending oracle, shown in full before anything can approve it.
+    /// A pending oracle, shown in full before anything can approve it;
+    /// `approving` when this run (`--approve`) approves it next.
     ApprovalRequired {
+        approving: bool,
         qualified: &'a str,
         oracle: &'a Oracle,
         path_transcript: &'a str,
@@ -92,6 +94,12 @@ pub enum Event<'a> {
         reason: &'a str,
         title: &'a str,
     },
+    /// `--status` for a reporter that lists met gates (`-v`): one met gate
+    /// (abandoned ones are listed in the verdict).
+    GateMet {
+        qualified: &'a str,
+        title: &'a str,
+    },
     /// `--status`: one dispatch wave blocking completion.
     WaveUnmet {
         wave: &'a str,
@@ -116,6 +124,12 @@ pub trait Reporter {
     /// Whether this reporter needs `Event::Report`, which costs a record
     /// per gate to build.
     fn needs_records(&self) -> bool {
+        false
+    }
+
+    /// Whether this reporter lists met gates too (`--status -v`); a status
+    /// run of many gates spends nothing on them otherwise.
+    fn lists_met(&self) -> bool {
         false
     }
 

@@ -650,6 +650,7 @@ fn report_unmet(
     // One buffer for every qualified id: a large ledger's unmet list costs
     // no allocation per line.
     let mut qualified = String::new();
+    let lists_met = reporter.lists_met();
     for (at, (gate, state)) in ledger.document.gates.iter().zip(states).enumerate() {
         if !setup.selects(index, gate.id()) {
             continue;
@@ -661,7 +662,14 @@ fn report_unmet(
         let reason = match state {
             GateState::Met | GateState::Abandoned => match &proof_reason {
                 Some(reason) => reason.as_str(),
-                None => continue,
+                None => {
+                    if lists_met && *state == GateState::Met {
+                        qualified.clear();
+                        qualified.extend([prefix.as_str(), gate.id()]);
+                        reporter.event(&Event::GateMet { qualified: &qualified, title: gate.title() });
+                    }
+                    continue;
+                }
             },
             _ => state.reason(),
         };

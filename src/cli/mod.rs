@@ -115,7 +115,8 @@ pub(crate) struct Cli {
     /// Show only failures, stale results, unmet gates, pending approvals (without PATH) and the verdict
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Print each RUN line when its check starts, checks still running after 5, 10, 20... s, and durations
+    /// Print each RUN line when its check starts, checks still running after 5, 10, 20... s, and durations;
+    /// with --status, a MET line for each met gate
     #[arg(short, long)]
     pub verbose: bool,
     /// When to colour the markers of human lines (the flag beats every variable)

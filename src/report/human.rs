@@ -156,7 +156,8 @@ impl<O: Write, E: Write> Human<O, E> {
     fn verdict(&mut self, verdict: &Verdict) {
         let scope_note = verdict.scope.as_ref().map(|s| format!(" [scope {s}]")).unwrap_or_default();
         let verify_note = match (verdict.reran, verdict.reverified) {
-            (Some(reran), Some(reverified)) => format!(", reran: {reran}, previously met reverified: {reverified}"),
+            // Not "reverified": a rerun of a gate that was met may have failed.
+            (Some(reran), Some(reverified)) => format!(", reran: {reran}, {reverified} of them met before"),
             _ => String::new(),
         };
         let verify_note = match verdict.not_selected {
@@ -267,8 +268,10 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
     fn event(&mut self, event: &Event) {
         match event {
             Event::Warning(line) => self.warning(line),
-            Event::ApprovalRequired { qualified, oracle, path_transcript, inputs, consent } => {
-                self.marked(YELLOW, "APPROVAL REQUIRED", &format!(" {qualified}"));
+            Event::ApprovalRequired { approving, qualified, oracle, path_transcript, inputs, consent } => {
+                // Under --approve the oracle is not waiting: it is being approved.
+                let marker = if *approving { "APPROVING" } else { "APPROVAL REQUIRED" };
+                self.marked(YELLOW, marker, &format!(" {qualified}"));
                 self.plain(&format!("    CHECK: {}", visible(&oracle.check)));
                 self.plain(&format!("    EXPECT: {}", visible(&oracle.expect)));
                 self.plain(&format!("    CWD: {}", visible(&oracle.cwd)));
@@ -358,6 +361,7 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
             Event::GateUnmet { qualified, reason, title } => {
                 self.marked_parts(YELLOW, "  UNMET", &[" ", qualified, " (", reason, "): ", title]);
             }
+            Event::GateMet { qualified, title } => self.marked_parts(GREEN, "  MET", &["   ", qualified, ": ", title]),
             Event::WaveUnmet { wave } => self.marked(YELLOW, "  UNMET", &format!(" {wave}")),
             Event::LedgerSummary { file_name, gates } => {
                 if !self.quiet() {
@@ -368,6 +372,10 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
             Event::NextCommand(command) => self.plain(&format!("next: {command}")),
             Event::Report(_) => {}
         }
+    }
+
+    fn lists_met(&self) -> bool {
+        self.verbose()
     }
 
     fn flush(&mut self) {
@@ -553,6 +561,7 @@ mod tests {
         let launched = |qualified| Event::CheckLaunched(line(qualified));
         vec![
             Event::ApprovalRequired {
+                approving: false,
                 qualified: "GATES:G0",
                 oracle,
                 path_transcript: "/bin",

@@ -34,7 +34,7 @@ fn both_option_spellings_mean_the_same() {
     sandbox
         .run_with(sandbox.cmd().args(["--reverify", "--timeout", "7", "--shell", "/bin/sh"]))
         .code(0)
-        .stdout_contains("\nALL MET (1 met, reran: 1, previously met reverified: 1)\n")
+        .stdout_contains("\nALL MET (1 met, reran: 1, 1 of them met before)\n")
         .stdout_lacks("APPROVAL REQUIRED");
     assert_eq!(sandbox.approval_count(), 1);
 }

@@ -391,12 +391,9 @@ fn partitioned_ci_jobs_approve_what_a_nested_gate_check_re_runs() {
          shares' gates: approving 2 of them too, without running them\n",
     );
     let out = first.into_stdout();
-    assert!(out.contains("APPROVAL REQUIRED leaf-1.2:L2") && out.contains("APPROVAL REQUIRED node-1:N2"), "{out}");
+    assert!(out.contains("APPROVING leaf-1.2:L2") && out.contains("APPROVING node-1:N2"), "{out}");
     assert!(out.contains("  PASS node-1:N1") && !out.contains("RUN  leaf-1.2:L2"), "{out}");
-    assert!(
-        out.ends_with("ALL MET (2 met, reran: 2, previously met reverified: 0, not selected: 2) [scope ci]\n"),
-        "{out}"
-    );
+    assert!(out.ends_with("ALL MET (2 met, reran: 2, 0 of them met before, not selected: 2) [scope ci]\n"), "{out}");
     // Share 2 holds no gate that runs gate-check: it approves only its own.
     node_pipeline(&sandbox);
     let second = on_fresh_runner(&sandbox, &["--approve", "--reverify", "--partition", "2/2", "-q"]).code(0);
@@ -404,4 +401,75 @@ fn partitioned_ci_jobs_approve_what_a_nested_gate_check_re_runs() {
     // Without --approve, nothing is approved on its behalf.
     node_pipeline(&sandbox);
     on_fresh_runner(&sandbox, &["--reverify", "--partition", "1/2", "-q"]).code(1).stdout_contains("NOT RUN");
+}
+
+#[test]
+fn approve_says_it_is_approving_and_the_rerun_counts_do_not_read_as_passes() {
+    let sandbox = Sandbox::new();
+    sandbox.write("GATES.md", &format!("{}{}", gate("G1", "echo ok", "ok"), gate("G2", "cat flag", "on")));
+    sandbox.write("flag", "on\n");
+    // Without --approve the oracle waits for approval, as in the Node tool.
+    sandbox.run(&[]).code(1).stdout_contains("APPROVAL REQUIRED GATES:G1\n").stdout_contains("NOT RUN");
+    let approved = sandbox.run(&["--approve"]).code(0).into_stdout();
+    assert!(approved.contains("APPROVING GATES:G1\n    CHECK: echo ok\n") && !approved.contains("APPROVAL REQUIRED"));
+    // Both met, both rerun, one fails: the counts say what they count.
+    sandbox.write("flag", "off\n");
+    sandbox
+        .run(&["--reverify", "-q"])
+        .code(1)
+        .stdout_contains("UNMET: 1 (met: 1, reran: 2, 2 of them met before)\n  GATES:G2\n");
+    // --status -v lists the met gates too; without -v only the unmet ones.
+    sandbox.run(&["--status"]).code(1).stdout_lacks("MET   GATES:G1").stdout_contains("  UNMET GATES:G2");
+    sandbox
+        .run(&["--status", "-v"])
+        .code(1)
+        .stdout_contains("  MET   GATES:G1: outcome G1\n  UNMET GATES:G2 (unchecked): outcome G2\n");
+}
+
+#[test]
+fn a_mistyped_subcommand_is_named_and_a_figure_from_the_spec_is_no_copied_number() {
+    let sandbox = Sandbox::new();
+    let missing = |word: &str| format!("gate-check: error: no such gate file: {}", sandbox.path(word).display());
+    // A word near no subcommand stays the plain error.
+    sandbox.run(&["xyzzy"]).code(2).stderr_is(&format!("{}\nrun gate-check --help for usage\n", missing("xyzzy")));
+    sandbox.run(&["lnt"]).code(2).stderr_is(&format!(
+        "{}; did you mean the subcommand lint (gate-check lint ...)?\nrun gate-check --help for usage\n",
+        missing("lnt")
+    ));
+    sandbox.run(&["--status", "tre"]).code(2).stderr_contains("did you mean the subcommand tree");
+
+    // The title states the input and the output the spec gives it.
+    sandbox.write(
+        "GATES.md",
+        "- [ ] S1: 1536 bytes print as 1.5 KiB\n  CHECK: python3 -c 'print(size(1536))'\n  EXPECT: 1.5 KiB\n\
+         - [ ] S2: renders 34 stat rows\n  CHECK: node rows.mjs\n  EXPECT: 34 rows\n",
+    );
+    let lint = sandbox.run(&["lint", "GATES.md"]).code(0).into_stdout();
+    assert!(!lint.contains("S1: the title's figure"), "{lint}");
+    assert!(lint.contains("S2: the title's figure 34 is typed into EXPECT"), "{lint}");
+}
+
+#[test]
+fn install_hooks_and_the_ignore_file_agree_on_what_stays_out_of_version_control() {
+    let sandbox = Sandbox::new();
+    let out =
+        sandbox.run_with(sandbox.cmd().arg("install-hooks").env("HOME", sandbox.path("home"))).code(0).into_stdout();
+    assert!(
+        out.contains(
+            "  note:    keep .unlazy-hook-state.json and .unlazy/'s machine-local state (locks/, */session,\n           \
+             */hook-state.json, *.tmp) out of version control; its plans and ledgers may be committed\n"
+        ),
+        "{out}"
+    );
+    // The ignore file gate-check writes when it creates .unlazy/ ignores
+    // exactly that state, and references/parallel.md says the same.
+    sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
+    sandbox.run(&["--approve", "-q"]).code(0).stdout_contains("ALL MET");
+    let ignored = sandbox.read(".unlazy/.gitignore");
+    for line in ["/locks/", "/*/session", "/*/hook-state.json", "*.tmp"] {
+        assert!(ignored.lines().any(|kept| kept == line), "{line}: {ignored}");
+    }
+    assert!(!ignored.lines().any(|line| line.contains("PLAN") || line.contains("GATES") || line == "*"), "{ignored}");
+    let parallel = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/references/parallel.md")).unwrap();
+    assert!(parallel.contains("A pipeline's `PLAN.md`, `GATES.md` and `gates/*.md` are the plan and its\nacceptance record, and may well be committed"));
 }

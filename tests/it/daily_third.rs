@@ -250,16 +250,26 @@ fn the_subagent_hint_runs_as_written_and_a_named_pipeline_ledger_says_where_its_
     });
     let reply = hook_reply(&sandbox, payload).code(0).stdout_json();
     let reason = reply["reason"].as_str().unwrap();
-    let hint = "gate-check --status --scope hsize --gate 'leaf-1.1:*'";
-    assert!(reason.contains(&format!("need work: leaf-1.1:G1 (unchecked). Run {hint} to inspect")), "{reason}");
+    let (run, hint, approve) = (
+        "gate-check --scope hsize --gate 'leaf-1.1:*'",
+        "gate-check --status --scope hsize --gate 'leaf-1.1:*'",
+        "gate-check --approve --scope hsize --gate 'leaf-1.1:*'",
+    );
+    assert!(
+        reason.contains(&format!(
+            "need work: leaf-1.1:G1 (unchecked). Run {run} to run the approved checks ({hint} shows them"
+        )) && reason.contains(&format!("ask the person to review it and run {approve}.")),
+        "{reason}"
+    );
     // Typed as written, from the root or from below it, it shows that leaf.
     std::fs::create_dir_all(sandbox.path("src/deep")).unwrap();
     for directory in [sandbox.root.clone(), sandbox.path("src/deep")] {
         typed(&sandbox, &directory, hint).code(1).stdout_contains("  UNMET leaf-1.1:G1 (unchecked)").stdout_lacks("G2");
     }
-    // Its running form runs the check from the root, where it passes.
-    let approve = hint.replace("--status", "--approve");
-    typed(&sandbox, &sandbox.path("src/deep"), &approve).code(0).stdout_contains("ALL MET (1 met, not selected: 1)");
+    // The person's command approves and runs the check from the root, where
+    // it passes; then the agent's own command runs it again.
+    typed(&sandbox, &sandbox.path("src/deep"), approve).code(0).stdout_contains("ALL MET (1 met, not selected: 1)");
+    typed(&sandbox, &sandbox.path("src/deep"), run).code(0).stdout_contains("ALL MET (1 met, not selected: 1)");
 
     // Named by its path, the ledger runs its checks in its own directory, as
     // in the Node tool, and says so with the command that runs them from the root.
@@ -315,7 +325,8 @@ fn an_unmet_root_ledger_beside_the_only_pipeline_is_said_on_stdout_and_holds_the
     assert!(
         reason.starts_with(
             "unlazy [scope hsize]: 1 gate/ledger item(s) need work: GATES:T1 (unchecked, manual). Run gate-check \
-             --status --scope hsize and gate-check --status GATES.md to inspect"
+             --scope hsize and gate-check GATES.md to run the approved checks (gate-check --status --scope hsize and \
+             gate-check --status GATES.md shows them"
         ),
         "{reason}"
     );
@@ -338,7 +349,7 @@ fn the_hook_says_what_each_unmet_item_needs() {
     assert!(
         reason.starts_with(
             "unlazy: 4 gate/ledger item(s) need work: GATES:T1 (unchecked), GATES:T2 (unchecked, manual), GATES:T3 \
-             (checked, no evidence), GATES:T4 (checked, stale evidence). Run gate-check --status to inspect"
+             (checked, no evidence), GATES:T4 (checked, stale evidence). Run gate-check to run the approved checks"
         ),
         "{reason}"
     );

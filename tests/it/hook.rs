@@ -248,8 +248,8 @@ fn targets_the_bound_pinned_env_or_only_unbound_pipeline() {
     let reason = block_reason(stop(&sandbox, "s1"));
     assert!(
         reason.starts_with(
-            "unlazy [scope api]: 1 gate/ledger item(s) need work: GATES:G1 (unchecked). Run gate-check --status --scope \
-             api to inspect"
+            "unlazy [scope api]: 1 gate/ledger item(s) need work: GATES:G1 (unchecked). Run gate-check --scope api to \
+             run the approved checks (gate-check --status --scope api shows them"
         ),
         "{reason}"
     );
@@ -262,8 +262,9 @@ fn targets_the_bound_pinned_env_or_only_unbound_pipeline() {
     let reason = block_reason(stop(&sandbox, "s2"));
     assert!(
         reason.starts_with(
-            "unlazy [scope web]: 1 gate/ledger item(s) need work: GATES:G1 (unchecked). Run gate-check --status \
-             --scope web and gate-check --status GATES.md to inspect"
+            "unlazy [scope web]: 1 gate/ledger item(s) need work: GATES:G1 (unchecked). Run gate-check --scope web \
+             and gate-check GATES.md to run the approved checks (gate-check --status --scope web and gate-check \
+             --status GATES.md shows them"
         ),
         "{reason}"
     );

@@ -15,7 +15,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-use crate::common::{exists, gate, Run, Sandbox};
+use crate::common::{exists, gate, program, Run, Sandbox};
 
 const NOBODY: u32 = 65534;
 
@@ -250,6 +250,9 @@ print(" ".join(results))
 "#;
 
 fn metadata_outside_the_fence_cannot_change(user: User) {
+    if program("python3").is_none() {
+        return;
+    }
     let world = World::new(user);
     let repository = world.repository("project");
     let victims = world.base.join("victims");
@@ -299,6 +302,9 @@ fn metadata_outside_the_fence_cannot_change_as_an_unprivileged_user() {
 
 #[test]
 fn descriptors_gate_check_inherits_reach_no_check() {
+    if program("python3").is_none() {
+        return;
+    }
     let sandbox = Sandbox::new();
     let outside = sandbox.root.parent().unwrap().join("outside.log");
     let file = fs::OpenOptions::new().create(true).append(true).open(&outside).unwrap();
@@ -465,6 +471,9 @@ fn an_approval_given_confined_admits_confined_runs_only() {
 
 #[test]
 fn system_v_ipc_made_by_a_confined_check_ends_with_it() {
+    if program("python3").is_none() {
+        return;
+    }
     let sandbox = Sandbox::new();
     let key = 0x6763_0000 | (std::process::id() & 0xffff) as i32;
     let check = format!(
@@ -505,6 +514,9 @@ print("added" if added >= 0 else "refused " + os.strerror(ctypes.get_errno()))
 
 #[test]
 fn a_confined_check_adds_no_key_to_the_caller_s_session_keyring() {
+    if program("python3").is_none() {
+        return;
+    }
     let sandbox = Sandbox::new();
     let wrapper = sandbox.root.parent().unwrap().join("keyring.py");
     fs::write(&wrapper, KEYRING_WRAPPER).unwrap();

@@ -102,6 +102,9 @@ pub enum Error {
     /// `gate-check tree`.
     #[error(transparent)]
     Tree(#[from] crate::tree::TreeError),
+    /// `gate-check init`.
+    #[error(transparent)]
+    Init(#[from] crate::init::InitError),
 }
 
 /// One ledger's failed write-back.
@@ -151,7 +154,8 @@ impl Error {
             | Error::Lint(_)
             | Error::Output { .. }
             | Error::Sandbox(_)
-            | Error::Tree(_) => Exit::Error,
+            | Error::Tree(_)
+            | Error::Init(_) => Exit::Error,
         }
     }
 

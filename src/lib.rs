@@ -48,6 +48,7 @@ pub(crate) mod evidence;
 pub(crate) mod exit;
 pub(crate) mod hook;
 pub(crate) mod host;
+pub(crate) mod init;
 pub(crate) mod install;
 pub(crate) mod layout;
 pub(crate) mod lease;

@@ -82,8 +82,16 @@ pub fn run(env: &Environment, config: &LintConfig) -> Result<Exit, LintError> {
             Ok(text) => {
                 let outcome = crate::ledger::parse(&text);
                 if outcome.errors.is_empty() {
-                    findings.extend(lint::lint_allowing(&shown, &outcome.document, &config.allow));
+                    findings.extend(lint::lint_allowing(&shown, &outcome.document, &outcome.warnings, &config.allow));
                     continue;
+                }
+                // A misspelled attribute is often why the ledger does not
+                // parse (`EXPECTS:` leaves a CHECK without EXPECT): said first.
+                for finding in lint::misspelled_attributes(&shown, &outcome.warnings) {
+                    if !json {
+                        terminal::warn(&lint::format_finding(&finding));
+                    }
+                    findings.push(finding);
                 }
                 outcome.errors.iter().map(|e| (e.line, e.message.clone(), e.at(&shown).error_line())).collect()
             }

@@ -54,6 +54,7 @@ pub fn seek_approvals(
             Ok(Some(consent)) if consent.covers(needed) => true,
             Ok(held) => {
                 reporter.event(&Event::ApprovalRequired {
+                    approving: approve,
                     qualified: &task.qualified,
                     oracle: &task.oracle,
                     path_transcript: &runtime.path_transcript,

@@ -44,6 +44,10 @@ pub(crate) enum Command {
         agent: Option<Host>,
         env: Option<Environment>,
     },
+    Init {
+        root: Option<std::path::PathBuf>,
+        env: Environment,
+    },
     Dispatch {
         args: DispatchArgs,
         env: Environment,
@@ -73,6 +77,9 @@ pub(crate) enum Command {
         config: Box<CheckConfig>,
         looks: Looks,
         env: Environment,
+        /// The subcommand a first file argument nearly spells (`lnt`), for
+        /// the error when no such file exists.
+        near_subcommand: Option<(String, String)>,
     },
 }
 
@@ -89,6 +96,7 @@ impl Command {
             Some(Subcommands::Hook { event: HookEvent::PreTool { agent } }) => {
                 return Ok(Command::Guard { agent, env: env.ok() })
             }
+            Some(Subcommands::Init { root }) => return Ok(Command::Init { root, env: env? }),
             Some(Subcommands::Dispatch(args)) => return Ok(Command::Dispatch { args, env: env? }),
             Some(Subcommands::Tree { scope, format, color }) => {
                 return Ok(Command::Tree { config: crate::tree::TreeConfig { scope, format, color }, env: env? })
@@ -117,8 +125,9 @@ impl Command {
         let looks = Looks { color: cli.color, verbosity: cli.verbosity() };
         let sandbox = sandbox_request(&cli, &env)?;
         let proof = cli.proof || switch("UNLAZY_PROOF", env.proof.as_deref(), "judge met gates by their proof")?;
+        let near_subcommand = cli.files.first().and_then(|file| near_subcommand(&file.to_string_lossy()));
         let config = Box::new(CheckConfig { sandbox, proof, ..check_config(cli, &env) });
-        Ok(Command::Check { config, looks, env })
+        Ok(Command::Check { config, looks, env, near_subcommand })
     }
 
     pub fn execute(self) -> Result<Exit, Error> {
@@ -132,6 +141,7 @@ impl Command {
                 Ok(hook::stop(env.as_ref(), agent, scope.as_deref(), !no_proof))
             }
             Command::Guard { agent, env } => Ok(hook::pre_tool::run(env.as_ref(), agent)),
+            Command::Init { root, env } => Ok(crate::init::run(&env, root.as_deref())?),
             Command::Dispatch { args, env } => Ok(crate::dispatch::cli::run(args, &env)?),
             Command::Lint { config, env } => Ok(lint_files::run(&env, &config)?),
             Command::Tree { config, env } => Ok(crate::tree::run(&env, &config)?),
@@ -140,8 +150,40 @@ impl Command {
                 Ok(Exit::Met)
             }
             Command::Action { options, env } => actions::execute(&options, &env),
-            Command::Check { config, looks, env } => run_checker(&config, looks, &env),
+            Command::Check { config, looks, env, near_subcommand } => {
+                run_checker(&config, looks, &env).map_err(|error| with_subcommand_hint(error, near_subcommand))
+            }
         }
+    }
+}
+
+/// The subcommand `word` nearly spells (one or two letters off), when it
+/// is a bare word such as `lnt`, not a path: (the word, the subcommand).
+fn near_subcommand(word: &str) -> Option<(String, String)> {
+    if word.len() < 2 || word.contains(['/', '.']) {
+        return None;
+    }
+    let command = <Cli as clap::CommandFactory>::command();
+    command
+        .get_subcommands()
+        .map(|sub| sub.get_name())
+        .map(|name| (strsim::damerau_levenshtein(word, name), name))
+        .filter(|(distance, _)| *distance <= 2)
+        .min()
+        .map(|(_, name)| (word.to_string(), name.to_string()))
+}
+
+/// "no such gate file" for a first argument that nearly spells a
+/// subcommand says which one it may have meant.
+fn with_subcommand_hint(error: Error, near: Option<(String, String)>) -> Error {
+    use crate::ledger::file::LedgerFileError;
+    match (&error, near) {
+        (Error::LedgerFile(LedgerFileError::Missing(path)), Some((word, name)))
+            if Path::new(path).file_name().is_some_and(|file| file == word.as_str()) =>
+        {
+            Error::Usage(format!("{error}; did you mean the subcommand {name} (gate-check {name} ...)?"))
+        }
+        _ => error,
     }
 }
 

@@ -87,6 +87,18 @@ fn item(file: &Path, id: &str) -> String {
     format!("{}:{}", safe_name(stem), safe_name(id))
 }
 
+/// What an unmet gate needs, in words from a fixed vocabulary (nothing of
+/// the ledger's text reaches the hook's reply): a box to tick by running
+/// its check, or by hand for a manual gate; evidence for a ticked gate.
+fn state_words(state: GateState, runnable: bool) -> &'static str {
+    match (state, runnable) {
+        (GateState::Unmet, true) => "unchecked",
+        (GateState::Unmet, false) => "unchecked, manual",
+        (GateState::UnmetNoEvidence, _) => "checked, no evidence",
+        _ => "checked, stale evidence",
+    }
+}
+
 impl Assessment {
     /// Adds every gate of a parsed, error-free ledger. `proofs` holds the
     /// proof of its met runnable gates, by gate index, when the stop is
@@ -108,7 +120,7 @@ impl Assessment {
                 }
                 (GateState::Met, _) => {}
                 (GateState::Abandoned, _) => self.handoffs.push(name),
-                _ => self.unmet.push(name),
+                _ => self.unmet.push(format!("{name} ({})", state_words(state, gate.is_runnable()))),
             }
         }
     }
@@ -205,6 +217,9 @@ impl Assessment {
 pub struct Subject<'a> {
     pub scope: Option<&'a str>,
     pub leaf: Option<&'a str>,
+    /// The repository's own ledgers judged beside the only pipeline,
+    /// relative to the root (`GATES.md`, `gates/a.md`); shown made safe.
+    pub root_ledgers: &'a [String],
 }
 
 impl Subject<'_> {
@@ -216,32 +231,52 @@ impl Subject<'_> {
         }
     }
 
-    /// The arguments that point the checker at the same ledgers: the
-    /// leaf's ledger, or the pipeline (which the hook may have chosen by
-    /// the session's binding, which a plain run does not know).
+    /// The arguments that point the checker at the same ledgers, as typed
+    /// anywhere in the repository: the pipeline named (the hook may have
+    /// chosen it by the session's binding, which a plain run does not
+    /// know), and a leaf as its gates in the pipeline, never its ledger's
+    /// path, whose checks would run in the ledger's own directory.
     fn targeting(&self) -> String {
         match (self.scope, self.leaf) {
-            (Some(scope), Some(leaf)) => format!(" .unlazy/{scope}/gates/{leaf}.md"),
+            (Some(scope), Some(leaf)) => format!(" --scope {scope} --gate '{leaf}:*'"),
             (Some(scope), None) => format!(" --scope {scope}"),
             _ => String::new(),
         }
     }
 
+    /// `gate-check MODE TARGETING`, and beside the only pipeline the same
+    /// for the repository's own ledgers judged with it.
+    fn command(&self, mode: &str) -> String {
+        let command = format!("gate-check{mode}{}", self.targeting());
+        if self.root_ledgers.is_empty() {
+            return command;
+        }
+        let names: Vec<String> = self.root_ledgers.iter().map(|name| safe_path(name)).collect();
+        let named = if names.len() > LISTED_ITEMS {
+            let mut few: Vec<&str> = names.iter().map(String::as_str).filter(|name| !name.contains('/')).collect();
+            few.push("gates/*.md");
+            few.join(" ")
+        } else {
+            names.join(" ")
+        };
+        format!("{command} and gate-check{mode} {named}")
+    }
+
     /// The command that runs the approved checks of the same ledgers; with
     /// `proof`, also the met gates whose proof is not current.
     fn run_command(&self, proof: bool) -> String {
-        format!("gate-check{}{}", if proof { " --proof" } else { "" }, self.targeting())
+        self.command(if proof { " --proof" } else { "" })
     }
 
     /// The read-only command that shows the same items (with `proof`, the
     /// met gates whose proof is not current among them).
     fn status_command(&self, proof: bool) -> String {
-        format!("gate-check --status{}{}", if proof { " --proof" } else { "" }, self.targeting())
+        self.command(if proof { " --status --proof" } else { " --status" })
     }
 
     /// The command the person runs to approve what waits for approval.
     fn approve_command(&self) -> String {
-        format!("gate-check --approve{}", self.targeting())
+        self.command(" --approve")
     }
 }
 
@@ -323,28 +358,28 @@ mod tests {
     #[test]
     fn items_are_qualified_and_reasons_never_echoed() {
         let a = assessed(LEDGER);
-        assert_eq!(a.outstanding(), ["leaf-1:G1"]);
+        assert_eq!(a.outstanding(), ["leaf-1:G1 (unchecked)"]);
         let reason = block_reason(Subject::default(), &a, 1, 6);
-        assert!(reason.contains("1 gate/ledger item(s) need work: leaf-1:G1."), "{reason}");
+        assert!(reason.contains("1 gate/ledger item(s) need work: leaf-1:G1 (unchecked)."), "{reason}");
         assert!(reason.contains("HANDOFF REQUIRED: 1 abandoned item(s): leaf-1:G3."), "{reason}");
         assert!(!reason.contains("ignore") && !reason.contains("first"), "{reason}");
-        let api = Subject { scope: Some("api"), leaf: None };
+        let api = Subject { scope: Some("api"), leaf: None, root_ledgers: &[] };
         assert!(
             block_reason(api, &a, 6, 6).contains("[scope api]")
                 && block_reason(Subject::default(), &a, 6, 6).contains("last enforced")
         );
-        let leaf = Subject { scope: Some("api"), leaf: Some("leaf-1") };
+        let leaf = Subject { scope: Some("api"), leaf: Some("leaf-1"), root_ledgers: &[] };
         let reason = block_reason(leaf, &a, 1, 6);
         assert!(
             reason.starts_with(
-                "unlazy [scope api, leaf leaf-1]: 1 gate/ledger item(s) need work: leaf-1:G1. \
-                 Run gate-check .unlazy/api/gates/leaf-1.md to run the approved checks \
-                 (gate-check --status .unlazy/api/gates/leaf-1.md shows them"
+                "unlazy [scope api, leaf leaf-1]: 1 gate/ledger item(s) need work: leaf-1:G1 (unchecked). \
+                 Run gate-check --scope api --gate 'leaf-1:*' to run the approved checks \
+                 (gate-check --status --scope api --gate 'leaf-1:*' shows them"
             ),
             "{reason}"
         );
         assert!(
-            reason.contains("ask the person to review it and run gate-check --approve .unlazy/api/gates/leaf-1.md.")
+            reason.contains("ask the person to review it and run gate-check --approve --scope api --gate 'leaf-1:*'.")
         );
     }
 
@@ -358,10 +393,27 @@ mod tests {
         );
         assert!(reason.contains("ask the person to review it and run gate-check --approve. Use ABANDON"), "{reason}");
         assert!(!reason.contains("use gate-check --approve"), "never told to approve: {reason}");
-        let scoped = block_reason(Subject { scope: Some("api"), leaf: None }, &a, 1, 6);
+        let scoped = block_reason(Subject { scope: Some("api"), leaf: None, root_ledgers: &[] }, &a, 1, 6);
         assert!(
             scoped.contains("Run gate-check --scope api to run")
                 && scoped.contains("run gate-check --approve --scope api.")
+        );
+    }
+
+    #[test]
+    fn each_item_says_what_its_gate_needs() {
+        let a = assessed(
+            "- [ ] R1: run\n  CHECK: make\n  EXPECT: ok\n- [ ] M1: manual\n- [x] M2: ticked\n\
+             - [x] R2: stale\n  CHECK: make\n  EXPECT: ok\n  EVIDENCE: automatic-evidence=v1 deadbeef\n",
+        );
+        assert_eq!(
+            a.outstanding(),
+            [
+                "leaf-1:R1 (unchecked)",
+                "leaf-1:M1 (unchecked, manual)",
+                "leaf-1:M2 (checked, no evidence)",
+                "leaf-1:R2 (checked, stale evidence)"
+            ]
         );
     }
 

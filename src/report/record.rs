@@ -153,6 +153,10 @@ pub struct RunReport {
     /// out because it chose the only pipeline on its own; absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_targeted: Vec<String>,
+    /// Beside `not_targeted`: their gates that are not met, qualified (a
+    /// ledger that does not parse is `<stem>:PARSE`), which no verdict judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_targeted_unmet: Option<Vec<String>>,
     /// `all-met`, `unmet`, `handoff-required` or `error`.
     pub outcome: &'static str,
     pub exit_code: i32,
@@ -259,6 +263,7 @@ impl RunReport {
             scope: None,
             sandbox: None,
             not_targeted: Vec::new(),
+            not_targeted_unmet: None,
             outcome: "error",
             exit_code: 2,
             summary: Summary {

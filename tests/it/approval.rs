@@ -85,7 +85,7 @@ fn approve_records_privately_and_later_runs_need_no_approval() {
     let approved = sandbox
         .run_with(cmd(&sandbox).env("UNLAZY_APPROVAL_DIR", &store).arg("--approve"))
         .code(0)
-        .stdout_contains("APPROVAL REQUIRED GATES:A")
+        .stdout_contains("APPROVING GATES:A")
         .stdout_contains("PASS GATES:A");
     assert_eq!(mode_of(&store), 0o700);
     assert_eq!(mode_of(store.parent().unwrap()), 0o700);

@@ -59,7 +59,9 @@ fn a_linked_pipeline_blocks_the_stop_hook_when_no_scope_is_named() {
     fs::write(elsewhere.path().join("GATES.md"), gate("G1", "echo ok", "ok")).unwrap();
     // The positive case first: a real pipeline with unmet gates blocks.
     sandbox.write(".unlazy/api/GATES.md", &gate("G1", "echo ok", "ok"));
-    stop_hook(&sandbox).code(0).stdout_contains("unlazy [scope api]: 1 gate/ledger item(s) need work: GATES:G1.");
+    stop_hook(&sandbox)
+        .code(0)
+        .stdout_contains("unlazy [scope api]: 1 gate/ledger item(s) need work: GATES:G1 (unchecked).");
 
     fs::remove_dir_all(sandbox.path(".unlazy/api")).unwrap();
     symlink(elsewhere.path(), sandbox.path(".unlazy/api")).unwrap();
@@ -260,7 +262,7 @@ fn a_node_approval_lock_is_waited_for_and_then_refused() {
     let lock = sandbox.approvals.join(format!("{}.lock", record.file_name().unwrap().to_str().unwrap()));
     fs::write(&lock, r#"{"owner":"0123456789abcdef","pid":999999,"at":1}"#).unwrap();
     let started = std::time::Instant::now();
-    let run = sandbox.run(&["--approve"]).code(2).stdout_contains("APPROVAL REQUIRED GATES:G1");
+    let run = sandbox.run(&["--approve"]).code(2).stdout_contains("APPROVING GATES:G1");
     let run = run.stderr_contains("timed out waiting for lock").stderr_contains("infrastructure failure prevented 1");
     assert!(started.elapsed() >= std::time::Duration::from_secs(10), "{:?}", started.elapsed());
     assert!(!run.stdout().contains("PASS"), "{}", run.stdout());

@@ -13,6 +13,7 @@ mod confined;
 mod confined_hardening;
 mod crash_safety;
 mod daily;
+mod daily_third;
 mod diagnosis;
 mod dispatch;
 mod documents;

@@ -13,6 +13,7 @@ mod case_folding_tables;
 mod charset;
 mod parser;
 mod property_names;
+mod references;
 mod translate;
 mod unicode_tables;
 
@@ -377,7 +378,8 @@ impl Pattern {
 impl Compiled {
     fn build(source: &str, flags: &str) -> Result<Compiled, String> {
         let flags = parser::Flags::parse(flags)?;
-        let parsed = parser::parse(source, flags)?;
+        let mut parsed = parser::parse(source, flags)?;
+        references::resolve(&mut parsed.root, parsed.capture_count, flags.full_unicode());
         let backtracking = backtrack::Program::compile(&parsed.root, parsed.capture_count, flags);
         let linear = translate::translate(&parsed.root, flags).and_then(LinearPattern::build);
         let split = match (&linear, &parsed.root) {

@@ -31,7 +31,7 @@ const MAX_LINEAR_SIZE: u64 = 1 << 24;
 /// A lower bound on the compiled size: each set once per copy a repetition makes.
 fn unrolled_size(node: &Node) -> u64 {
     match node {
-        Node::Empty | Node::Assert(_) | Node::BackReference(_) => 0,
+        Node::Empty | Node::Assert(_) | Node::BackReference { .. } => 0,
         Node::Set(set) => set.ranges().len().max(1) as u64,
         Node::Concat(items) | Node::Alternation(items) => {
             items.iter().fold(0, |total: u64, item| total.saturating_add(unrolled_size(item)))
@@ -140,23 +140,25 @@ impl Translator {
                         self.conditions.other_line_terminators = true;
                         "(?m:$)"
                     }
-                    Assertion::WordBoundary | Assertion::NotWordBoundary => {
-                        if self.flags.full_unicode() && self.flags.ignore_case {
-                            self.conditions.folded_word_characters = true;
-                        }
-                        if *assertion == Assertion::WordBoundary {
-                            "(?-u:\\b)"
-                        } else {
-                            // \B holds between the halves of a surrogate pair (V8 tries
-                            // those positions even with u, for empty matches).
-                            self.conditions.astral = true;
-                            "(?-u:\\B)"
-                        }
+                    Assertion::WordBoundary { folded } => {
+                        self.conditions.folded_word_characters |= folded;
+                        "(?-u:\\b)"
                     }
+                    Assertion::NotWordBoundary { folded } => {
+                        self.conditions.folded_word_characters |= folded;
+                        // \B holds between the halves of a surrogate pair (V8 tries
+                        // those positions even with u, for empty matches).
+                        self.conditions.astral = true;
+                        "(?-u:\\B)"
+                    }
+                    // The regex crate never stops inside a character; V8 does only for
+                    // empty matches, and one can only hold there through `\B`, which
+                    // sends astral output to the backtracker.
+                    Assertion::NotMidPair => "",
                 };
                 self.out.push_str(text);
             }
-            Node::BackReference(_) | Node::Look { .. } => return None,
+            Node::BackReference { .. } | Node::Look { .. } => return None,
         }
         Some(())
     }

@@ -8,8 +8,9 @@ use super::charset::{self, CodeSet};
 use super::parser::{Assertion, Flags, Node};
 use super::Limits;
 
-/// Steps between two looks at the caller's limits.
-const LIMIT_CHECK_STEPS: u64 = 1 << 16;
+/// Work (steps, and frames or slots no step pays for) between two looks at the caller's
+/// limits.
+const LIMIT_CHECK_WORK: u64 = 1 << 16;
 
 /// Steps one whole `test()` may take before it is declared a budget failure.
 pub const STEP_BUDGET: u64 = 40_000_000;
@@ -290,6 +291,7 @@ impl Program {
             steps: 0,
             step_budget,
             limits,
+            unchecked: 0,
             mid_pair: false,
         };
         let last_start = if self.sticky { 0 } else { input.len() };
@@ -423,6 +425,8 @@ struct Machine<'p, 'i, 'l> {
     steps: u64,
     step_budget: u64,
     limits: &'l Limits<'l>,
+    /// Work since the last look at `limits`.
+    unchecked: u64,
     /// Evaluating at a position inside a surrogate pair (see `is_match`).
     mid_pair: bool,
 }
@@ -433,8 +437,16 @@ impl Machine<'_, '_, '_> {
         if self.steps > self.step_budget {
             return Err(Exhausted::Steps);
         }
-        // A clock read every 64 Ki steps costs nothing measurable.
-        if self.steps.is_multiple_of(LIMIT_CHECK_STEPS) {
+        self.work(1)
+    }
+
+    /// Counts work towards the next look at the caller's limits: a step, or a loop over
+    /// frames or slots that the step budget does not count. A clock read every 64 Ki of
+    /// them costs nothing measurable.
+    fn work(&mut self, amount: u64) -> Result<(), Exhausted> {
+        self.unchecked += amount;
+        if self.unchecked >= LIMIT_CHECK_WORK {
+            self.unchecked = 0;
             self.limits.check().map_err(Exhausted::Stopped)?;
         }
         Ok(())
@@ -601,6 +613,7 @@ impl Machine<'_, '_, '_> {
                     true
                 }
                 Inst::ClearSlots { from, to } => {
+                    self.work((to - from) as u64)?;
                     for slot in *from..*to {
                         if self.slots[slot] != UNSET {
                             self.push(Frame::RestoreSlot { slot: slot as u32, value: self.slots[slot] })?;
@@ -650,6 +663,7 @@ impl Machine<'_, '_, '_> {
                         false
                     } else {
                         // Lookarounds are atomic: drop choices made inside, keep undo records.
+                        self.work((self.stack.len() - barrier) as u64)?;
                         let mut kept = barrier;
                         for index in barrier + 1..self.stack.len() {
                             let keep = matches!(

@@ -3,9 +3,11 @@
 //! Validated when a ledger is parsed; compiled on the first match, once per `Pattern`.
 //!
 //! Patterns are parsed with ECMAScript rules (see `parser`). Whatever the `regex` crate can
-//! express identically runs there, in linear time (`translate`); backreferences, lookaround
-//! and a few input-dependent cases run on a backtracker with a fixed step budget
-//! (`backtrack`). See references/regex.md.
+//! express identically runs on its engine, in linear time (`translate`), or where that
+//! could take long, on a lazy DFA stepped here; backreferences, lookaround and a few
+//! input-dependent cases run on a backtracker with a fixed step budget (`backtrack`).
+//! Every engine ends by the caller's deadline and at its interrupt (`Limits`). See
+//! references/regex.md.
 
 mod backtrack;
 mod case_fold;

@@ -173,6 +173,18 @@ fn read_input(deadline: Duration, limit: u64) -> Result<Vec<u8>, InputError> {
     }
 }
 
+/// Cursor's `workspace_roots`: a list of texts, absent or null for none.
+fn workspace_roots(object: &serde_json::Map<String, Value>) -> Result<Vec<String>, InputError> {
+    match object.get("workspace_roots") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(roots)) => roots
+            .iter()
+            .map(|root| root.as_str().map(str::to_string).ok_or(InputError::NotTextList("workspace_roots")))
+            .collect(),
+        Some(_) => Err(InputError::NotTextList("workspace_roots")),
+    }
+}
+
 fn read_payload() -> Result<Payload, InputError> {
     let bytes = read_input(INPUT_DEADLINE, MAX_PAYLOAD_BYTES)?;
     if bytes.len() as u64 > MAX_PAYLOAD_BYTES {
@@ -195,14 +207,7 @@ fn read_payload() -> Result<Payload, InputError> {
     for name in ["session_id", "sessionId", "conversation_id"] {
         session = session.or(text_field(name)?);
     }
-    let workspace_roots = match object.get("workspace_roots") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(roots)) => roots
-            .iter()
-            .map(|root| root.as_str().map(str::to_string).ok_or(InputError::NotTextList("workspace_roots")))
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(InputError::NotTextList("workspace_roots")),
-    };
+    let workspace_roots = workspace_roots(object)?;
     Ok(Payload {
         session,
         cwd: text_field("cwd")?,

@@ -308,3 +308,55 @@ fn a_ref_git_cannot_resolve_and_a_directory_outside_git_are_errors() {
     baseline(&sandbox, &["HEAD~1"]).code(2).stderr_contains("baseline has no gate to judge");
     baseline(&sandbox, &["HEAD~1", "--sandbox", "--unconfined"]).code(2).stderr_contains("cannot be used with");
 }
+
+/// Commits `tree` (made by `git mktree` from `entries`) on top of HEAD
+/// without touching the work tree or the index; its id.
+fn commit_tree(sandbox: &Sandbox, entries: &str) -> String {
+    let mut mktree = Command::new("git")
+        .arg("mktree")
+        .current_dir(&sandbox.root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut mktree.stdin.take().unwrap(), entries.as_bytes()).unwrap();
+    let tree = String::from_utf8(mktree.wait_with_output().unwrap().stdout).unwrap();
+    git(&sandbox.root, &["commit-tree", tree.trim(), "-p", "HEAD", "-m", "crafted"]).trim().to_string()
+}
+
+#[test]
+fn links_executables_and_submodules_are_checked_out_as_git_leaves_them() {
+    let layout =
+        "test -x run.sh && test -L link && test \"$(cat link)\" = hello && test -d vendor/lib && echo LAYOUT-OK";
+    let sandbox = two_commits(&gate("L1", "the layout holds", layout, "LAYOUT-OK"));
+    sandbox.write("run.sh", "#!/bin/sh\n");
+    sandbox.write("target.txt", "hello\n");
+    fs::set_permissions(sandbox.path("run.sh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("target.txt", sandbox.path("link")).unwrap();
+    let head = git(&sandbox.root, &["rev-parse", "HEAD"]);
+    git(&sandbox.root, &["update-index", "--add", "--cacheinfo", &format!("160000,{},vendor/lib", head.trim())]);
+    fs::create_dir_all(sandbox.path("vendor/lib")).unwrap();
+    git(&sandbox.root, &["add", "run.sh", "target.txt", "link"]);
+    git(&sandbox.root, &["commit", "-qm", "layout"]);
+    sandbox.run(&["--approve", "--gate", "L1", "-q"]).code(0).stdout_contains("ALL MET (1 met");
+    // The layout holds on the checkout of HEAD: the same check passes there.
+    baseline(&sandbox, &["HEAD", "--gate", "L1", "-q"]).code(1).stdout_contains("VACUOUS GATES:L1 passes on");
+    baseline(&sandbox, &["HEAD~1", "--gate", "L1", "-q"]).code(0).stdout_is("ALL DISCRIMINATE (1 gate(s))\n");
+}
+
+#[test]
+fn a_tree_entry_that_would_write_outside_its_directory_is_refused() {
+    let sandbox = two_commits("");
+    let blob = git(&sandbox.root, &["rev-parse", "HEAD:README.md"]);
+    let escaping = commit_tree(&sandbox, &format!("100644 blob {}\t..\n", blob.trim()));
+    let escaping_tree = git(&sandbox.root, &["rev-parse", &format!("{escaping}^{{tree}}")]);
+    let nested = commit_tree(&sandbox, &format!("040000 tree {}\tsub\n", escaping_tree.trim()));
+    let dot_git = commit_tree(&sandbox, &format!("100644 blob {}\t.GIT\n", blob.trim()));
+    for (commit, shown) in [(&nested, "sub/.."), (&dot_git, ".GIT")] {
+        baseline(&sandbox, &[commit, "--gate", "V1"])
+            .code(2)
+            .stderr_contains(&format!("holds \"{shown}\", which gate-check will not write"));
+        assert_eq!(left_behind(&sandbox), Vec::<String>::new());
+    }
+    assert!(!exists(&temporary(&sandbox).join("sub")) && !exists(&sandbox.root.parent().unwrap().join("README.md")));
+}

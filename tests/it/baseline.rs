@@ -360,3 +360,22 @@ fn a_tree_entry_that_would_write_outside_its_directory_is_refused() {
     }
     assert!(!exists(&temporary(&sandbox).join("sub")) && !exists(&sandbox.root.parent().unwrap().join("README.md")));
 }
+
+#[test]
+fn lint_names_baseline_for_the_gates_it_suspects_and_baseline_settles_it() {
+    let sandbox = two_commits(&gate("E1", "the build prints its marker", "echo BUILD-OK", "BUILD-OK"));
+    let hint = "hint: GATES:V1, GATES:U1, GATES:E1 may pass whatever the code does; see whether each fails on the code \
+                before the change: gate-check baseline REF --gate GATES:V1,GATES:U1,GATES:E1 (REF: that commit, such as \
+                HEAD or origin/main)\n";
+    let out = sandbox.run(&["lint", "GATES.md"]).code(0).into_stdout();
+    assert!(out.contains("[tautological-check]") && out.contains("[expect-in-check]"), "{out}");
+    assert!(out.ends_with(&format!("{hint}LINT OK (4 warning(s))\n")), "{out}");
+    // The command it names settles each suspicion by running the check.
+    sandbox.run(&["--approve", "--gate", "E1", "-q"]).code(0).stdout_contains("ALL MET (1 met");
+    let out = baseline(&sandbox, &["HEAD~1", "--gate", "GATES:V1,GATES:U1,GATES:E1", "-q"]).code(1).into_stdout();
+    assert!(out.contains("VACUOUS GATES:V1 passes on") && out.contains("VACUOUS GATES:E1 passes on"), "{out}");
+    assert!(out.contains("NOT RUN GATES:U1"), "{out}");
+    // A ledger lint suspects of nothing gets no hint.
+    sandbox.write("GATES.md", &gate("D1", "greet says hello", ". ./lib.sh && greet", "hello from greet"));
+    sandbox.run(&["lint", "GATES.md"]).code(0).stdout_lacks("hint:").stdout_contains("LINT OK");
+}

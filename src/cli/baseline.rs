@@ -21,7 +21,7 @@ use crate::report::OutputFormat;
 #[derive(Debug, Args)]
 pub(crate) struct BaselineArgs {
     /// The commit the gates must fail on: anything git rev-parse takes (HEAD, origin/main, a tag, a hash)
-    #[arg(value_name = "REF", allow_hyphen_values = false)]
+    #[arg(value_name = "REF")]
     reference: String,
     /// Explicit ledger files, all honored and only those (as the checker takes them)
     #[arg(value_name = "FILE")]
@@ -55,7 +55,7 @@ pub(crate) struct BaselineArgs {
     /// Print the output of the run that tells most (on REF for a gate that discriminates, now for one that fails)
     #[arg(long)]
     show_output: bool,
-    /// Confine the runs on the work tree too (also UNLAZY_SANDBOX=1); the runs on REF are always confined
+    /// Confine the runs on the work tree too (also UNLAZY_SANDBOX=1); the runs on REF are confined unless --unconfined
     #[arg(long, conflicts_with = "unconfined")]
     sandbox: bool,
     /// Let confined runs inherit this variable although its name looks like a credential (repeatable)

@@ -379,3 +379,43 @@ fn lint_names_baseline_for_the_gates_it_suspects_and_baseline_settles_it() {
     sandbox.write("GATES.md", &gate("D1", "greet says hello", ". ./lib.sh && greet", "hello from greet"));
     sandbox.run(&["lint", "GATES.md"]).code(0).stdout_lacks("hint:").stdout_contains("LINT OK");
 }
+
+/// Hands `path` and everything under it to `uid`.
+fn chown_tree(path: &Path, uid: u32) {
+    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
+    if fs::symlink_metadata(path).unwrap().is_dir() {
+        for entry in fs::read_dir(path).unwrap() {
+            chown_tree(&entry.unwrap().path(), uid);
+        }
+    }
+}
+
+#[test]
+fn a_checkout_a_check_locked_up_is_removed_all_the_same() {
+    // Root may remove what it cannot write: the run is made as uid 65534
+    // then, so the locked directories hold against a plain removal.
+    let locking = "mkdir -p locked/inner && touch locked/inner/f && chmod 500 locked/inner locked && echo LOCKED";
+    let sandbox = two_commits(&gate("K1", "locks a directory", locking, "LOCKED"));
+    let base = sandbox.root.parent().unwrap().to_path_buf();
+    let as_user = |args: &[&str]| {
+        let mut command = sandbox.std_cmd();
+        command.args(args).env("TMPDIR", temporary(&sandbox));
+        if nix::unistd::geteuid().is_root() {
+            use std::os::unix::fs::PermissionsExt;
+            use std::os::unix::process::CommandExt;
+            fs::set_permissions(&base, fs::Permissions::from_mode(0o755)).unwrap();
+            fs::create_dir_all(base.join("home")).unwrap();
+            chown_tree(&base, 65534);
+            command.uid(65534).gid(65534).env("HOME", base.join("home"));
+        }
+        sandbox.run_with(&mut assert_cmd::Command::from_std(command))
+    };
+    as_user(&["--approve", "--gate", "K1", "-q"]).code(0).stdout_contains("ALL MET (1 met");
+    baseline_locked(&as_user);
+    assert_eq!(left_behind(&sandbox), Vec::<String>::new(), "a checkout with locked directories was left behind");
+}
+
+/// The run on REF locks directories in its checkout, and passes there.
+fn baseline_locked(as_user: &dyn Fn(&[&str]) -> Run) {
+    as_user(&["baseline", "HEAD~1", "--gate", "K1", "-q"]).code(1).stdout_contains("VACUOUS GATES:K1 passes on");
+}

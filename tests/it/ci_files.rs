@@ -175,6 +175,7 @@ fn every_gate_check_command_line_in_ci_files_and_the_readme_exists_in_the_binary
         "completions fish",
         "--format junit --status",
         "--status --format junit",
+        "baseline --format junit origin/main",
     ] {
         assert!(shown.contains(expected), "{expected:?} not found among {shown:#?}");
     }

@@ -602,6 +602,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(unix)]
     fn a_cwd_maps_to_the_same_place_under_the_checkout_or_says_why_not() {
         let base = tempfile::tempdir().unwrap();
         let base = std::fs::canonicalize(base.path()).unwrap();

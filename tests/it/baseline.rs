@@ -136,6 +136,8 @@ fn the_four_results_and_the_exit_codes_are_right_and_the_repository_is_untouched
     assert!(out.contains(&format!("       on {short}: exit=127; EXPECT=not matched; output=")), "{out}");
     assert!(!exists(&outside(&sandbox).join("unapproved-ran")), "the unapproved check ran");
     assert_eq!(repository_state(&sandbox), before, "baseline changed the repository");
+    // With four at once, the same lines in the same order.
+    baseline(&sandbox, &["HEAD~1", "-j", "4"]).code(1).stdout_is(&out);
     assert_eq!(left_behind(&sandbox), Vec::<String>::new(), "the checkout was left behind");
 
     // Only the gate that tells the change apart: exit 0.

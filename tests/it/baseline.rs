@@ -421,3 +421,45 @@ fn a_checkout_a_check_locked_up_is_removed_all_the_same() {
 fn baseline_locked(as_user: &dyn Fn(&[&str]) -> Run) {
     as_user(&["baseline", "HEAD~1", "--gate", "K1", "-q"]).code(1).stdout_contains("VACUOUS GATES:K1 passes on");
 }
+
+#[test]
+fn a_temporary_directory_inside_the_work_tree_is_refused() {
+    let sandbox = two_commits("");
+    // Outside it, the run goes ahead.
+    baseline(&sandbox, &["HEAD~1", "--gate", "V1", "-q"]).code(1).stdout_contains("VACUOUS GATES:V1");
+    fs::create_dir_all(sandbox.path("build/tmp")).unwrap();
+    let before = repository_state(&sandbox);
+    let mut command = sandbox.cmd();
+    command.args(["baseline", "HEAD~1", "--gate", "V1"]).env("TMPDIR", sandbox.path("build/tmp"));
+    sandbox.run_with(&mut command).code(2).stderr_contains("lies inside the work tree");
+    assert_eq!(fs::read_dir(sandbox.path("build/tmp")).unwrap().count(), 0, "a checkout was left in the work tree");
+    assert_eq!(repository_state(&sandbox), before);
+}
+
+#[test]
+fn an_interrupt_while_the_checkout_is_written_removes_it() {
+    let sandbox = two_commits("");
+    for directory in 0..40 {
+        for file in 0..100 {
+            sandbox.write(&format!("src/m{directory}/f{file}.txt"), &format!("{directory} {file}\n"));
+        }
+    }
+    git(&sandbox.root, &["add", "src"]);
+    git(&sandbox.root, &["commit", "-qm", "many files"]);
+    let child = sandbox
+        .std_cmd()
+        .args(["baseline", "HEAD", "--gate", "V1"])
+        .env("TMPDIR", temporary(&sandbox))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // As soon as the checkout exists, while its files are being written.
+    wait_until("the checkout", || !left_behind(&sandbox).is_empty());
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(130), "{out}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(out.contains("INTERRUPTED by SIGINT"), "{out}");
+    assert_eq!(left_behind(&sandbox), Vec::<String>::new(), "the checkout survived the interrupt");
+}

@@ -258,11 +258,10 @@ pub fn execute(
             .map(|task| proven.get(&(task.ledger, task.gate.id().to_string())).cloned().map(Now::Proven))
             .collect(),
         base: tasks.iter().map(|_| None).collect(),
-        waiting: tasks
-            .iter()
-            .enumerate()
-            .map(|(index, _)| jobs.iter().filter(|job| job.task == index).count())
-            .collect(),
+        waiting: jobs.iter().fold(vec![0; tasks.len()], |mut waiting, job| {
+            waiting[job.task] += 1;
+            waiting
+        }),
         next: 0,
         results: Vec::with_capacity(tasks.len()),
         approval_failures: 0,

@@ -102,6 +102,8 @@ enum Benchmark {
     Worst,
     /// `--status --proof` on 20,000 tracked files and 1,000 proven gates against `git status --porcelain`
     Proof,
+    /// `baseline HEAD~1` on 20,000 tracked files against `git worktree add` and `remove` of the same commit
+    Baseline,
 }
 
 #[derive(Debug, Subcommand)]
@@ -1564,6 +1566,76 @@ fn bench_proof(tools: &Tools, tally: &mut Tally) -> Result<()> {
     Ok(())
 }
 
+/// `baseline HEAD~1` (its checkout made with gitoxide, a trivial check run
+/// on it and on the work tree, the checkout removed), confined and not,
+/// against git making and removing a worktree of the same commit: the
+/// least a baseline made with git would cost.
+fn bench_baseline(tools: &Tools, tally: &mut Tally) -> Result<()> {
+    const DIRECTORIES: usize = 200;
+    const FILES_PER_DIRECTORY: usize = 100;
+    let workspace = Workspace::new()?;
+    for directory in 0..DIRECTORIES {
+        let path = workspace.root.join(format!("src/m{directory:03}"));
+        fs::create_dir_all(&path)?;
+        for file in 0..FILES_PER_DIRECTORY {
+            let text = format!("# module {directory}, file {file}\n").repeat(1 + file % 40);
+            fs::write(path.join(format!("f{file:03}.py")), text)?;
+        }
+    }
+    workspace.write(
+        "GATES.md",
+        "- [ ] G1: the tree is there\n  CHECK: test -d src/m000 && echo TREE-OK\n  EXPECT: TREE-OK\n",
+    )?;
+    git(&workspace, &["init", "-q"])?;
+    // Packed once, below: no gc of its own in the background.
+    git(&workspace, &["config", "gc.auto", "0"])?;
+    git(&workspace, &["add", "-A"])?;
+    git(&workspace, &["commit", "-qm", "one"])?;
+    workspace.write("src/m000/f000.py", "# changed\n")?;
+    git(&workspace, &["commit", "-qam", "two"])?;
+    git(&workspace, &["gc", "-q"])?;
+    let approved = measure(&mut tools.gate_check(&workspace, &["--approve", "-q"]), None)?;
+    approved.expect("gate-check --approve", 0, "ALL MET (1 met)")?;
+    let files = DIRECTORIES * FILES_PER_DIRECTORY;
+    let worktree = workspace.root.parent().context("the workspace's base")?.join("worktree");
+    let workspace = &workspace;
+    for confined in [true, false] {
+        let args: &[&str] =
+            if confined { &["baseline", "HEAD~1", "-q"] } else { &["baseline", "HEAD~1", "-q", "--unconfined"] };
+        let mut contenders = vec![
+            Contender {
+                name: "gate-check".into(),
+                run: Box::new(|| {
+                    let measured = measure(&mut tools.gate_check(workspace, args), None)?;
+                    measured.expect("gate-check baseline", 1, "VACUOUS GATES:G1")?;
+                    Ok(measured)
+                }),
+            },
+            Contender {
+                name: "floor".into(),
+                run: Box::new(|| {
+                    let worktree = worktree.to_string_lossy().into_owned();
+                    let script = format!(
+                        "git worktree add -q --detach {worktree} HEAD~1 && git worktree remove --force {worktree}"
+                    );
+                    let measured = measure(workspace.command(Path::new("sh")).args(["-c", &script]), None)?;
+                    measured.expect("git worktree add and remove", 0, "")?;
+                    Ok(measured)
+                }),
+            },
+        ];
+        let figures = paired(tools.rounds, &mut contenders)?;
+        let how = if confined { "confined" } else { "--unconfined" };
+        let mut row = Row::new(
+            format!("baseline HEAD~1, {} tracked files, one gate, {how}", thousands(files)),
+            "<= 1.0x git worktree add + remove of the same commit",
+        );
+        row.against_floor(&figures, "floor: git worktree add + remove", 1.0, 2);
+        row.print(tally);
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let cli = Cli::parse();
     let benchmark = match cli.invocation {
@@ -1609,6 +1681,7 @@ fn main() -> Result<()> {
             bench_scope(&tools, &mut tally)?;
             bench_worst(&tools, &mut tally)?;
             bench_proof(&tools, &mut tally)?;
+            bench_baseline(&tools, &mut tally)?;
         }
         Benchmark::Status => bench_status(&tools, &mut StatusMatrix::new()?, &mut tally)?,
         Benchmark::Scaling => bench_scaling(&tools, &mut StatusMatrix::new()?)?,
@@ -1624,6 +1697,7 @@ fn main() -> Result<()> {
         Benchmark::Scope => bench_scope(&tools, &mut tally)?,
         Benchmark::Worst => bench_worst(&tools, &mut tally)?,
         Benchmark::Proof => bench_proof(&tools, &mut tally)?,
+        Benchmark::Baseline => bench_baseline(&tools, &mut tally)?,
     }
     if tally.pass + tally.miss + tally.unmeasured > 0 {
         println!("goals: {} PASS, {} MISS, {} not measured", tally.pass, tally.miss, tally.unmeasured);

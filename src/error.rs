@@ -105,6 +105,10 @@ pub enum Error {
     /// `gate-check init`.
     #[error(transparent)]
     Init(#[from] crate::init::InitError),
+    /// `gate-check baseline` cannot check REF out, confine its runs, or
+    /// find a gate to judge.
+    #[error(transparent)]
+    Baseline(#[from] crate::baseline::BaselineError),
 }
 
 /// One ledger's failed write-back.
@@ -155,7 +159,8 @@ impl Error {
             | Error::Output { .. }
             | Error::Sandbox(_)
             | Error::Tree(_)
-            | Error::Init(_) => Exit::Error,
+            | Error::Init(_)
+            | Error::Baseline(_) => Exit::Error,
         }
     }
 

@@ -35,7 +35,9 @@
 
 pub(crate) mod actions;
 pub(crate) mod approval;
+pub(crate) mod baseline;
 pub(crate) mod check;
+pub(crate) mod checkout;
 pub mod cli;
 pub(crate) mod config;
 pub(crate) mod credentials;

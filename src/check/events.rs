@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::approval::{Consent, Oracle};
+use crate::baseline::record::BaselineEvent;
 use crate::exit::Exit;
 use crate::report::record::{IdList, RunReport, SandboxRecord};
 use crate::report::tail::OutputTail;
@@ -114,6 +115,8 @@ pub enum Event<'a> {
     /// The machine record of the whole run (also of a run that failed),
     /// sent only when some reporter `needs_records`.
     Report(&'a RunReport),
+    /// What `baseline` says beside the checker's events.
+    Baseline(BaselineEvent<'a>),
 }
 
 /// A consumer of run events. Write errors are the reporter's own business:

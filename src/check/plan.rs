@@ -534,7 +534,7 @@ fn ledger_fences(setup: &Setup, protected: &[Protected]) -> Result<Vec<WriteRoot
 /// What no fence may hold: the home directory, the approval store and the
 /// receipt store; a confined check could otherwise rewrite the user's
 /// shell profile, forge approvals or change receipts.
-fn protected_places(env: &Environment, options: &CheckConfig) -> Vec<Protected> {
+pub fn protected_places(env: &Environment, options: &CheckConfig) -> Vec<Protected> {
     let mut places: Vec<Protected> =
         env.home.iter().map(|path| Protected { what: "the home directory", path: path.clone() }).collect();
     for (what, location) in [("the approval store", &options.store), ("the receipt store", &options.receipts)] {

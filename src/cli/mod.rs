@@ -2,6 +2,7 @@
 //! one place every command's error is printed, and (in `command`) the
 //! arguments resolved once into a typed `Command`.
 
+mod baseline;
 mod command;
 mod complete;
 
@@ -165,6 +166,9 @@ pub(crate) enum Subcommands {
     },
     /// Record and check native dispatch launch waves
     Dispatch(crate::dispatch::cli::DispatchArgs),
+    /// Judge each approved gate by its check on a temporary checkout of REF and on the work tree: discriminates,
+    /// vacuous, failing or unknown; writes no ledger
+    Baseline(baseline::BaselineArgs),
     /// Draw the pipeline's PLAN tree with live gate states, leases, waves and drift; never executes
     Tree {
         /// The pipeline to draw (default: as --status chooses)

@@ -9,6 +9,7 @@ use std::io::Write;
 use anstyle::AnsiColor;
 
 use crate::approval::Consent;
+use crate::baseline::record::{BaseConfinement, BaselineEvent, Judgement};
 use crate::check::events::{Event, FinishedCheck, LeftOut, Outcome, Reporter, RunLine, Verdict};
 use crate::diagnostic::error_line;
 use crate::terminal::{safe, sanitize};
@@ -254,6 +255,51 @@ impl<O: Write, E: Write> Human<O, E> {
         }
     }
 
+    fn baseline(&mut self, event: &BaselineEvent) {
+        match event {
+            BaselineEvent::Header(header) => {
+                if self.quiet() {
+                    return;
+                }
+                self.marked(BOLD_GREEN, "BASELINE", &format!(" {}", header.line()));
+                match header.base {
+                    BaseConfinement::Confined(_) => self.marked(BOLD_GREEN, "SANDBOX", &format!(": {}", header.base_line())),
+                    BaseConfinement::Unconfined => {
+                        self.marked(BOLD_YELLOW, "UNCONFINED", &format!(": {}", header.base_line()))
+                    }
+                }
+                if let Some(line) = header.now_line() {
+                    self.marked(BOLD_GREEN, "SANDBOX", &format!(": {line}"));
+                }
+            }
+            BaselineEvent::NotRun => self.plain(
+                "    NOT RUN: baseline approves nothing; approve this oracle with gate-check --approve, then run baseline again",
+            ),
+            BaselineEvent::Judged { gate, reference, tail } => {
+                let color = match gate.result {
+                    Judgement::Discriminates if self.quiet() => return,
+                    Judgement::Discriminates => GREEN,
+                    Judgement::Failing => RED,
+                    Judgement::Vacuous | Judgement::Unknown | Judgement::ApprovalRequired => YELLOW,
+                };
+                self.marked_parts(color, gate.result.marker(), &[" ", &gate.qualified_id, " ", &gate.sentence(reference)]);
+                if let Some((label, side)) = gate.telling_side() {
+                    let label = if label == "on REF" { format!("on {}", reference.short_commit) } else { label.to_string() };
+                    self.plain(&format!("       {label}: {}", side.outcome));
+                }
+                if let Some(tail) = tail {
+                    self.output_tail(tail);
+                }
+            }
+            BaselineEvent::Report(report) => match (report.exit_code, report.errors.is_empty()) {
+                (0, _) => self.marked(BOLD_GREEN, "ALL DISCRIMINATE", &format!(" ({})", report.summary.line())),
+                (1, true) => self.marked(BOLD_RED, "NOT ALL DISCRIMINATE:", &format!(" {}", report.summary.line())),
+                // An error or an interrupt has said so already.
+                _ => {}
+            },
+        }
+    }
+
     /// Warnings go after everything written so far, so the streams
     /// interleave in the order things happened.
     fn warning(&mut self, line: &str) {
@@ -371,6 +417,7 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
             Event::Verdict(verdict) => self.verdict(verdict),
             Event::NextCommand(command) => self.plain(&format!("next: {command}")),
             Event::Report(_) => {}
+            Event::Baseline(event) => self.baseline(event),
         }
     }
 

@@ -521,7 +521,7 @@ pub(crate) fn sanitize_strings(value: &mut serde_json::Value) {
 /// One XML 1.0 attribute or text value: sanitized (so no control or bidi
 /// character survives), markup characters escaped, the non-characters XML
 /// cannot carry replaced.
-fn xml_escape(text: &str) -> String {
+pub(crate) fn xml_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in safe(text).chars() {
         match c {
@@ -537,11 +537,11 @@ fn xml_escape(text: &str) -> String {
     out
 }
 
-fn escape_data(text: &str) -> String {
+pub(crate) fn escape_data(text: &str) -> String {
     text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
-fn escape_property(text: &str) -> String {
+pub(crate) fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 

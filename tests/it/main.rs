@@ -5,6 +5,7 @@ mod common;
 mod core_support;
 
 mod approval;
+mod baseline;
 mod ci_files;
 mod cli;
 mod completion;

@@ -22,7 +22,7 @@ use crate::checkout::{Checkout, CheckoutError, Repository};
 use crate::config::Environment;
 use crate::diagnostic::error_line;
 use crate::error::Error;
-use crate::evidence::{self, GateState, MAX_OUTPUT_BYTES};
+use crate::evidence::{self, Transcript, MAX_OUTPUT_BYTES};
 use crate::exit::Exit;
 use crate::proof::ProofState;
 use crate::report::record::{CheckRecord, CheckStatus, SandboxRecord};
@@ -208,7 +208,7 @@ pub fn execute(
     if tasks.is_empty() {
         return Err(BaselineError::NothingToJudge.into());
     }
-    let proven = current_proofs(options, &setup);
+    let proven = current_proofs(options, &setup, &runtime, &tasks);
     let reference =
         Reference { given: commit.reference.clone(), commit: commit.id.clone(), short_commit: commit.short.clone() };
     // From here on an interrupt ends the run through its cleanup.
@@ -489,28 +489,38 @@ fn proven_record() -> CheckRecord {
     }
 }
 
-/// The selected met gates whose proof is current on this tree, with when
-/// they were proven: their runs now are not needed. Read-only: a baseline
-/// never creates the receipt store or keeps a receipt.
-fn current_proofs(options: &CheckConfig, setup: &Setup) -> HashMap<(usize, String), String> {
+/// The selected met gates whose proof is current on this tree and whose
+/// evidence was written under this run's oracle (shell, working directory,
+/// PATH), with when they were proven: their runs now are not needed.
+/// Read-only: a baseline never creates the receipt store or keeps a receipt.
+fn current_proofs(
+    options: &CheckConfig,
+    setup: &Setup,
+    runtime: &Runtime,
+    tasks: &[Task],
+) -> HashMap<(usize, String), String> {
     let roots = setup.target.state_roots(&setup.root);
     let mut proofs = crate::check::proof::Proofs::open(&options.receipts, &roots, false);
-    let states: Vec<Vec<GateState>> = setup
-        .ledgers
-        .iter()
-        .map(|ledger| {
-            let document = &ledger.document;
-            document.gates.iter().map(|gate| evidence::gate_state(gate, document.is_abandoned(gate.id()))).collect()
-        })
-        .collect();
-    proofs
-        .judge(setup, &states)
+    let mut current: HashMap<(usize, String), String> = proofs
+        .judge(setup, &crate::check::gate_states(setup, None))
         .iter()
         .filter_map(|((ledger, at), proof)| match proof {
             ProofState::Current { proven_at } => {
                 Some(((ledger, setup.ledgers[ledger].document.gates[at].id().to_string()), proven_at.clone()))
             }
             _ => None,
+        })
+        .collect();
+    tasks
+        .iter()
+        .filter(|task| {
+            let transcript =
+                Transcript { shell: &runtime.shell_text, cwd: &task.oracle.cwd, path: &runtime.path_summary };
+            task.gate.evidence().is_some_and(|line| evidence::names_transcript(line, &transcript))
+        })
+        .filter_map(|task| {
+            let key = (task.ledger, task.gate.id().to_string());
+            current.remove_entry(&key)
         })
         .collect()
 }

@@ -251,11 +251,13 @@ fn approve_other_shares(
 /// any check starts, that its evidence will carry if it passes. The scope
 /// leaves out the run's own ledgers, which its results change.
 fn bind_trees(setup: &Setup, tasks: &mut [Task], proofs: &mut Proofs) {
-    let mut excluded: HashMap<PathBuf, Vec<String>> = HashMap::new();
+    let mut excluded: HashMap<PathBuf, std::sync::Arc<[String]>> = HashMap::new();
     for task in tasks {
         let root = setup.target.state_root(&setup.root, &setup.ledgers[task.ledger].path);
         let excluded = excluded.entry(root.clone()).or_insert_with(|| proof::run_ledgers_under(&root, &setup.ledgers));
-        task.tree = proofs.tree_digest(&root, &task.gate.input_globs(), excluded);
+        task.proof = proofs
+            .tree_digest(&root, &task.gate.input_globs(), excluded)
+            .map(|tree| plan::ProofBasis { tree, excluded: excluded.clone() });
     }
 }
 
@@ -274,7 +276,7 @@ fn report_proof_news(proofs: &mut Proofs, needed: bool, reporter: &mut dyn Repor
 
 /// Each gate's state as its ledger says, by ledger and gate; with
 /// `digests`, from the definition digests already computed.
-fn gate_states(setup: &Setup, digests: Option<&[Vec<Option<String>>]>) -> Vec<Vec<GateState>> {
+pub(crate) fn gate_states(setup: &Setup, digests: Option<&[Vec<Option<String>>]>) -> Vec<Vec<GateState>> {
     setup
         .ledgers
         .iter()
@@ -324,6 +326,9 @@ fn run_checks(
         |progress| run.handle(progress),
     );
     run.persist();
+    if let Err(problem) = run.proofs.finish() {
+        run.reporter.event(&Event::Warning(&format!("gate-check: warning: receipts not kept: {problem}")));
+    }
     let Run { admitted, approval_failures, check_failures, write_failures, executed, .. } = run;
     if write_failures.is_empty() {
         Ok((Approvals { tasks, admitted, failures: approval_failures, check_failures }, executed))
@@ -489,14 +494,14 @@ impl<'a> Run<'a> {
                         } else if options.mode.reverifies() && task.starting_state == GateState::Met {
                             self.executed.reverified += 1;
                         }
-                        if let (WriteBack::Proven(evidence), Some(tree)) = (decision, &task.tree) {
+                        if let (WriteBack::Proven(evidence), Some(basis)) = (decision, &task.proof) {
                             proven.push(Proven {
-                                ledger: ledger.text_path.clone(),
+                                ledger: ledger.path.clone(),
                                 gate: task.gate.id().to_string(),
                                 evidence,
-                                tree: tree.clone(),
+                                tree: basis.tree.clone(),
                                 inputs: task.gate.input_globs(),
-                                excluded: proof::run_ledgers_under(&state_root, &setup.ledgers),
+                                excluded: basis.excluded.clone(),
                             });
                         }
                     }

@@ -73,9 +73,18 @@ pub struct Task {
     /// The gate's EXPECT, shared by every task with the same EXPECT text so
     /// that a pattern's engine is built once per run.
     pub expectation: Option<Arc<Expectation>>,
-    /// The digest of the tree the check runs on, within the gate's inputs,
-    /// which its evidence carries when it passes (see `check::proof`).
-    pub tree: Option<String>,
+    /// What its receipt will rest on when it passes, once bound to the tree
+    /// the run read before any check started (see `check::proof`).
+    pub proof: Option<ProofBasis>,
+}
+
+/// The tree a check runs on, as its evidence and receipt name it.
+#[derive(Debug, Clone)]
+pub struct ProofBasis {
+    /// The digest of the tree within the gate's inputs.
+    pub tree: String,
+    /// The run's ledgers under the root, which the tree leaves out.
+    pub excluded: Arc<[String]>,
 }
 
 impl Task {
@@ -624,10 +633,12 @@ fn plan_tasks_of(
                 inspected.insert(cwd.clone());
             }
             let oracle = oracle_for(runtime, gate, &path_text(&cwd)?);
-            crate::approval::store::check_recordable(&ledger.text_path, gate.id(), &oracle).map_err(|error| {
-                let shown = ledger.path.display().to_string();
-                Error::Invalid(vec![Diagnostic::new(shown, Some(gate.line() + 1), error.to_string())])
-            })?;
+            crate::approval::store::check_recordable(&ledger.text_path, gate.id(), &oracle, gate.inputs()).map_err(
+                |error| {
+                    let shown = ledger.path.display().to_string();
+                    Error::Invalid(vec![Diagnostic::new(shown, Some(gate.line() + 1), error.to_string())])
+                },
+            )?;
             let expectation = gate.expect().and_then(|expect| match expectations.get(expect) {
                 Some(shared) => Some(Arc::clone(shared)),
                 None => {
@@ -639,7 +650,7 @@ fn plan_tasks_of(
             tasks.push(Task {
                 ledger: index,
                 expectation,
-                tree: None,
+                proof: None,
                 digest: digest.unwrap_or_default(),
                 gate: gate.clone(),
                 qualified,

@@ -3,8 +3,10 @@
 //! nothing here touches the file system.
 //!
 //! Every item shown to the agent is a qualified id made only of
-//! `[A-Za-z0-9._-]` plus one colon, bounded in length, so no ledger text
-//! (titles, reasons, diagnostics, odd file names) reaches the hook's JSON.
+//! `[A-Za-z0-9._-]` plus one colon, bounded in length, followed by words of
+//! a fixed vocabulary and, for a stale proof, changed files' paths cut down
+//! to `[A-Za-z0-9._/-]`; so no ledger text (titles, reasons, diagnostics,
+//! odd file names) reaches the hook's JSON.
 
 use std::path::Path;
 
@@ -12,7 +14,7 @@ use crate::digest::sha256_hex;
 use crate::dispatch::DispatchSummary;
 use crate::evidence::{self, GateState};
 use crate::ledger::Document;
-use crate::proof::{ProofState, NAMED_CHANGES};
+use crate::proof::{ProofState, Unproven, NAMED_CHANGES};
 
 /// The most items a block reason lists by name.
 const LISTED_ITEMS: usize = 5;
@@ -39,28 +41,22 @@ pub struct Assessment {
     resolved: Vec<String>,
 }
 
-/// `text` restricted to id characters and bounded, for display.
-fn safe_name(text: &str) -> String {
-    let mut name: String = text
+/// `text` restricted to ASCII letters, digits, `.`, `_`, `-` and `extra`,
+/// and bounded, for display: no text of the repository's reaches the agent.
+fn restricted(text: &str, extra: &[char]) -> String {
+    let mut shown: String = text
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' })
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') || extra.contains(&c) { c } else { '_' })
         .take(MAX_NAME_CHARS)
         .collect();
-    if name.is_empty() {
-        name.push('_');
+    if shown.is_empty() {
+        shown.push('_');
     }
-    name
+    shown
 }
 
-/// A changed file's root-relative path restricted to path characters and
-/// bounded, for display: a file name cannot carry text to the agent.
-fn safe_path(text: &str) -> String {
-    let path: String = text
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/') { c } else { '_' })
-        .take(MAX_NAME_CHARS)
-        .collect();
-    path
+fn safe_name(text: &str) -> String {
+    restricted(text, &[])
 }
 
 /// What a stop says of a met gate whose proof is not current: its state
@@ -68,14 +64,15 @@ fn safe_path(text: &str) -> String {
 fn proof_item(name: &str, proof: &ProofState) -> String {
     match proof {
         ProofState::Stale { changed, .. } if !changed.is_empty() => {
-            let mut files: Vec<String> = changed.iter().take(NAMED_CHANGES).map(|path| safe_path(path)).collect();
+            let mut files: Vec<String> =
+                changed.iter().take(NAMED_CHANGES).map(|path| restricted(path, &['/'])).collect();
             if changed.len() > NAMED_CHANGES {
                 files.push(format!("{} more", changed.len() - NAMED_CHANGES));
             }
             format!("{name} stale: {} changed since it was proven", files.join(", "))
         }
         ProofState::Stale { .. } => format!("{name} stale: files it depends on changed since it was proven"),
-        ProofState::Unproven(_) => format!("{name} unproven: gate-check did not prove it on this tree"),
+        ProofState::Unproven(why) => format!("{name} unproven: {}", why.describe()),
         ProofState::Current { .. } => name.to_string(),
     }
 }
@@ -108,14 +105,20 @@ impl Assessment {
         for (at, gate) in document.gates.iter().enumerate() {
             let state = evidence::gate_state(gate, document.is_abandoned(gate.id()));
             let name = item(file, gate.id());
-            let proof = proofs.iter().find(|(index, _)| *index == at).map(|(_, proof)| proof);
+            // In gate order, as `proofs` is.
+            let proof = proofs.binary_search_by_key(&at, |(index, _)| *index).ok().map(|found| &proofs[found].1);
             match proof {
                 Some(proof) => self.resolved.push(format!("{name}={}-{}", state.name(), proof.name())),
                 None => self.resolved.push(format!("{name}={}", state.name())),
             }
             match (state, proof) {
                 (GateState::Met, Some(proof)) if !proof.is_current() => {
-                    self.needs_proof = true;
+                    // Only a run can make a missing or stale proof current;
+                    // an unusable store or tree it cannot mend.
+                    self.needs_proof |= !matches!(
+                        proof,
+                        ProofState::Unproven(Unproven::NoStore | Unproven::TreeUnreadable | Unproven::EmptyScope)
+                    );
                     self.unmet.push(proof_item(&name, proof));
                 }
                 (GateState::Met, _) => {}
@@ -251,7 +254,7 @@ impl Subject<'_> {
         if self.root_ledgers.is_empty() {
             return command;
         }
-        let names: Vec<String> = self.root_ledgers.iter().map(|name| safe_path(name)).collect();
+        let names: Vec<String> = self.root_ledgers.iter().map(|name| restricted(name, &['/'])).collect();
         let named = if names.len() > LISTED_ITEMS {
             let mut few: Vec<&str> = names.iter().map(String::as_str).filter(|name| !name.contains('/')).collect();
             few.push("gates/*.md");

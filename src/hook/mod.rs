@@ -347,15 +347,20 @@ fn assess(root: &Path, files: &[PathBuf], mut proofs: Option<&mut Proofs>) -> As
                 match outcome.errors.first() {
                     Some(error) => assessment.add_invalid(file, error.line),
                     None => {
-                        let judged = match (proofs.as_deref_mut(), file.to_str()) {
-                            (Some(proofs), Some(ledger)) => proofs.judge_document(root, ledger, &outcome.document),
-                            _ => Vec::new(),
+                        let judged = match proofs.as_deref_mut() {
+                            Some(proofs) => proofs.judge_document(root, file, &outcome.document),
+                            None => Vec::new(),
                         };
                         assessment.add_document(file, &outcome.document, &judged)
                     }
                 }
             }
         }
+    }
+    // Why proofs could not be judged (an unusable store, an unreadable
+    // tree) is the person's to mend: said on stderr, never to the agent.
+    for problem in proofs.map(Proofs::take_problems).unwrap_or_default() {
+        warn(&format!("gate-check hook stop: {problem}"));
     }
     assessment
 }

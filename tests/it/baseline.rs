@@ -182,6 +182,28 @@ fn without_a_current_proof_the_check_runs_on_the_work_tree_too() {
 }
 
 #[test]
+fn a_proof_stands_in_only_for_the_oracle_it_was_made_under() {
+    let sandbox = two_commits("");
+    // D1 is approved for both shells; its evidence and proof now name bash.
+    sandbox
+        .run(&["--approve", "--reverify", "--gate", "D1", "--shell", "/bin/bash", "-q"])
+        .code(0)
+        .stdout_contains("ALL MET");
+    let now_source = |shell: Option<&str>| {
+        let mut command = sandbox.cmd();
+        command.args(["baseline", "HEAD~1", "--gate", "D1", "--format", "json"]).env("TMPDIR", temporary(&sandbox));
+        if let Some(shell) = shell {
+            command.args(["--shell", shell]);
+        }
+        let document = sandbox.run_with(&mut command).code(0).stderr_contains("DISCRIMINATES GATES:D1").stdout_json();
+        document["gates"][0]["now"]["source"].as_str().unwrap().to_string()
+    };
+    assert_eq!(now_source(Some("/bin/bash")), "proof");
+    // Under sh the check is another oracle: its run on the work tree is needed.
+    assert_eq!(now_source(None), "run");
+}
+
+#[test]
 fn a_cwd_that_does_not_exist_on_ref_is_unknown_with_its_reason() {
     let sandbox = two_commits(
         "- [ ] C1: the web app builds\n  CHECK: test -f index.html && echo WEB-OK\n  EXPECT: WEB-OK\n  CWD: web\n  EVIDENCE: pending\n",

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::Environment;
-use crate::diagnostic::Diagnostic;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::layout::STATE_DIR;
@@ -155,7 +154,7 @@ fn leases(options: &ActionOptions, located: &Root, target: &Target, scope: &str)
     let parsed = ledger::parse(&texts[index]);
     let shown = file.display().to_string();
     for warning in &parsed.warnings {
-        warn(&Diagnostic::new(&shown, None, warning.as_str()).warning_line());
+        warn(&warning.at(&shown).warning_line());
     }
     if !parsed.errors.is_empty() {
         return Err(Error::Invalid(parsed.errors.iter().map(|e| e.at(&shown)).collect()));

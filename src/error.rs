@@ -102,6 +102,13 @@ pub enum Error {
     /// `gate-check tree`.
     #[error(transparent)]
     Tree(#[from] crate::tree::TreeError),
+    /// `gate-check init`.
+    #[error(transparent)]
+    Init(#[from] crate::init::InitError),
+    /// `gate-check baseline` cannot check REF out, confine its runs, or
+    /// find a gate to judge.
+    #[error(transparent)]
+    Baseline(#[from] crate::baseline::BaselineError),
 }
 
 /// One ledger's failed write-back.
@@ -151,7 +158,9 @@ impl Error {
             | Error::Lint(_)
             | Error::Output { .. }
             | Error::Sandbox(_)
-            | Error::Tree(_) => Exit::Error,
+            | Error::Tree(_)
+            | Error::Init(_)
+            | Error::Baseline(_) => Exit::Error,
         }
     }
 

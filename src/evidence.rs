@@ -207,6 +207,22 @@ pub fn success_evidence(digest: &str, output: &Fingerprint, transcript: &Transcr
     }
 }
 
+/// Whether a success line was written by a run under this transcript:
+/// its shell, working directory and PATH fields are these, whole. A line
+/// whose transcript the 900-character cap cut names no transcript.
+pub fn names_transcript(evidence: &str, transcript: &Transcript) -> bool {
+    let fields = format!(
+        "; shell={}; cwd={}; path={}",
+        terminal::safe(transcript.shell),
+        terminal::safe(transcript.cwd),
+        transcript.path
+    );
+    evidence.match_indices(&fields).any(|(at, _)| {
+        let rest = &evidence[at + fields.len()..];
+        rest.is_empty() || rest.starts_with(TREE_FIELD)
+    })
+}
+
 /// The field that names the tree a proof was made on.
 const TREE_FIELD: &str = "; tree-sha256=";
 
@@ -422,6 +438,28 @@ mod tests {
         assert_eq!(js_prefix("ab\u{1F600}", 3), "ab\u{FFFD}");
         assert_eq!(js_prefix("abc", 9), "abc");
         assert_eq!(classify(Some(&line), Some(DIGEST_OF_KNOWN_GATE)), EvidenceKind::AutomaticCurrent);
+    }
+
+    #[test]
+    fn a_line_names_the_transcript_it_was_written_under_and_no_other() {
+        let fp = Fingerprint::of("ok\n");
+        let here = Transcript { shell: "/bin/sh", cwd: "/r", path: "abc/1 entries" };
+        let plain = success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &here, None);
+        let proven = success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &here, Some(&"a".repeat(64)));
+        assert!(names_transcript(&plain, &here));
+        assert!(names_transcript(&proven, &here));
+        for other in [
+            Transcript { shell: "/bin/bash", cwd: "/r", path: "abc/1 entries" },
+            Transcript { shell: "/bin/sh", cwd: "/r/sub", path: "abc/1 entries" },
+            Transcript { shell: "/bin/sh", cwd: "/", path: "abc/1 entries" },
+            Transcript { shell: "/bin/sh", cwd: "/r", path: "abd/1 entries" },
+        ] {
+            assert!(!names_transcript(&plain, &other), "{other:?}");
+            assert!(!names_transcript(&proven, &other), "{other:?}");
+        }
+        let long_cwd = "/d".repeat(500);
+        let cut = Transcript { shell: "/bin/sh", cwd: &long_cwd, path: "abc/1 entries" };
+        assert!(!names_transcript(&success_evidence(DIGEST_OF_KNOWN_GATE, &fp, &cut, None), &cut));
     }
 
     #[test]

@@ -35,7 +35,9 @@
 
 pub(crate) mod actions;
 pub(crate) mod approval;
+pub(crate) mod baseline;
 pub(crate) mod check;
+pub(crate) mod checkout;
 pub mod cli;
 pub(crate) mod config;
 pub(crate) mod credentials;
@@ -48,6 +50,7 @@ pub(crate) mod evidence;
 pub(crate) mod exit;
 pub(crate) mod hook;
 pub(crate) mod host;
+pub(crate) mod init;
 pub(crate) mod install;
 pub(crate) mod layout;
 pub(crate) mod lease;

@@ -14,7 +14,7 @@ use serde::Serialize;
 use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag};
 
 use crate::ledger::fence::{self, Fence};
-use crate::ledger::{body_start, lines, Document, Gate};
+use crate::ledger::{body_start, lines, Document, Gate, ParseWarning, WarningKind};
 use crate::shell_words::{tokenize, Token};
 use crate::terminal;
 use js_regex::Expectation;
@@ -45,7 +45,7 @@ pub struct Finding {
 }
 
 /// Every rule the linter has, by the name its findings carry.
-pub const RULES: [&str; 14] = [
+pub const RULES: [&str; 15] = [
     "activity-not-outcome",
     "allow-unknown-rule",
     "commonmark-disagrees",
@@ -53,6 +53,7 @@ pub const RULES: [&str; 14] = [
     "expect-in-check",
     "expect-matches-failure",
     "manual-gate",
+    "misspelled-attribute",
     "mostly-manual",
     "path-read-as-regex",
     "small-ledger",
@@ -115,13 +116,32 @@ impl Allowance {
 /// Lints one ledger and drops what it is told to allow: the rules in
 /// `allow` (`lint --allow`) everywhere, and the ledger's own `lint-allow`
 /// directives where they say.
-pub fn lint_allowing(file: &str, document: &Document, allow: &[String]) -> Vec<Finding> {
+pub fn lint_allowing(file: &str, document: &Document, warnings: &[ParseWarning], allow: &[String]) -> Vec<Finding> {
     let (allowed, mut findings) = allowances(file, document);
     findings.extend(lint(file, document));
+    findings.extend(misspelled_attributes(file, warnings));
     findings.retain(|finding| {
         !allow.iter().any(|rule| rule == finding.code) && !allowed.iter().any(|allowance| allowance.covers(finding))
     });
     findings
+}
+
+/// The parser's near-miss attribute names (`Check:`, `EXPECTS:`) as
+/// findings at their lines: the checker reads such a line as prose, so the
+/// gate may have turned manual, or half-runnable and unparseable.
+pub fn misspelled_attributes(file: &str, warnings: &[ParseWarning]) -> Vec<Finding> {
+    warnings
+        .iter()
+        .filter(|warning| warning.kind == WarningKind::MisspelledAttribute)
+        .map(|warning| Finding {
+            file: file.to_string(),
+            severity: Severity::Warning,
+            gate: Some(warning.gate.clone()),
+            code: "misspelled-attribute",
+            message: warning.message.clone(),
+            line: warning.line,
+        })
+        .collect()
 }
 
 /// Each line of the ledger text (its byte range), as the parser numbers
@@ -567,8 +587,16 @@ fn runnable_findings(check: &str, expect: &str, expectation: &Expectation, title
             ),
         ));
     }
-    for number in title_numbers(title) {
+    let numbers = title_numbers(title);
+    // A title that states an input the CHECK feeds and the output it must
+    // give ("1536 bytes print as 1.5 KiB") specifies that output: the
+    // figure in EXPECT comes from the spec, not from a measurement.
+    let states_input = numbers.iter().any(|number| !contains_number(expect, number) && contains_number(check, number));
+    for number in numbers {
         let in_expect = contains_number(expect, &number);
+        if in_expect && states_input {
+            continue;
+        }
         if in_expect {
             found.push((
                 Severity::Warning,
@@ -817,7 +845,7 @@ mod tests {
         let all: Vec<(Option<String>, &str)> =
             lint("t.md", &outcome.document).into_iter().map(|f| (f.gate, f.code)).collect();
         assert!(all.contains(&(Some("M1".into()), "manual-gate")) && all.contains(&(Some("M2".into()), "manual-gate")));
-        let allowed = lint_allowing("t.md", &outcome.document, &[]);
+        let allowed = lint_allowing("t.md", &outcome.document, &outcome.warnings, &[]);
         let kept: Vec<(Option<&str>, &str)> = allowed.iter().map(|f| (f.gate.as_deref(), f.code)).collect();
         // M1 is allowed by its directive; the one in a code fence is text.
         assert!(
@@ -830,7 +858,12 @@ mod tests {
             (Some(11), "lint-allow names \"manul-gate\", which is no rule of the linter")
         );
         // --allow drops a rule everywhere.
-        let everywhere = lint_allowing("t.md", &outcome.document, &["manual-gate".to_string(), "mostly-manual".into()]);
+        let everywhere = lint_allowing(
+            "t.md",
+            &outcome.document,
+            &outcome.warnings,
+            &["manual-gate".to_string(), "mostly-manual".into()],
+        );
         assert!(everywhere.iter().all(|f| f.code != "manual-gate" && f.code != "mostly-manual"), "{everywhere:?}");
         // Every rule a finding can carry is a known rule.
         for (_, code) in all {
@@ -887,7 +920,9 @@ mod tests {
         let text = "\u{feff}<!-- lint-allow: manual-gate -->\n- [ ] M1: a person reads it\n";
         let outcome = parse(text);
         assert!(lint("t.md", &outcome.document).iter().any(|f| f.code == "manual-gate"));
-        assert!(lint_allowing("t.md", &outcome.document, &[]).iter().all(|f| f.code != "manual-gate"));
+        assert!(lint_allowing("t.md", &outcome.document, &outcome.warnings, &[])
+            .iter()
+            .all(|f| f.code != "manual-gate"));
     }
 
     fn runnable(check: &str, expect: &str) -> String {
@@ -965,6 +1000,11 @@ mod tests {
         ));
         let copied = "- [ ] A: renders 34 stat rows\n  CHECK: node rows.mjs\n  EXPECT: 34 rows\n";
         assert!(has(copied, "A", "copied-number"));
+        let specified =
+            "- [ ] A: 1536 bytes print as 1.5 KiB\n  CHECK: python -c 'print(size(1536))'\n  EXPECT: 1.5 KiB\n";
+        assert!(!has(specified, "A", "copied-number") && !has(specified, "A", "unmeasured-number"));
+        let unfed = specified.replace("size(1536)", "size(sample)");
+        assert!(has(&unfed, "A", "copied-number"), "without the input in the CHECK, the figure is still copied");
         let measured = "- [ ] A: renders 34 stat rows\n  CHECK: test $(node rows.mjs) -eq 34 && echo ROWS-MATCH\n  EXPECT: ROWS-MATCH\n";
         assert!(!has(measured, "A", "copied-number") && !has(measured, "A", "unmeasured-number"));
         let unmeasured = "- [ ] A: p95 under 200 ms\n  CHECK: node bench.mjs\n  EXPECT: BENCH-DONE\n";

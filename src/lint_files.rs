@@ -45,6 +45,33 @@ fn ledgers(env: &Environment, files: &[PathBuf], scope: Option<&str>) -> Result<
     Ok(found)
 }
 
+/// Findings that say a gate may pass whatever the code does: a static
+/// suspicion only a run can settle.
+const SUSPECTS_VACUOUS: [&str; 2] = ["tautological-check", "expect-in-check"];
+
+/// The line naming `baseline` for the gates lint suspects of passing on any
+/// code: the command that runs their checks on the code before the change.
+fn baseline_hint(findings: &[lint::Finding]) -> Option<String> {
+    let mut suspects: Vec<String> = Vec::new();
+    for finding in findings.iter().filter(|finding| SUSPECTS_VACUOUS.contains(&finding.code)) {
+        let Some(gate) = &finding.gate else { continue };
+        let qualified = crate::ledger::qualify(std::path::Path::new(&finding.file), gate);
+        if !suspects.contains(&qualified) {
+            suspects.push(qualified);
+        }
+    }
+    if suspects.is_empty() {
+        return None;
+    }
+    let gates = suspects.join(",");
+    Some(format!(
+        "hint: {} may pass whatever the code does; see whether each fails on the code before the change: \
+         gate-check baseline REF --gate {} (REF: that commit, such as HEAD or origin/main)",
+        suspects.join(", "),
+        crate::shell_words::quote(&gates)
+    ))
+}
+
 /// `gate-check lint`, as asked.
 #[derive(Debug, Clone)]
 pub struct LintConfig {
@@ -82,8 +109,16 @@ pub fn run(env: &Environment, config: &LintConfig) -> Result<Exit, LintError> {
             Ok(text) => {
                 let outcome = crate::ledger::parse(&text);
                 if outcome.errors.is_empty() {
-                    findings.extend(lint::lint_allowing(&shown, &outcome.document, &config.allow));
+                    findings.extend(lint::lint_allowing(&shown, &outcome.document, &outcome.warnings, &config.allow));
                     continue;
+                }
+                // A misspelled attribute is often why the ledger does not
+                // parse (`EXPECTS:` leaves a CHECK without EXPECT): said first.
+                for finding in lint::misspelled_attributes(&shown, &outcome.warnings) {
+                    if !json {
+                        terminal::warn(&lint::format_finding(&finding));
+                    }
+                    findings.push(finding);
                 }
                 outcome.errors.iter().map(|e| (e.line, e.message.clone(), e.at(&shown).error_line())).collect()
             }
@@ -119,6 +154,9 @@ pub fn run(env: &Environment, config: &LintConfig) -> Result<Exit, LintError> {
             terminal::say(&lint::format_finding(finding));
         }
         if let Some(line) = lint::truncation_line(audited.len()) {
+            terminal::say(&line);
+        }
+        if let Some(line) = baseline_hint(&audited) {
             terminal::say(&line);
         }
         if unusable {

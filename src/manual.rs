@@ -68,6 +68,14 @@ const INSTALL_EXIT: &[(&str, &str)] = &[
     ("2", "Usage error, malformed settings file, or a failed write; the settings file is unchanged."),
 ];
 
+const INIT_EXIT: &[(&str, &str)] = &[
+    ("0", "GATES.md was written."),
+    ("2", "Usage error, a GATES.md (or anything of that name) already in the root, or a failed write; nothing is changed."),
+];
+
+const INIT_FILES: &[(&str, &str)] =
+    &[("GATES.md", "Written into the root from the leaf template, mode 0644, only where no such name exists.")];
+
 const DISPATCH_EXIT: &[(&str, &str)] = &[
     ("0", "The transition was recorded; for status, every wave shown is complete (or the scope has none)."),
     ("1", "status only: some wave shown is open, sealed or abandoned (HANDOFF REQUIRED)."),
@@ -161,6 +169,7 @@ fn extra(page: &str) -> Extra {
     let (exit_status, environment, files): (&[_], &[_], &[_]) = match page {
         "gate-check" => (ROOT_EXIT, ROOT_ENVIRONMENT, ROOT_FILES),
         "gate-check-lint" => (LINT_EXIT, &[], &[]),
+        "gate-check-init" => (INIT_EXIT, &[], INIT_FILES),
         "gate-check-tree" => (TREE_EXIT, TREE_ENVIRONMENT, TREE_FILES),
         "gate-check-hook" | "gate-check-hook-stop" => (HOOK_EXIT, HOOK_ENVIRONMENT, HOOK_FILES),
         "gate-check-hook-pre-tool" => (HOOK_EXIT, GUARD_ENVIRONMENT, GUARD_FILES),
@@ -180,14 +189,42 @@ fn visible_subcommands(command: &clap::Command) -> impl Iterator<Item = &clap::C
 }
 
 /// The after-help text without its exit-code paragraph, which EXIT STATUS
-/// replaces.
-fn notes(command: &clap::Command) -> Option<String> {
-    let text = command.get_after_long_help().or_else(|| command.get_after_help())?.to_string();
-    let kept = match text.find("exit codes:") {
-        Some(at) => text[..at].trim_end().to_string(),
-        None => text,
+/// replaces, as (the `format:` paragraph, the other paragraphs).
+fn notes(command: &clap::Command) -> (Option<String>, Vec<String>) {
+    let Some(text) = command.get_after_long_help().or_else(|| command.get_after_help()) else {
+        return (None, Vec::new());
     };
-    (!kept.trim().is_empty()).then_some(kept)
+    let text = text.to_string();
+    let kept = match text.find("exit codes:") {
+        Some(at) => text[..at].trim_end(),
+        None => text.as_str(),
+    };
+    let (mut format, mut others) = (None, Vec::new());
+    for paragraph in kept.split("\n\n").filter(|paragraph| !paragraph.trim().is_empty()) {
+        match paragraph.strip_prefix("format: ") {
+            Some(rest) => format = Some(rest.to_string()),
+            None => others.push(paragraph.to_string()),
+        }
+    }
+    (format, others)
+}
+
+/// FORMAT: the help's ledger example, its first line as text and the
+/// example as it is laid out.
+fn format_section(roff: &mut Roff, text: &str) {
+    let mut lines = text.lines();
+    roff.control("SH", ["FORMAT"]);
+    // A sentence of its own on the page: "a ledger ..." becomes "A ledger ...".
+    let first = lines.next().unwrap_or_default();
+    let mut chars = first.chars();
+    let sentence: String = chars.next().map(|c| c.to_ascii_uppercase()).into_iter().chain(chars).collect();
+    roff.text([roman(sentence)]);
+    roff.control("PP", []);
+    roff.control("nf", []);
+    for line in lines {
+        roff.text([roman(line)]);
+    }
+    roff.control("fi", []);
 }
 
 fn tagged_paragraphs(roff: &mut Roff, heading: &str, entries: &[(&str, &str)]) {
@@ -225,9 +262,13 @@ fn render_page(command: &clap::Command, parent: Option<&str>) -> io::Result<Page
         man.render_subcommands_section(&mut out)?;
     }
     let mut roff = Roff::default();
-    if let Some(text) = notes(command) {
+    let (format, notes) = notes(command);
+    if let Some(text) = format {
+        format_section(&mut roff, &text);
+    }
+    if !notes.is_empty() {
         roff.control("SH", ["NOTES"]);
-        for paragraph in text.split("\n\n") {
+        for paragraph in notes {
             roff.text([roman(paragraph.replace('\n', " "))]);
             roff.control("PP", []);
         }

@@ -8,13 +8,13 @@
 //! A receipt file that cannot be read or parsed is no receipt: the gate is
 //! then unproven, which is the fail-closed answer for a proof.
 
+use std::ffi::OsStr;
 use std::fs;
-use std::io::Write;
 use std::path::PathBuf;
 
 use crate::approval::store::{self, OpenStore, Store, StoreError, StoreKind, StoreLocation};
 use crate::digest::sha256_hex;
-use crate::durable::{LockFile, OpenDirectory};
+use crate::durable::{Entry, FileLock, LockFile, OpenDirectory};
 use crate::proof::receipt::{OwnerKey, Receipt, KEY_BYTES};
 use crate::proof::tree::Snapshot;
 use crate::work_tree::StatCache;
@@ -28,6 +28,8 @@ const MAX_RECEIPTS: usize = 10_000;
 const MAX_MANIFESTS: usize = 16;
 /// One stat cache per root.
 const MAX_STAT_CACHES: usize = 64;
+/// A temp file this old is a killed write's, never a live one's.
+const ABANDONED_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
 /// Largest manifest or stat cache read back (a tree of about a million files).
 const MAX_TREE_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -94,31 +96,20 @@ fn read_key(store: &OpenStore) -> Result<Option<OwnerKey>, StoreError> {
     Ok(Some(OwnerKey::new(key)))
 }
 
-/// Creates the owner key once: random, 0600, never replacing a key that a
-/// concurrent run created first.
+/// Creates the owner key once: random, 0600, whole or not at all (a temp
+/// file linked into place), never replacing a key a concurrent run made
+/// first, which is then the key.
 fn create_key(store: &OpenStore) -> Result<OwnerKey, StoreError> {
     let path = store.path.join(KEY_FILE);
     let io = |error| StoreError::Io(path.display().to_string(), error);
     let mut key = [0u8; KEY_BYTES];
     getrandom::fill(&mut key).map_err(|error| io(std::io::Error::other(error.to_string())))?;
-    let mut options = fs::OpenOptions::new();
-    // Created exclusively, so never through a planted link (which `create_new`
-    // refuses as existing); on Windows it inherits the private store's ACL.
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let created = options.open(&path);
-    match created {
-        Ok(mut file) => {
-            let text = format!("{}\n", crate::proof::hex(&key));
-            file.write_all(text.as_bytes()).and_then(|()| file.sync_all()).map_err(io)?;
-            Ok(OwnerKey::new(key))
-        }
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
-            read_key(store)?.ok_or_else(|| StoreError::NotReal(path.display().to_string(), "owner key"))
-        }
-        Err(error) => Err(io(error)),
+    let directory = OpenDirectory::open(&store.path).map_err(io)?;
+    let text = format!("{}\n", crate::proof::hex(&key));
+    if directory.write_new(std::ffi::OsStr::new(KEY_FILE), text.as_bytes(), 0o600).map_err(io)? {
+        return Ok(OwnerKey::new(key));
     }
+    read_key(store)?.ok_or_else(|| StoreError::NotReal(path.display().to_string(), "owner key"))
 }
 
 impl OpenReceipts {
@@ -145,48 +136,80 @@ impl OpenReceipts {
         read.ok().flatten().map(|bytes| StatCache::from_text(&String::from_utf8_lossy(&bytes))).unwrap_or_default()
     }
 
-    /// Keeps a run's proofs: its receipts, the manifest of the tree they
-    /// were proven on, and the root's stat cache; then prunes the store.
-    pub fn keep(&self, receipts: &[Receipt], manifest: &str, root: &str, cache: &StatCache) -> Result<(), StoreError> {
-        let io = |error| StoreError::Io(self.store.path.display().to_string(), error);
-        let directory = OpenDirectory::open(&self.store.path).map_err(io)?;
-        let lock = LockFile::at(&self.store.path.join(LOCK_FILE)).map_err(io)?;
-        let _held = lock.acquire().map_err(StoreError::Lock)?;
-        self.store.assert_unchanged()?;
-        let replace = |name: &str, bytes: &[u8]| {
-            let failed = |error| StoreError::Io(self.store.path.join(name).display().to_string(), error);
-            directory.replace(std::ffi::OsStr::new(name), bytes, 0o600).map_err(failed)
-        };
+    /// Keeps a batch of a run's receipts and the manifest of the tree they
+    /// were proven on (written once: its name is its content's digest).
+    pub fn keep(&self, receipts: &[Receipt], manifest: &str) -> Result<(), StoreError> {
+        let directory = self.locked_directory()?;
         let manifest_file = manifest_name(&manifest_id(manifest));
-        if !self.store.path.join(&manifest_file).exists() {
-            replace(&manifest_file, manifest.as_bytes())?;
+        if directory.0.entry(OsStr::new(&manifest_file)).map_err(|error| self.io(&manifest_file, error))?
+            == Entry::Missing
+        {
+            self.replace(&directory.0, &manifest_file, manifest.as_bytes())?;
         }
-        replace(&stat_cache_name(root), cache.to_text().as_bytes())?;
         for receipt in receipts {
-            replace(&receipt_name(&receipt.ledger, &receipt.gate), receipt.to_text().as_bytes())?;
+            self.replace(&directory.0, &receipt_name(&receipt.ledger, &receipt.gate), receipt.to_text().as_bytes())?;
         }
-        self.prune(&manifest_file)?;
         self.store.assert_unchanged()
     }
 
+    /// At the end of a run that proved gates: keeps each root's stat cache
+    /// and prunes the store, never removing the `in_use` manifests.
+    pub fn finish(&self, caches: &[(&str, &StatCache)], in_use: &[&str]) -> Result<(), StoreError> {
+        let directory = self.locked_directory()?;
+        for (root, cache) in caches {
+            self.replace(&directory.0, &stat_cache_name(root), cache.to_text().as_bytes())?;
+        }
+        let in_use: Vec<String> = in_use.iter().map(|id| manifest_name(id)).collect();
+        self.prune(&in_use)?;
+        self.store.assert_unchanged()
+    }
+
+    /// The store's directory held open, and its lock held.
+    fn locked_directory(&self) -> Result<(OpenDirectory, FileLock), StoreError> {
+        let io = |error| StoreError::Io(self.store.path.display().to_string(), error);
+        let directory = OpenDirectory::open(&self.store.path).map_err(io)?;
+        let lock = LockFile::at(&self.store.path.join(LOCK_FILE)).map_err(io)?;
+        let held = lock.acquire().map_err(StoreError::Lock)?;
+        self.store.assert_unchanged()?;
+        Ok((directory, held))
+    }
+
+    fn io(&self, name: &str, error: std::io::Error) -> StoreError {
+        StoreError::Io(self.store.path.join(name).display().to_string(), error)
+    }
+
+    fn replace(&self, directory: &OpenDirectory, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        directory.replace(OsStr::new(name), bytes, 0o600).map_err(|error| self.io(name, error))
+    }
+
     /// Keeps the store bounded: the newest receipts, manifests and stat
-    /// caches, by kind; `keep` is never removed.
-    fn prune(&self, keep: &str) -> Result<(), StoreError> {
+    /// caches, by kind (the `keep` names are never removed), and no temp
+    /// file a killed write left an hour ago or more.
+    fn prune(&self, keep: &[String]) -> Result<(), StoreError> {
         let Some(entries) = store::list(&self.store)? else { return Ok(()) };
         let mut kinds: [Vec<(std::time::SystemTime, PathBuf)>; 3] = Default::default();
+        let abandoned = std::time::SystemTime::now() - ABANDONED_TEMP_AGE;
         for entry in entries.flatten() {
             let name = entry.file_name();
-            let Some(name) = name.to_str().filter(|name| *name != keep) else { continue };
+            let Some(name) = name.to_str().filter(|name| !keep.iter().any(|kept| kept == name)) else { continue };
+            let modified = entry.metadata().and_then(|meta| meta.modified()).unwrap_or(std::time::UNIX_EPOCH);
+            if crate::durable::temp_file_target(name).is_some() {
+                if modified < abandoned {
+                    let _ = fs::remove_file(entry.path());
+                }
+                continue;
+            }
             let slot = match name.rsplit_once('.').map(|(_, extension)| extension) {
                 Some("json") => 0,
                 Some("tree") => 1,
                 Some("stat") => 2,
                 _ => continue,
             };
-            let modified = entry.metadata().and_then(|meta| meta.modified()).unwrap_or(std::time::UNIX_EPOCH);
             kinds[slot].push((modified, entry.path()));
         }
-        for (mut files, limit) in kinds.into_iter().zip([MAX_RECEIPTS, MAX_MANIFESTS - 1, MAX_STAT_CACHES]) {
+        let kept_manifests = keep.len().min(MAX_MANIFESTS);
+        for (mut files, limit) in kinds.into_iter().zip([MAX_RECEIPTS, MAX_MANIFESTS - kept_manifests, MAX_STAT_CACHES])
+        {
             if files.len() <= limit {
                 continue;
             }

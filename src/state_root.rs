@@ -44,7 +44,7 @@ fn state_directory(root: &Path) -> io::Result<OpenDirectory> {
     if created {
         // Someone may have written one in the instant since the directory
         // appeared: theirs stays.
-        state.write_new(OsStr::new(IGNORE_FILE), IGNORE_TEXT.as_bytes())?;
+        state.write_new(OsStr::new(IGNORE_FILE), IGNORE_TEXT.as_bytes(), 0o600)?;
     }
     Ok(state)
 }

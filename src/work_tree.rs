@@ -19,7 +19,7 @@ use gix::bstr::ByteSlice;
 use std::time::{Duration, SystemTime};
 
 use crate::layout::{GATES_DIR, LEGACY_HOOK_STATE, STATE_DIR};
-use crate::proof::tree::{ContentId, Entry, Kind, Snapshot};
+use crate::proof::tree::{escape_path, unescape_path, ContentId, Entry, Kind, Snapshot};
 
 /// Files changed this recently are not cached: a second change within the
 /// file system's timestamp granularity could leave the same `stat`.
@@ -229,27 +229,6 @@ impl StatCache {
     }
 }
 
-/// A path on one line: `\` and newline escaped.
-fn escape_path(path: &str) -> String {
-    path.replace('\\', "\\\\").replace('\n', "\\n")
-}
-
-fn unescape_path(text: &str) -> Option<String> {
-    let mut path = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next()? {
-                '\\' => path.push('\\'),
-                'n' => path.push('\n'),
-                _ => return None,
-            },
-            c => path.push(c),
-        }
-    }
-    Some(path)
-}
-
 /// The tree as read, the cache to keep for the next reading, and how many
 /// files had to be hashed.
 pub struct Reading {
@@ -325,7 +304,7 @@ impl Tally {
 /// `.unlazy-hook-state.json` beside it), the ledgers it finds at the root
 /// (`GATES.md`, `gates/*.md`), which every run that proves a gate rewrites,
 /// and the temp files a killed write of any of them leaves.
-fn is_state(path: &str) -> bool {
+pub(crate) fn is_state(path: &str) -> bool {
     let (directory, name) = path.rsplit_once('/').unwrap_or(("", path));
     let name = crate::durable::temp_file_target(name).unwrap_or(name);
     let root_ledger = match directory {
@@ -352,7 +331,11 @@ impl Reader<'_> {
             Err(_) => return self.files(&root),
         };
         let index = index_of(repository).map_err(|error| git(&error))?;
-        let stat_options = repository.stat_options().map_err(|error| git(&error))?;
+        // Strict, whatever the repository's config says: a `core.trustctime
+        // false` or `core.checkStat minimal` there must not let a changed
+        // file pass for the one in the index, and the nanoseconds git keeps
+        // tell apart two writes within one second.
+        let stat_options = gix::index::entry::stat::Options { use_nsec: true, ..Default::default() };
         let relative = |path: &str| -> Option<String> {
             let path = if prefix.is_empty() { path } else { path.strip_prefix(prefix.as_str())?.strip_prefix('/')? };
             (!is_state(path)).then(|| path.to_string())
@@ -450,11 +433,9 @@ impl Reader<'_> {
         if entry.mode.is_submodule() {
             return indexed.map(|id| Entry { path: path.to_string(), kind: Kind::Submodule, id });
         }
-        let Ok(stat) = lookup.lstat(path) else {
-            // Not checked out (sparse), as git has it; else deleted, gone.
-            let sparse = entry.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE);
-            return indexed.filter(|_| sparse).map(|id| Entry { path: path.to_string(), kind: Kind::File, id });
-        };
+        // A file that is not on disk (deleted, or left out of a sparse
+        // checkout) is not in the tree, whatever its index entry says.
+        let stat = lookup.lstat(path).ok()?;
         let kind = stat.kind?;
         match indexed.filter(|_| clean(&stat)) {
             Some(id) => Some(Entry { path: path.to_string(), kind, id }),

@@ -59,6 +59,24 @@ impl Consent {
     }
 }
 
+/// What a person consented to beside the oracle itself, kept in fields of
+/// the record the Node tool ignores: the consent, and the gate's `INPUTS:`,
+/// which say what its proofs depend on (the agent may write them, so they
+/// are the person's to approve like the CHECK).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Terms {
+    pub consent: Consent,
+    pub inputs: Option<String>,
+}
+
+impl Terms {
+    /// Whether an approval given on these terms admits a run that needs
+    /// `needed`: a consent that covers it, and the very same inputs.
+    pub fn admit(&self, needed: &Terms) -> bool {
+        self.consent.covers(needed.consent) && self.inputs == needed.inputs
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Oracle {

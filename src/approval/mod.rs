@@ -5,4 +5,4 @@ pub mod changes;
 mod identity;
 pub mod store;
 
-pub use identity::{Consent, Oracle};
+pub use identity::{Consent, Oracle, Terms};

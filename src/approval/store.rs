@@ -15,7 +15,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::changes::RecordedOracle;
-use super::{Consent, Oracle};
+use super::{Consent, Oracle, Terms};
 use crate::config::Environment;
 use crate::digest::sha256_hex;
 use crate::durable::{self, Change, LockFile, OpenDirectory, ReadRefusal};
@@ -190,6 +190,10 @@ struct Record<'a> {
     /// `true`) only on an approval given for confined runs alone.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     confined_only: bool,
+    /// gate-check's own field: the gate's `INPUTS:` as approved, present
+    /// only when it has them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inputs: Option<&'a str>,
 }
 
 /// The store's valid records, by (ledger, gate).
@@ -299,14 +303,9 @@ impl Store {
         Lookups { store: self, opened: None }
     }
 
-    /// The consent of the intact record approving exactly this oracle, if
+    /// The terms of the intact record approving exactly this oracle, if
     /// there is one.
-    fn holds_record(
-        store: &OpenStore,
-        ledger: &str,
-        gate: &str,
-        oracle: &Oracle,
-    ) -> Result<Option<Consent>, StoreError> {
+    fn holds_record(store: &OpenStore, ledger: &str, gate: &str, oracle: &Oracle) -> Result<Option<Terms>, StoreError> {
         let Some(text) = read_record(store, &oracle.record_name(ledger, gate))? else {
             return Ok(None);
         };
@@ -316,7 +315,7 @@ impl Store {
         let approves = identity.file.as_deref() == Some(ledger)
             && identity.gate.as_deref() == Some(gate)
             && identity.signature.as_deref() == Some(oracle.signature());
-        Ok(approves.then_some(identity.consent))
+        Ok(approves.then_some(Terms { consent: identity.consent, inputs: identity.inputs }))
     }
 
     /// Every valid record of the store, by ledger and gate, whatever its
@@ -364,14 +363,15 @@ impl Store {
         Ok(records)
     }
 
-    /// Records `consent` to run this oracle. An approval for confined runs
-    /// only is replaced by one without that limit, never the reverse.
+    /// Records consent to run this oracle on `terms`. An approval that
+    /// admits them is kept (one for confined runs only is replaced by one
+    /// without that limit, never the reverse).
     /// Writers of one record are
     /// serialized by the Node tool's approval lock, `<record>.json.lock`
     /// (created exclusively; a Node holder is waited for 10 s, as Node
     /// waits, then refused), which needs only write and search permission
     /// on the store. Returns the record's path.
-    pub fn approve(&self, ledger: &str, gate: &str, oracle: &Oracle, consent: Consent) -> Result<PathBuf, StoreError> {
+    pub fn approve(&self, ledger: &str, gate: &str, oracle: &Oracle, terms: &Terms) -> Result<PathBuf, StoreError> {
         let store = self.open(true)?.ok_or_else(|| StoreError::NotReal(self.dir.display().to_string(), "directory"))?;
         let path = store.path.join(oracle.record_name(ledger, gate));
         let lock_path = approval_lock(&path);
@@ -382,10 +382,10 @@ impl Store {
         // A concurrent approver got here first: replacing its valid record
         // would make runs reading it right now fail closed on a replaced file.
         let decide = || {
-            if Self::holds_record(&store, ledger, gate, oracle)?.is_some_and(|held| held.covers(consent)) {
+            if Self::holds_record(&store, ledger, gate, oracle)?.is_some_and(|held| held.admit(terms)) {
                 return Ok(Change::Keep(()));
             }
-            let text = record_text(ledger, gate, oracle, consent, std::time::SystemTime::now());
+            let text = record_text(ledger, gate, oracle, terms, std::time::SystemTime::now());
             check_record_size(gate, &text)?;
             Ok(Change::Replace { value: (), bytes: text.into_bytes(), mode: 0o600 })
         };
@@ -486,9 +486,9 @@ pub struct Lookups<'a> {
 }
 
 impl Lookups<'_> {
-    /// The consent of the intact private record naming exactly this ledger
+    /// The terms of the intact private record naming exactly this ledger
     /// (as records spell it), gate and oracle signature, if there is one.
-    pub fn approved(&mut self, ledger: &str, gate: &str, oracle: &Oracle) -> Result<Option<Consent>, StoreError> {
+    pub fn approved(&mut self, ledger: &str, gate: &str, oracle: &Oracle) -> Result<Option<Terms>, StoreError> {
         if self.opened.is_none() {
             self.opened = Some(self.store.open(false)?);
         }
@@ -500,13 +500,7 @@ impl Lookups<'_> {
 }
 
 /// The record approving `oracle` for `gate` of `ledger` at `approved_at`.
-fn record_text(
-    ledger: &str,
-    gate: &str,
-    oracle: &Oracle,
-    consent: Consent,
-    approved_at: std::time::SystemTime,
-) -> String {
+fn record_text(ledger: &str, gate: &str, oracle: &Oracle, terms: &Terms, approved_at: std::time::SystemTime) -> String {
     let signature = oracle.signature();
     let record = Record {
         schema: 1,
@@ -515,7 +509,8 @@ fn record_text(
         signature,
         oracle,
         approved_at: humantime::format_rfc3339_millis(approved_at).to_string(),
-        confined_only: consent == Consent::ConfinedOnly,
+        confined_only: terms.consent == Consent::ConfinedOnly,
+        inputs: terms.inputs.as_deref(),
     };
     let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
     text.push('\n');
@@ -533,11 +528,12 @@ fn check_record_size(gate: &str, text: &str) -> Result<(), StoreError> {
 /// what the reader accepts: such a record could be written but never
 /// honoured. Pure: the record's size does not depend on when it is written
 /// (the timestamp has a fixed width).
-pub fn check_recordable(ledger: &str, gate: &str, oracle: &Oracle) -> Result<(), StoreError> {
-    if record_size_bound(ledger, gate, oracle) <= MAX_RECORD_BYTES as usize {
+pub fn check_recordable(ledger: &str, gate: &str, oracle: &Oracle, inputs: Option<&str>) -> Result<(), StoreError> {
+    if record_size_bound(ledger, gate, oracle, inputs) <= MAX_RECORD_BYTES as usize {
         return Ok(());
     }
-    let largest = record_text(ledger, gate, oracle, Consent::ConfinedOnly, std::time::SystemTime::UNIX_EPOCH);
+    let terms = Terms { consent: Consent::ConfinedOnly, inputs: inputs.map(str::to_string) };
+    let largest = record_text(ledger, gate, oracle, &terms, std::time::SystemTime::UNIX_EPOCH);
     check_record_size(gate, &largest)
 }
 
@@ -548,8 +544,9 @@ const RECORD_SKELETON_BYTES: usize = 2048;
 /// An upper bound of the record's size without writing it: every text
 /// appears once, and JSON escaping turns one byte into at most six
 /// (`\u001f`).
-fn record_size_bound(ledger: &str, gate: &str, oracle: &Oracle) -> usize {
-    let texts = [ledger, gate, &oracle.check, &oracle.expect, &oracle.cwd, &oracle.shell, &oracle.path];
+fn record_size_bound(ledger: &str, gate: &str, oracle: &Oracle, inputs: Option<&str>) -> usize {
+    let inputs = inputs.unwrap_or_default();
+    let texts = [ledger, gate, &oracle.check, &oracle.expect, &oracle.cwd, &oracle.shell, &oracle.path, inputs];
     RECORD_SKELETON_BYTES + 6 * texts.iter().map(|text| text.len()).sum::<usize>()
 }
 
@@ -590,6 +587,8 @@ struct RecordIdentity {
     gate: Option<String>,
     signature: Option<String>,
     consent: Consent,
+    /// `inputs`, the gate's `INPUTS:` as approved (absent: none).
+    inputs: Option<String>,
 }
 
 impl<'de> serde::Deserialize<'de> for RecordIdentity {
@@ -601,13 +600,19 @@ impl<'de> serde::Deserialize<'de> for RecordIdentity {
                 formatter.write_str("an approval record object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RecordIdentity, A::Error> {
-                let mut identity =
-                    RecordIdentity { file: None, gate: None, signature: None, consent: Consent::Unconfined };
+                let mut identity = RecordIdentity {
+                    file: None,
+                    gate: None,
+                    signature: None,
+                    consent: Consent::Unconfined,
+                    inputs: None,
+                };
                 while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
                     let slot = match key.as_ref() {
                         "file" => &mut identity.file,
                         "gate" => &mut identity.gate,
                         "signature" => &mut identity.signature,
+                        "inputs" => &mut identity.inputs,
                         "confinedOnly" => {
                             identity.consent = match map.next_value::<serde_json::Value>()? {
                                 serde_json::Value::Bool(false) => Consent::Unconfined,
@@ -642,10 +647,10 @@ mod tests {
 
     #[test]
     fn the_record_size_limit_is_checked_before_writing() {
-        assert!(check_recordable("/repo/GATES.md", "G1", &oracle("READY")).is_ok());
+        assert!(check_recordable("/repo/GATES.md", "G1", &oracle("READY"), None).is_ok());
         let fits = MAX_RECORD_BYTES as usize - 2_000;
-        assert!(check_recordable("/repo/GATES.md", "G1", &oracle(&"a".repeat(fits))).is_ok());
-        match check_recordable("/repo/GATES.md", "G1", &oracle(&"a".repeat(300_000))) {
+        assert!(check_recordable("/repo/GATES.md", "G1", &oracle(&"a".repeat(fits)), Some("src/**")).is_ok());
+        match check_recordable("/repo/GATES.md", "G1", &oracle(&"a".repeat(300_000)), None) {
             Err(StoreError::DefinitionTooLarge { gate, bytes }) => {
                 assert_eq!(gate, "G1");
                 assert!(bytes > 300_000, "{bytes}");
@@ -659,15 +664,19 @@ mod tests {
         let hostile: String = (0u8..0x20).map(char::from).chain(['"', '\\', 'é', '\u{2028}']).collect();
         for (ledger, gate, text) in [("/r/G.md", "G", ""), ("/r/\u{1}.md", "\"", hostile.as_str())] {
             let o = Oracle::new(text, text, text, text, 120, text);
-            let written = record_text(ledger, gate, &o, Consent::ConfinedOnly, std::time::SystemTime::now()).len();
-            assert!(record_size_bound(ledger, gate, &o) >= written, "{written}");
+            let terms = Terms { consent: Consent::ConfinedOnly, inputs: Some(text.to_string()) };
+            let written = record_text(ledger, gate, &o, &terms, std::time::SystemTime::now()).len();
+            assert!(record_size_bound(ledger, gate, &o, Some(text)) >= written, "{written}");
         }
         // Near the limit the bound says nothing and the written size decides.
         let escaped = "\u{1}".repeat(MAX_RECORD_BYTES as usize / 6 - 300);
-        assert!(record_size_bound("/r", "G1", &oracle(&escaped)) > MAX_RECORD_BYTES as usize);
-        assert!(check_recordable("/r", "G1", &oracle(&escaped)).is_ok());
+        assert!(record_size_bound("/r", "G1", &oracle(&escaped), None) > MAX_RECORD_BYTES as usize);
+        assert!(check_recordable("/r", "G1", &oracle(&escaped), None).is_ok());
         let too_many = "\u{1}".repeat(MAX_RECORD_BYTES as usize / 6 + 100);
-        assert!(matches!(check_recordable("/r", "G1", &oracle(&too_many)), Err(StoreError::DefinitionTooLarge { .. })));
+        assert!(matches!(
+            check_recordable("/r", "G1", &oracle(&too_many), None),
+            Err(StoreError::DefinitionTooLarge { .. })
+        ));
     }
 
     #[test]
@@ -676,9 +685,10 @@ mod tests {
         let epoch = std::time::SystemTime::UNIX_EPOCH;
         let o = oracle("READY");
         for consent in [Consent::Unconfined, Consent::ConfinedOnly] {
+            let terms = Terms { consent, inputs: Some("src/**".into()) };
             assert_eq!(
-                record_text("/r", "G1", &o, consent, now).len(),
-                record_text("/r", "G1", &o, consent, epoch).len()
+                record_text("/r", "G1", &o, &terms, now).len(),
+                record_text("/r", "G1", &o, &terms, epoch).len()
             );
         }
     }

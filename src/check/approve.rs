@@ -5,7 +5,7 @@
 use super::events::{Event, Reporter};
 use crate::approval::changes::{self, RecordedOracle};
 use crate::approval::store::{EarlierRecords, StoreError};
-use crate::approval::{Consent, Oracle};
+use crate::approval::{Consent, Oracle, Terms};
 use crate::diagnostic::error_line;
 
 use super::plan::{Ledger, Runtime, Task};
@@ -47,32 +47,35 @@ pub fn seek_approvals(
     let mut earlier = None;
     let mut lookups = runtime.store.lookups();
     // An approval given in a confined run admits confined runs only.
-    let needed = Consent::for_run(runtime.sandbox.is_some());
+    let consent = Consent::for_run(runtime.sandbox.is_some());
     for task in tasks {
         let ledger = &ledgers[task.ledger];
+        let needed = Terms { consent, inputs: task.gate.inputs().map(str::to_string) };
         let admitted = match lookups.approved(&ledger.text_path, task.gate.id(), &task.oracle) {
-            Ok(Some(consent)) if consent.covers(needed) => true,
+            Ok(Some(held)) if held.admit(&needed) => true,
             Ok(held) => {
                 reporter.event(&Event::ApprovalRequired {
+                    approving: approve,
                     qualified: &task.qualified,
                     oracle: &task.oracle,
                     path_transcript: &runtime.path_transcript,
                     inputs: task.gate.inputs(),
-                    consent: needed,
+                    consent,
                 });
-                if held.is_some() {
-                    // The same oracle, approved for confined runs only.
-                    let reasons = [CONFINED_ONLY.to_string()];
-                    reporter.event(&Event::ApprovalChanged { reasons: &reasons });
-                } else {
-                    explain_reapproval(runtime, &mut earlier, &ledger.text_path, task, reporter);
+                match held {
+                    // The same oracle, approved on other terms.
+                    Some(held) => {
+                        let reasons = other_terms(&held, &needed);
+                        reporter.event(&Event::ApprovalChanged { reasons: &reasons });
+                    }
+                    None => explain_reapproval(runtime, &mut earlier, &ledger.text_path, task, reporter),
                 }
                 if !approve {
                     reporter.event(&Event::NotRun);
                     admit(false);
                     continue;
                 }
-                match runtime.store.approve(&ledger.text_path, task.gate.id(), &task.oracle, needed) {
+                match runtime.store.approve(&ledger.text_path, task.gate.id(), &task.oracle, &needed) {
                     Ok(record) => {
                         reporter.event(&Event::Approved { record: &record });
                         true
@@ -100,6 +103,20 @@ pub fn seek_approvals(
 /// Why an oracle approved for confined runs only asks again in a run
 /// without `--sandbox`.
 const CONFINED_ONLY: &str = "approved for confined runs only (--sandbox); this run is not confined";
+
+/// Why the same oracle, approved on `held` terms, asks again on `needed`:
+/// its consent does not cover this run, or its INPUTS changed.
+fn other_terms(held: &Terms, needed: &Terms) -> Vec<String> {
+    let mut reasons = Vec::new();
+    if !held.consent.covers(needed.consent) {
+        reasons.push(CONFINED_ONLY.to_string());
+    }
+    if held.inputs != needed.inputs {
+        let shown = |inputs: &Option<String>| inputs.as_deref().map_or("none".to_string(), |text| format!("`{text}`"));
+        reasons.push(format!("INPUTS approved as {}, now {}", shown(&held.inputs), shown(&needed.inputs)));
+    }
+    reasons
+}
 
 /// When this gate was approved before with another oracle, says which bound
 /// fields differ, so a changed timeout or PATH is not a mystery. The store

@@ -83,20 +83,29 @@ impl CheckResult {
 }
 
 pub fn evaluate(task: &Task, runtime: &Runtime, timeout: Duration, containment: &Containment) -> CheckResult {
+    let request = CheckRequest {
+        shell: &runtime.shell,
+        environment: &runtime.child_environment,
+        command: task.gate.check().unwrap_or(""),
+        cwd: &task.cwd,
+        timeout,
+        max_output_bytes: MAX_OUTPUT_BYTES,
+        confinement: runtime.sandbox.as_ref().map(|sandbox| (&sandbox.confinement, &sandbox.fences[task.ledger])),
+    };
+    run_and_judge(&request, task.expectation.as_deref(), containment)
+}
+
+/// Runs `request` (a task's CHECK, wherever and however it is run) and
+/// judges its output against `expectation`, the gate's EXPECT.
+pub fn run_and_judge(
+    request: &CheckRequest,
+    expectation: Option<&Expectation>,
+    containment: &Containment,
+) -> CheckResult {
+    let timeout = request.timeout;
     // Matching EXPECT is part of the check: it ends by the same deadline.
     let deadline = std::time::Instant::now() + timeout;
-    let outcome = runner::run_check(
-        &CheckRequest {
-            shell: &runtime.shell,
-            environment: &runtime.child_environment,
-            command: task.gate.check().unwrap_or(""),
-            cwd: &task.cwd,
-            timeout,
-            max_output_bytes: MAX_OUTPUT_BYTES,
-            confinement: runtime.sandbox.as_ref().map(|sandbox| (&sandbox.confinement, &sandbox.fences[task.ledger])),
-        },
-        containment,
-    );
+    let outcome = runner::run_check(request, containment);
     let stdout = String::from_utf8_lossy(&outcome.stdout);
     let stderr = String::from_utf8_lossy(&outcome.stderr);
     let separator = if !stdout.is_empty() && !stderr.is_empty() { "\n" } else { "" };
@@ -129,7 +138,7 @@ pub fn evaluate(task: &Task, runtime: &Runtime, timeout: Duration, containment: 
     if error.is_none() {
         let interrupted = || containment.interruption().is_some();
         let limits = Limits::new(deadline, &interrupted);
-        match task.expectation.as_deref().map(|e: &Expectation| e.matches_within(&output, &limits)) {
+        match expectation.map(|e: &Expectation| e.matches_within(&output, &limits)) {
             Some(Ok(yes)) => matched = yes,
             Some(Err(MatchError::Interrupted)) => {
                 let interruption = containment.interruption().map_or("a signal", |interruption| interruption.name());

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::approval::{Consent, Oracle};
+use crate::baseline::record::BaselineEvent;
 use crate::exit::Exit;
 use crate::report::record::{IdList, RunReport, SandboxRecord};
 use crate::report::tail::OutputTail;
@@ -24,8 +25,10 @@ pub struct RunLine<'a> {
 pub enum Event<'a> {
     /// A diagnostic line for stderr (already prefixed `gate-check: `).
     Warning(&'a str),
-    /// A pending oracle, shown in full before anything can approve it.
+    /// A pending oracle, shown in full before anything can approve it;
+    /// `approving` when this run (`--approve`) approves it next.
     ApprovalRequired {
+        approving: bool,
         qualified: &'a str,
         oracle: &'a Oracle,
         path_transcript: &'a str,
@@ -92,6 +95,12 @@ pub enum Event<'a> {
         reason: &'a str,
         title: &'a str,
     },
+    /// `--status` for a reporter that lists met gates (`-v`): one met gate
+    /// (abandoned ones are listed in the verdict).
+    GateMet {
+        qualified: &'a str,
+        title: &'a str,
+    },
     /// `--status`: one dispatch wave blocking completion.
     WaveUnmet {
         wave: &'a str,
@@ -106,6 +115,8 @@ pub enum Event<'a> {
     /// The machine record of the whole run (also of a run that failed),
     /// sent only when some reporter `needs_records`.
     Report(&'a RunReport),
+    /// What `baseline` says beside the checker's events.
+    Baseline(BaselineEvent<'a>),
 }
 
 /// A consumer of run events. Write errors are the reporter's own business:
@@ -116,6 +127,12 @@ pub trait Reporter {
     /// Whether this reporter needs `Event::Report`, which costs a record
     /// per gate to build.
     fn needs_records(&self) -> bool {
+        false
+    }
+
+    /// Whether this reporter lists met gates too (`--status -v`); a status
+    /// run of many gates spends nothing on them otherwise.
+    fn lists_met(&self) -> bool {
         false
     }
 
@@ -201,6 +218,21 @@ pub struct Verdict {
     pub manual_unmet: IdList,
     /// Gates met on disk that this run counts unmet, each with its reason.
     pub doubts: Vec<Doubt>,
+    /// The repository's own ledgers the run left out, having chosen the
+    /// only pipeline on its own, as they stand; `None` when it left none.
+    pub left_out: Option<LeftOut>,
+}
+
+/// The repository's own ledgers (`GATES.md`, `gates/*.md`) a run left out
+/// because it chose the only pipeline on its own: judged by no verdict,
+/// but said, so `ALL MET` of the pipeline cannot hide an unmet one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Relative to the root: `GATES.md`, `gates/a.md`.
+    pub ledgers: Vec<String>,
+    /// Their gates that are not met (abandoned ones aside), qualified; a
+    /// ledger that cannot be read or parsed is `<stem>:PARSE`.
+    pub unmet: Vec<String>,
 }
 
 /// A gate met on disk that a run counts unmet: it was asked to verify it

@@ -202,9 +202,11 @@ pub fn execute(
                     .map_err(|source| Error::NotWritable { path: ledger.path.clone(), source })?;
             }
         }
+        let other_shares_failures = approve_other_shares(options, &setup, &runtime, reporter)?;
         bind_trees(&setup, &mut tasks, &mut proofs);
         report_proof_news(&mut proofs, !tasks.is_empty(), reporter);
         (approvals, executed) = run_checks(options, &runtime, &setup, tasks, containment, &mut proofs, reporter)?;
+        approvals.failures += other_shares_failures;
         if let Some(interruption) = executed.interrupted_by {
             return Ok(report_interruption(options, interruption, &executed.interrupted, reporter));
         }
@@ -221,15 +223,41 @@ pub fn execute(
     exit
 }
 
+/// `--approve --partition`, when a gate of this share runs gate-check
+/// itself: approves the other shares' pending oracles (shown as every
+/// approval is) without running them, so the nested run finds them. Returns
+/// how many the store could not validate or record.
+fn approve_other_shares(
+    options: &CheckConfig,
+    setup: &Setup,
+    runtime: &plan::Runtime,
+    reporter: &mut dyn Reporter,
+) -> Result<usize, Error> {
+    let Some(other) = &setup.other_shares else { return Ok(0) };
+    let tasks = plan::plan_other_shares(options, setup, runtime)?;
+    if tasks.is_empty() {
+        return Ok(0);
+    }
+    reporter.event(&Event::Warning(&format!(
+        "gate-check: note: {} runs gate-check itself, and its nested run needs the approvals of the other shares' \
+         gates: approving {} of them too, without running them",
+        other.nested_by,
+        tasks.len()
+    )));
+    Ok(approve::seek_approvals(true, runtime, &setup.ledgers, &tasks, reporter, |_| {}))
+}
+
 /// Each task's tree digest: the scope of its root's tree, read now, before
 /// any check starts, that its evidence will carry if it passes. The scope
 /// leaves out the run's own ledgers, which its results change.
 fn bind_trees(setup: &Setup, tasks: &mut [Task], proofs: &mut Proofs) {
-    let mut excluded: HashMap<PathBuf, Vec<String>> = HashMap::new();
+    let mut excluded: HashMap<PathBuf, std::sync::Arc<[String]>> = HashMap::new();
     for task in tasks {
         let root = setup.target.state_root(&setup.root, &setup.ledgers[task.ledger].path);
         let excluded = excluded.entry(root.clone()).or_insert_with(|| proof::run_ledgers_under(&root, &setup.ledgers));
-        task.tree = proofs.tree_digest(&root, &task.gate.input_globs(), excluded);
+        task.proof = proofs
+            .tree_digest(&root, &task.gate.input_globs(), excluded)
+            .map(|tree| plan::ProofBasis { tree, excluded: excluded.clone() });
     }
 }
 
@@ -248,7 +276,7 @@ fn report_proof_news(proofs: &mut Proofs, needed: bool, reporter: &mut dyn Repor
 
 /// Each gate's state as its ledger says, by ledger and gate; with
 /// `digests`, from the definition digests already computed.
-fn gate_states(setup: &Setup, digests: Option<&[Vec<Option<String>>]>) -> Vec<Vec<GateState>> {
+pub(crate) fn gate_states(setup: &Setup, digests: Option<&[Vec<Option<String>>]>) -> Vec<Vec<GateState>> {
     setup
         .ledgers
         .iter()
@@ -298,6 +326,9 @@ fn run_checks(
         |progress| run.handle(progress),
     );
     run.persist();
+    if let Err(problem) = run.proofs.finish() {
+        run.reporter.event(&Event::Warning(&format!("gate-check: warning: receipts not kept: {problem}")));
+    }
     let Run { admitted, approval_failures, check_failures, write_failures, executed, .. } = run;
     if write_failures.is_empty() {
         Ok((Approvals { tasks, admitted, failures: approval_failures, check_failures }, executed))
@@ -463,14 +494,14 @@ impl<'a> Run<'a> {
                         } else if options.mode.reverifies() && task.starting_state == GateState::Met {
                             self.executed.reverified += 1;
                         }
-                        if let (WriteBack::Proven(evidence), Some(tree)) = (decision, &task.tree) {
+                        if let (WriteBack::Proven(evidence), Some(basis)) = (decision, &task.proof) {
                             proven.push(Proven {
-                                ledger: ledger.text_path.clone(),
+                                ledger: ledger.path.clone(),
                                 gate: task.gate.id().to_string(),
                                 evidence,
-                                tree: tree.clone(),
+                                tree: basis.tree.clone(),
                                 inputs: task.gate.input_globs(),
-                                excluded: proof::run_ledgers_under(&state_root, &setup.ledgers),
+                                excluded: basis.excluded.clone(),
                             });
                         }
                     }
@@ -588,7 +619,8 @@ fn summarize(
     };
     // Only a machine report shows every unmet id; the human one lists a few.
     let kept = if reporter.needs_records() { verdict::UnmetIds::All } else { verdict::UnmetIds::Listed };
-    let verdict = verdict::verdict(finals, &states, &facts, &waves, target.scope.as_deref(), kept);
+    let mut verdict = verdict::verdict(finals, &states, &facts, &waves, target.scope.as_deref(), kept);
+    verdict.left_out = plan::judge_left_out(&setup.root, &setup.left_out);
     reporter.event(&Event::Verdict(&verdict));
     // Oracles left pending for approval are why this run is unmet; the
     // command that shows and approves exactly them is the next step.
@@ -623,6 +655,7 @@ fn report_unmet(
     // One buffer for every qualified id: a large ledger's unmet list costs
     // no allocation per line.
     let mut qualified = String::new();
+    let lists_met = reporter.lists_met();
     for (at, (gate, state)) in ledger.document.gates.iter().zip(states).enumerate() {
         if !setup.selects(index, gate.id()) {
             continue;
@@ -634,7 +667,14 @@ fn report_unmet(
         let reason = match state {
             GateState::Met | GateState::Abandoned => match &proof_reason {
                 Some(reason) => reason.as_str(),
-                None => continue,
+                None => {
+                    if lists_met && *state == GateState::Met {
+                        qualified.clear();
+                        qualified.extend([prefix.as_str(), gate.id()]);
+                        reporter.event(&Event::GateMet { qualified: &qualified, title: gate.title() });
+                    }
+                    continue;
+                }
             },
             _ => state.reason(),
         };
@@ -752,6 +792,7 @@ fn run_report(
         scope: setup.target.scope.clone(),
         sandbox: None,
         not_targeted: setup.left_out.iter().map(|path| path.display().to_string()).collect(),
+        not_targeted_unmet: verdict.left_out.as_ref().map(|left_out| left_out.unmet.clone()),
         outcome: verdict.outcome.name(),
         exit_code: i32::from(verdict.exit().code()),
         summary: Summary {

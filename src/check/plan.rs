@@ -32,7 +32,7 @@ pub struct Ledger {
     pub text_path: String,
     pub document: Document,
     /// The parser's warnings, reported each time the ledger is read.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<ledger::ParseWarning>,
 }
 
 /// The execution context that `--status` never builds.
@@ -73,9 +73,18 @@ pub struct Task {
     /// The gate's EXPECT, shared by every task with the same EXPECT text so
     /// that a pattern's engine is built once per run.
     pub expectation: Option<Arc<Expectation>>,
-    /// The digest of the tree the check runs on, within the gate's inputs,
-    /// which its evidence carries when it passes (see `check::proof`).
-    pub tree: Option<String>,
+    /// What its receipt will rest on when it passes, once bound to the tree
+    /// the run read before any check started (see `check::proof`).
+    pub proof: Option<ProofBasis>,
+}
+
+/// The tree a check runs on, as its evidence and receipt name it.
+#[derive(Debug, Clone)]
+pub struct ProofBasis {
+    /// The digest of the tree within the gate's inputs.
+    pub tree: String,
+    /// The run's ledgers under the root, which the tree leaves out.
+    pub excluded: Arc<[String]>,
 }
 
 impl Task {
@@ -101,6 +110,18 @@ pub struct Setup {
     /// The repository's own ledgers, left out because the run chose the
     /// only pipeline on its own (no `--scope`, no `UNLAZY_SCOPE`).
     pub left_out: Vec<PathBuf>,
+    /// `--approve --partition`, when a gate runs gate-check itself: the
+    /// gates of the other shares, approved (never run) for its nested run.
+    pub other_shares: Option<OtherShares>,
+}
+
+/// The gates of the other shares a partitioned `--approve` run approves
+/// without running them, and the gate whose nested run needs them.
+#[derive(Debug, Clone)]
+pub struct OtherShares {
+    pub gates: Selection,
+    /// The first gate (qualified) whose CHECK runs gate-check.
+    pub nested_by: String,
 }
 
 impl Setup {
@@ -108,6 +129,63 @@ impl Setup {
     pub fn selects(&self, ledger: usize, id: &str) -> bool {
         self.selection.as_ref().is_none_or(|selection| selection.contains(ledger, id))
     }
+}
+
+/// Whether `check` runs gate-check's checker itself (a branch ledger's
+/// `gate-check --reverify ... children.md`): a `gate-check` command word
+/// (by any path) not reading states only (`--status`) or running a
+/// pipeline action or a subcommand.
+pub fn runs_gate_checks(check: &str) -> bool {
+    use crate::shell_words::{tokenize, Token};
+    const NOT_RUNNING: [&str; 7] = ["--status", "--claim", "--release", "--log", "--bind", "--list-scopes", "--help"];
+    const SUBCOMMANDS: [&str; 9] =
+        ["init", "completions", "man", "dispatch", "tree", "lint", "hook", "install-hooks", "help"];
+    let tokens = tokenize(check);
+    // Where a command starts: first, after an operator, after `VAR=value`.
+    let mut starts = vec![false; tokens.len()];
+    let mut at_start = true;
+    for (at, token) in tokens.iter().enumerate() {
+        starts[at] = at_start;
+        at_start = match token {
+            Token::Operator(_) => true,
+            Token::Word(word) => at_start && word.contains('=') && !word.starts_with('='),
+        };
+    }
+    tokens.iter().enumerate().any(|(at, token)| {
+        let Token::Word(word) = token else { return false };
+        if !starts[at] || word.rsplit('/').next() != Some("gate-check") {
+            return false;
+        }
+        let arguments: Vec<&str> = tokens[at + 1..]
+            .iter()
+            .map_while(|token| match token {
+                Token::Word(word) => Some(word.as_str()),
+                Token::Operator(_) => None,
+            })
+            .collect();
+        let subcommand = arguments.first().is_some_and(|first| SUBCOMMANDS.contains(first));
+        !subcommand && !arguments.iter().any(|argument| NOT_RUNNING.contains(&argument.split('=').next().unwrap_or("")))
+    })
+}
+
+/// `--approve --partition K/N`: when a selected gate runs gate-check
+/// itself, its nested run (a branch re-verifying its children) needs the
+/// approvals of gates in other shares, which a fresh CI runner has never
+/// given; this run approves them too, without running them.
+fn other_shares(options: &CheckConfig, ledgers: &[Ledger], share: &Selection) -> Result<Option<OtherShares>, Error> {
+    if options.partition.is_none() || !options.mode.approves() {
+        return Ok(None);
+    }
+    let nested_by = ledgers.iter().enumerate().find_map(|(index, ledger)| {
+        ledger.document.gates.iter().find_map(|gate| {
+            let nested = share.contains(index, gate.id()) && gate.check().is_some_and(runs_gate_checks);
+            nested.then(|| qualify(&ledger.path, gate.id()))
+        })
+    });
+    let Some(nested_by) = nested_by else { return Ok(None) };
+    let whole = Selection::resolve(ledgers, &options.gates, None)?;
+    let gates = Selection(whole.0.into_iter().filter(|(ledger, id)| !share.contains(*ledger, id)).collect());
+    Ok(Some(OtherShares { gates, nested_by }))
 }
 
 /// The gates `--gate` chose, by ledger index and gate id.
@@ -255,10 +333,76 @@ fn report_left_out(root: &Path, invoked_in: &Path, scope: &str, left_out: &[Path
     )));
 }
 
-fn report_warnings(path: &Path, warnings: &[String], reporter: &mut dyn Reporter) {
+/// A pipeline's ledger named as a file runs its checks in its own
+/// directory (the Node tool's rule for a named ledger), not at the root
+/// where the pipeline runs them: said, with the command that runs them
+/// from the root, unless `--cwd` chose the directory.
+fn report_pipeline_ledgers_named(options: &CheckConfig, target: &Target, root: &Path, reporter: &mut dyn Reporter) {
+    if target.mode != Mode::Explicit || options.cwd_given || options.mode.is_status() {
+        return;
+    }
+    for file in &target.files {
+        let repository = target.state_root(root, file);
+        let Ok(inside) = file.strip_prefix(repository.join(crate::layout::STATE_DIR)) else { continue };
+        let Some(scope) = inside.iter().next().and_then(|scope| scope.to_str()) else { continue };
+        if target::validate_scope_id(scope, "scope").is_err() || inside.iter().count() < 2 {
+            continue;
+        }
+        let stem = qualify(file, "");
+        let mut words = vec!["gate-check".to_string()];
+        if repository != options.invoked_in {
+            words.push(format!("--root {}", crate::shell_words::quote(&repository.display().to_string())));
+        }
+        if options.mode.approves() {
+            words.push("--approve".into());
+        }
+        if options.mode.reverifies() {
+            words.push("--reverify".into());
+        }
+        words.push(format!("--scope {scope} --gate '{stem}*'"));
+        let directory = file.parent().unwrap_or(root);
+        let shown = file.strip_prefix(&repository).unwrap_or(file).display().to_string();
+        reporter.event(&Event::Warning(&format!(
+            "gate-check: warning: {shown} is a ledger of the pipeline {scope}, named as a file: its checks run in its \
+             own directory ({}), as the Node tool runs a named ledger's, and are approved for that directory; to run \
+             them from the repository root as the pipeline does: {}",
+            directory.display(),
+            words.join(" ")
+        )));
+    }
+}
+
+/// The ledgers a run left out (`Setup::left_out`), judged as they stand:
+/// read and parsed as the Stop hook reads them, never run.
+pub fn judge_left_out(root: &Path, left_out: &[PathBuf]) -> Option<super::events::LeftOut> {
+    if left_out.is_empty() {
+        return None;
+    }
+    let mut judged = super::events::LeftOut::default();
+    for path in left_out {
+        judged.ledgers.push(path.strip_prefix(root).unwrap_or(path).display().to_string());
+        let outcome = ledger::file::read(path).map(ledger::parse);
+        let document = match outcome {
+            Ok(outcome) if outcome.errors.is_empty() => outcome.document,
+            _ => {
+                judged.unmet.push(qualify(path, "PARSE"));
+                continue;
+            }
+        };
+        for gate in &document.gates {
+            let state = evidence::gate_state(gate, document.is_abandoned(gate.id()));
+            if !matches!(state, GateState::Met | GateState::Abandoned) {
+                judged.unmet.push(qualify(path, gate.id()));
+            }
+        }
+    }
+    Some(judged)
+}
+
+fn report_warnings(path: &Path, warnings: &[ledger::ParseWarning], reporter: &mut dyn Reporter) {
     let shown = path.display().to_string();
     for warning in warnings {
-        reporter.event(&Event::Warning(&Diagnostic::new(&shown, None, warning.as_str()).warning_line()));
+        reporter.event(&Event::Warning(&warning.at(&shown).warning_line()));
     }
 }
 
@@ -307,12 +451,17 @@ pub fn prepare(options: &CheckConfig, reporter: &mut dyn Reporter) -> Result<Set
         }
         _ => Vec::new(),
     };
+    report_pipeline_ledgers_named(options, &target, &root, reporter);
     let ledgers = load_ledgers(&target, reporter)?;
     let selection = match (options.gates.is_empty(), options.partition) {
         (true, None) => None,
         _ => Some(Selection::resolve(&ledgers, &options.gates, options.partition)?),
     };
-    Ok(Setup { root, default_cwd, target, ledgers, selection, left_out })
+    let other_shares = match &selection {
+        Some(share) => other_shares(options, &ledgers, share)?,
+        None => None,
+    };
+    Ok(Setup { root, default_cwd, target, ledgers, selection, left_out, other_shares })
 }
 
 /// The execution context of `setup`'s ledgers. The approval store must
@@ -394,7 +543,7 @@ fn ledger_fences(setup: &Setup, protected: &[Protected]) -> Result<Vec<WriteRoot
 /// What no fence may hold: the home directory, the approval store and the
 /// receipt store; a confined check could otherwise rewrite the user's
 /// shell profile, forge approvals or change receipts.
-fn protected_places(env: &Environment, options: &CheckConfig) -> Vec<Protected> {
+pub fn protected_places(env: &Environment, options: &CheckConfig) -> Vec<Protected> {
     let mut places: Vec<Protected> =
         env.home.iter().map(|path| Protected { what: "the home directory", path: path.clone() }).collect();
     for (what, location) in [("the approval store", &options.store), ("the receipt store", &options.receipts)] {
@@ -443,13 +592,32 @@ pub fn plan_tasks(
     runtime: &Runtime,
     proofs: Option<&crate::proof::ProofStates>,
 ) -> Result<Vec<Task>, Error> {
+    plan_tasks_of(options, setup, runtime, proofs, |ledger, id| setup.selects(ledger, id))
+}
+
+/// The tasks of the other shares' gates (`Setup::other_shares`), for
+/// approval only.
+pub fn plan_other_shares(options: &CheckConfig, setup: &Setup, runtime: &Runtime) -> Result<Vec<Task>, Error> {
+    match &setup.other_shares {
+        Some(other) => plan_tasks_of(options, setup, runtime, None, |ledger, id| other.gates.contains(ledger, id)),
+        None => Ok(Vec::new()),
+    }
+}
+
+fn plan_tasks_of(
+    options: &CheckConfig,
+    setup: &Setup,
+    runtime: &Runtime,
+    proofs: Option<&crate::proof::ProofStates>,
+    selects: impl Fn(usize, &str) -> bool,
+) -> Result<Vec<Task>, Error> {
     let mut tasks = Vec::new();
     // Gates mostly share a few working directories: each is inspected once.
     let mut inspected: HashSet<PathBuf> = HashSet::new();
     let mut expectations: HashMap<&str, Arc<Expectation>> = HashMap::new();
     for (index, ledger) in setup.ledgers.iter().enumerate() {
         for (at, gate) in ledger.document.gates.iter().enumerate() {
-            if ledger.document.is_abandoned(gate.id()) || !gate.is_runnable() || !setup.selects(index, gate.id()) {
+            if ledger.document.is_abandoned(gate.id()) || !gate.is_runnable() || !selects(index, gate.id()) {
                 continue;
             }
             let digest = evidence::gate_digest(gate);
@@ -465,10 +633,12 @@ pub fn plan_tasks(
                 inspected.insert(cwd.clone());
             }
             let oracle = oracle_for(runtime, gate, &path_text(&cwd)?);
-            crate::approval::store::check_recordable(&ledger.text_path, gate.id(), &oracle).map_err(|error| {
-                let shown = ledger.path.display().to_string();
-                Error::Invalid(vec![Diagnostic::new(shown, Some(gate.line() + 1), error.to_string())])
-            })?;
+            crate::approval::store::check_recordable(&ledger.text_path, gate.id(), &oracle, gate.inputs()).map_err(
+                |error| {
+                    let shown = ledger.path.display().to_string();
+                    Error::Invalid(vec![Diagnostic::new(shown, Some(gate.line() + 1), error.to_string())])
+                },
+            )?;
             let expectation = gate.expect().and_then(|expect| match expectations.get(expect) {
                 Some(shared) => Some(Arc::clone(shared)),
                 None => {
@@ -480,7 +650,7 @@ pub fn plan_tasks(
             tasks.push(Task {
                 ledger: index,
                 expectation,
-                tree: None,
+                proof: None,
                 digest: digest.unwrap_or_default(),
                 gate: gate.clone(),
                 qualified,
@@ -497,6 +667,28 @@ pub fn plan_tasks(
 mod tests {
     use super::*;
     use crate::report::human::{Human, Style};
+
+    #[test]
+    fn a_check_that_runs_the_checker_is_told_from_one_that_only_reads_or_acts() {
+        for check in [
+            "gate-check --reverify --cwd . gates/a.md gates/b.md",
+            "cd sub && ./target/release/gate-check --scope s",
+            "make && \"gate-check\" gates/a.md | tail -1",
+            "PATH=bin:$PATH gate-check --approve",
+        ] {
+            assert!(runs_gate_checks(check), "{check}");
+        }
+        for check in [
+            "gate-check --status gates/a.md",
+            "gate-check --release --scope s --leaf a && gate-check --release --scope s --leaf b",
+            "gate-check lint GATES.md",
+            "gate-check --scope=s --list-scopes",
+            "echo gate-checker",
+            "grep gate-check README.md",
+        ] {
+            assert!(!runs_gate_checks(check), "{check}");
+        }
+    }
 
     #[test]
     fn reloading_keeps_an_unchanged_ledger_and_reparses_a_changed_one() {

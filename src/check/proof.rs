@@ -7,10 +7,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::approval::store::{StoreError, StoreLocation};
 use crate::evidence::GateState;
 use crate::proof::receipt::{Receipt, SCHEMA};
+use crate::proof::tree::Snapshot;
 use crate::proof::{self, Claim, Judge, ProofState, ProofStates, Unproven};
 use crate::receipts::{self, OpenReceipts, Receipts};
 use crate::work_tree::{self, StatCache};
@@ -27,6 +29,19 @@ enum Store {
     Open(OpenReceipts),
 }
 
+/// How receipts name a root and a ledger under it: the root as the file
+/// system resolves it (a link to the repository names the same tree), and
+/// the ledger by its place under that root, so the same ledger reached
+/// through another spelling of the root has the same receipts.
+fn canonical(root: &Path, ledger: &Path) -> (PathBuf, String) {
+    let resolved = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let ledger = match ledger.strip_prefix(root) {
+        Ok(relative) => resolved.join(relative),
+        Err(_) => std::fs::canonicalize(ledger).unwrap_or_else(|_| ledger.to_path_buf()),
+    };
+    (resolved, ledger.to_string_lossy().into_owned())
+}
+
 /// One root's tree as read for this run.
 struct RootTree {
     /// The root as receipts name it.
@@ -37,12 +52,18 @@ struct RootTree {
     cache: StatCache,
     /// The manifest of the tree and its id, once a receipt needs them.
     manifest: Option<(String, String)>,
+    /// The run's receipts were written into the store (the stat cache is
+    /// then worth keeping).
+    proved: bool,
 }
 
 /// The run's proofs: the store, and each root's tree once read.
 pub struct Proofs {
     store: Store,
     trees: Trees,
+    /// The manifests read so far, by id: each is read once however many
+    /// stale gates were proven on its tree.
+    manifests: HashMap<String, Option<Arc<Snapshot>>>,
     /// The store's refusal has been reported.
     refusal_reported: bool,
 }
@@ -76,11 +97,17 @@ impl Trees {
                 Ok(reading) => {
                     let (files, hashed) = (reading.tree.entries().len(), reading.hashed);
                     readings.push(TreeReading { root: text.clone(), files, hashed });
-                    RootTree { text, judge: Some(Judge::new(reading.tree)), cache: reading.cache, manifest: None }
+                    RootTree {
+                        text,
+                        judge: Some(Judge::new(reading.tree)),
+                        cache: reading.cache,
+                        manifest: None,
+                        proved: false,
+                    }
                 }
                 Err(error) => {
                     problems.push(format!("cannot read the tree under {}: {error}", root.display()));
-                    RootTree { text, judge: None, cache: StatCache::default(), manifest: None }
+                    RootTree { text, judge: None, cache: StatCache::default(), manifest: None, proved: false }
                 }
             }
         })
@@ -114,7 +141,7 @@ impl Proofs {
             Ok(None) => Store::Missing,
             Err(error) => Store::Refused(error),
         };
-        Proofs { store, trees: Trees::default(), refusal_reported: false }
+        Proofs { store, trees: Trees::default(), manifests: HashMap::new(), refusal_reported: false }
     }
 
     /// `--proof` cannot judge anything without a usable store: its refusal
@@ -151,28 +178,31 @@ impl Proofs {
     pub fn judge(&mut self, setup: &Setup, states: &[Vec<GateState>]) -> ProofStates {
         let mut judged = Vec::new();
         for (index, ledger) in setup.ledgers.iter().enumerate() {
-            let mut root = None;
+            let mut names = None;
             for (at, (gate, state)) in ledger.document.gates.iter().zip(&states[index]).enumerate() {
                 if *state != GateState::Met || !gate.is_runnable() || !setup.selects(index, gate.id()) {
                     continue;
                 }
-                let root = root.get_or_insert_with(|| setup.target.state_root(&setup.root, &ledger.path));
-                judged.push(((index, at), self.judge_gate(root, &ledger.text_path, gate)));
+                let (root, ledger) = names.get_or_insert_with(|| {
+                    canonical(&setup.target.state_root(&setup.root, &ledger.path), &ledger.path)
+                });
+                judged.push(((index, at), self.judge_gate(root, ledger, gate)));
             }
         }
         ProofStates::new(judged)
     }
 
-    /// The proof of each met runnable gate of one ledger (`ledger` its path
-    /// as text), by gate index: the Stop hook's judgement, which has no run.
-    pub fn judge_document(&mut self, root: &Path, ledger: &str, document: &Document) -> Vec<(usize, ProofState)> {
+    /// The proof of each met runnable gate of the ledger at `ledger` under
+    /// `root`, by gate index: the Stop hook's judgement, which has no run.
+    pub fn judge_document(&mut self, root: &Path, ledger: &Path, document: &Document) -> Vec<(usize, ProofState)> {
+        let (root, ledger) = canonical(root, ledger);
         document
             .gates
             .iter()
             .enumerate()
             .filter(|(_, gate)| gate.is_runnable())
             .filter(|(_, gate)| crate::evidence::gate_state(gate, document.is_abandoned(gate.id())) == GateState::Met)
-            .map(|(at, gate)| (at, self.judge_gate(root, ledger, gate)))
+            .map(|(at, gate)| (at, self.judge_gate(&root, &ledger, gate)))
             .collect()
     }
 
@@ -192,13 +222,25 @@ impl Proofs {
             inputs: &inputs,
             root: &root_text,
         };
+        // INPUTS that match no file prove nothing, whatever the receipt says.
+        if !inputs.is_empty() {
+            let judge = self.trees.of(root, Some(store)).judge.as_mut();
+            if judge.is_some_and(|judge| judge.digest(&inputs, &[]).is_none()) {
+                return ProofState::Unproven(Unproven::EmptyScope);
+            }
+        }
         let receipt = store.receipt(ledger, gate.id());
         let receipt = match proof::matching(&claim, receipt.as_ref(), key) {
             Ok(receipt) => receipt,
             Err(why) => return ProofState::Unproven(why),
         };
+        let manifests = &mut self.manifests;
+        let earlier = || {
+            let id = receipt.manifest.clone();
+            manifests.entry(id).or_insert_with_key(|id| store.manifest(id).map(Arc::new)).clone()
+        };
         match self.trees.of(root, Some(store)).judge.as_mut() {
-            Some(judge) => judge.freshness(receipt, || store.manifest(&receipt.manifest)),
+            Some(judge) => judge.freshness(receipt, earlier),
             None => ProofState::Unproven(Unproven::TreeUnreadable),
         }
     }
@@ -208,18 +250,23 @@ impl Proofs {
     /// be read or no receipt can be kept.
     pub fn tree_digest(&mut self, root: &Path, inputs: &[String], excluded: &[String]) -> Option<String> {
         let store = self.store.open().filter(|store| store.key().is_some())?;
-        let judge = self.trees.of(root, Some(store)).judge.as_mut()?;
-        Some(judge.digest(inputs, excluded).to_string())
+        let (root, _) = canonical(root, root);
+        let judge = self.trees.of(&root, Some(store)).judge.as_mut()?;
+        judge.digest(inputs, excluded).map(str::to_string)
     }
 
     /// Keeps the receipts of gates just proven under `root`, sealed with
-    /// the owner key; the error is the store's.
+    /// the owner key, and the manifest of the tree they were proven on;
+    /// the error is the store's.
     pub fn keep(&mut self, root: &Path, proven: Vec<Proven>) -> Result<(), String> {
-        let (Some(store), Some(tree)) = (self.store.open(), self.trees.roots.get_mut(root)) else { return Ok(()) };
-        let (Some(key), Some(judge)) = (store.key(), &tree.judge) else { return Ok(()) };
         if proven.is_empty() {
             return Ok(());
         }
+        let (canonical_root, _) = canonical(root, root);
+        let (Some(store), Some(tree)) = (self.store.open(), self.trees.roots.get_mut(&canonical_root)) else {
+            return Ok(());
+        };
+        let (Some(key), Some(judge)) = (store.key(), &tree.judge) else { return Ok(()) };
         let (manifest, id) = tree.manifest.get_or_insert_with(|| {
             let text = judge.tree().manifest();
             let id = receipts::manifest_id(&text);
@@ -231,43 +278,61 @@ impl Proofs {
             .map(|proven| {
                 Receipt {
                     schema: SCHEMA,
-                    ledger: proven.ledger,
+                    ledger: canonical(root, &proven.ledger).1,
                     gate: proven.gate,
                     evidence: proven.evidence,
                     root: tree.text.clone(),
                     tree: proven.tree,
                     manifest: id.clone(),
                     inputs: proven.inputs,
-                    excluded: proven.excluded,
+                    excluded: proven.excluded.to_vec(),
                     proven_at: proven_at.clone(),
                     mac: String::new(),
                 }
                 .sign(key)
             })
             .collect();
-        store.keep(&sealed, manifest, &tree.text, &tree.cache).map_err(|error| error.to_string())
+        tree.proved = true;
+        store.keep(&sealed, manifest).map_err(|error| error.to_string())
+    }
+
+    /// At the end of a run that proved gates: keeps each such root's stat
+    /// cache for the next reading, and prunes the store; the error is the
+    /// store's.
+    pub fn finish(&mut self) -> Result<(), String> {
+        let Some(store) = self.store.open() else { return Ok(()) };
+        let proved: Vec<&RootTree> = self.trees.roots.values().filter(|tree| tree.proved).collect();
+        if proved.is_empty() {
+            return Ok(());
+        }
+        let caches: Vec<(&str, &StatCache)> = proved.iter().map(|tree| (tree.text.as_str(), &tree.cache)).collect();
+        let manifests: Vec<&str> = proved.iter().filter_map(|tree| Some(tree.manifest.as_ref()?.1.as_str())).collect();
+        store.finish(&caches, &manifests).map_err(|error| error.to_string())
     }
 }
 
 /// A gate this run proved: what its receipt will say.
 pub struct Proven {
-    pub ledger: String,
+    /// The ledger's path as the run found it.
+    pub ledger: PathBuf,
     pub gate: String,
     pub evidence: String,
     pub tree: String,
     pub inputs: Vec<String>,
-    pub excluded: Vec<String>,
+    pub excluded: Arc<[String]>,
 }
 
-/// The run's ledgers under `root`, relative to it: what its new receipts
-/// leave out of the tree, since this run writes them.
-pub fn run_ledgers_under(root: &Path, ledgers: &[Ledger]) -> Vec<String> {
+/// The run's ledgers under `root`, relative to it and sorted: what its new
+/// receipts leave out of the tree, since this run writes them. Those the
+/// tree never holds (`.unlazy/`'s, the root's own) need no mention.
+pub fn run_ledgers_under(root: &Path, ledgers: &[Ledger]) -> Arc<[String]> {
     let mut relative: Vec<String> = ledgers
         .iter()
         .filter_map(|ledger| ledger.path.strip_prefix(root).ok())
         .map(|path| path.to_string_lossy().replace('\\', "/"))
+        .filter(|path| !work_tree::is_state(path))
         .collect();
     relative.sort();
     relative.dedup();
-    relative
+    relative.into()
 }

@@ -149,6 +149,7 @@ pub fn verdict(
         not_selected: facts.selection.map(|_| not_selected),
         manual_unmet,
         doubts,
+        left_out: None,
     }
 }
 

@@ -63,7 +63,7 @@ fn decide(
                 &task.digest,
                 &result.fingerprint,
                 &Transcript { shell: &runtime.shell_text, cwd: &task.oracle.cwd, path: &runtime.path_summary },
-                task.tree.as_deref(),
+                task.proof.as_ref().map(|proof| proof.tree.as_str()),
             );
             edits.push(Edit { gate: fresh.clone(), checked: true, evidence: line.clone() });
             decisions.push(WriteBack::Proven(line));
@@ -122,7 +122,7 @@ mod tests {
             starting_state,
             digest,
             expectation: None,
-            tree: None,
+            proof: None,
             gate,
         }
     }

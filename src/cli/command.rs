@@ -11,6 +11,8 @@ use std::path::Path;
 use super::{reporters, Cli, HookEvent, Looks, Subcommands};
 use crate::actions::{self, ActionOptions};
 use crate::approval::store::StoreLocation;
+use crate::baseline::record::{BaselineEvent, BaselineReport};
+use crate::baseline::run::BaselineConfig;
 use crate::check::events::{Event, Reporter};
 use crate::check::{self, CheckConfig, RunMode, SandboxRequest};
 use crate::config::{Environment, EnvironmentError};
@@ -44,6 +46,10 @@ pub(crate) enum Command {
         agent: Option<Host>,
         env: Option<Environment>,
     },
+    Init {
+        root: Option<std::path::PathBuf>,
+        env: Environment,
+    },
     Dispatch {
         args: DispatchArgs,
         env: Environment,
@@ -73,6 +79,14 @@ pub(crate) enum Command {
         config: Box<CheckConfig>,
         looks: Looks,
         env: Environment,
+        /// The subcommand a first file argument nearly spells (`lnt`), for
+        /// the error when no such file exists.
+        near_subcommand: Option<(String, String)>,
+    },
+    Baseline {
+        config: Box<BaselineConfig>,
+        looks: Looks,
+        env: Environment,
     },
 }
 
@@ -89,7 +103,13 @@ impl Command {
             Some(Subcommands::Hook { event: HookEvent::PreTool { agent } }) => {
                 return Ok(Command::Guard { agent, env: env.ok() })
             }
+            Some(Subcommands::Init { root }) => return Ok(Command::Init { root, env: env? }),
             Some(Subcommands::Dispatch(args)) => return Ok(Command::Dispatch { args, env: env? }),
+            Some(Subcommands::Baseline(args)) => {
+                let env = env?;
+                let (config, looks) = args.resolve(&env)?;
+                return Ok(Command::Baseline { config: Box::new(config), looks, env });
+            }
             Some(Subcommands::Tree { scope, format, color }) => {
                 return Ok(Command::Tree { config: crate::tree::TreeConfig { scope, format, color }, env: env? })
             }
@@ -117,8 +137,9 @@ impl Command {
         let looks = Looks { color: cli.color, verbosity: cli.verbosity() };
         let sandbox = sandbox_request(&cli, &env)?;
         let proof = cli.proof || switch("UNLAZY_PROOF", env.proof.as_deref(), "judge met gates by their proof")?;
+        let near_subcommand = cli.files.first().and_then(|file| near_subcommand(&file.to_string_lossy()));
         let config = Box::new(CheckConfig { sandbox, proof, ..check_config(cli, &env) });
-        Ok(Command::Check { config, looks, env })
+        Ok(Command::Check { config, looks, env, near_subcommand })
     }
 
     pub fn execute(self) -> Result<Exit, Error> {
@@ -132,6 +153,7 @@ impl Command {
                 Ok(hook::stop(env.as_ref(), agent, scope.as_deref(), !no_proof))
             }
             Command::Guard { agent, env } => Ok(hook::pre_tool::run(env.as_ref(), agent)),
+            Command::Init { root, env } => Ok(crate::init::run(&env, root.as_deref())?),
             Command::Dispatch { args, env } => Ok(crate::dispatch::cli::run(args, &env)?),
             Command::Lint { config, env } => Ok(lint_files::run(&env, &config)?),
             Command::Tree { config, env } => Ok(crate::tree::run(&env, &config)?),
@@ -140,15 +162,48 @@ impl Command {
                 Ok(Exit::Met)
             }
             Command::Action { options, env } => actions::execute(&options, &env),
-            Command::Check { config, looks, env } => run_checker(&config, looks, &env),
+            Command::Check { config, looks, env, near_subcommand } => {
+                run_checker(&config, looks, &env).map_err(|error| with_subcommand_hint(error, near_subcommand))
+            }
+            Command::Baseline { config, looks, env } => run_baseline(&config, looks, &env),
         }
+    }
+}
+
+/// The subcommand `word` nearly spells (one or two letters off), when it
+/// is a bare word such as `lnt`, not a path: (the word, the subcommand).
+fn near_subcommand(word: &str) -> Option<(String, String)> {
+    if word.len() < 2 || word.contains(['/', '.']) {
+        return None;
+    }
+    let command = <Cli as clap::CommandFactory>::command();
+    command
+        .get_subcommands()
+        .map(|sub| sub.get_name())
+        .map(|name| (strsim::damerau_levenshtein(word, name), name))
+        .filter(|(distance, _)| *distance <= 2)
+        .min()
+        .map(|(_, name)| (word.to_string(), name.to_string()))
+}
+
+/// "no such gate file" for a first argument that nearly spells a
+/// subcommand says which one it may have meant.
+fn with_subcommand_hint(error: Error, near: Option<(String, String)>) -> Error {
+    use crate::ledger::file::LedgerFileError;
+    match (&error, near) {
+        (Error::LedgerFile(LedgerFileError::Missing(path)), Some((word, name)))
+            if Path::new(path).file_name().is_some_and(|file| file == word.as_str()) =>
+        {
+            Error::Usage(format!("{error}; did you mean the subcommand {name} (gate-check {name} ...)?"))
+        }
+        _ => error,
     }
 }
 
 /// `--sandbox`, else `UNLAZY_SANDBOX`: whether checks run confined.
 /// A yes/no variable (`1`, `true`, `yes`, `on` or their opposites), or
 /// the usage error naming it and what `1` means.
-fn switch(name: &str, value: Option<&str>, meaning: &str) -> Result<bool, Error> {
+pub(super) fn switch(name: &str, value: Option<&str>, meaning: &str) -> Result<bool, Error> {
     match value {
         None => Ok(false),
         Some("1" | "true" | "yes" | "on") => Ok(true),
@@ -178,14 +233,8 @@ fn check_config(cli: Cli, env: &Environment) -> CheckConfig {
         false => RunMode::Check { approve: cli.approve, reverify: cli.reverify },
     };
     let scope = cli.scope.clone().or_else(|| env.scope.clone());
-    let root = match cli.files.is_empty() {
-        true => Root::locate(&env.cwd, env.home.as_deref(), cli.root.as_deref(), Looking::for_scope(scope.as_deref())),
-        false => Root::given(paths::resolve(&env.cwd, cli.root.as_deref().unwrap_or(Path::new(".")))),
-    };
-    // --cwd is taken from --root when that is given, else from where the
-    // user is, which a root found further up must not change.
-    let cwd_base = if cli.root.is_some() { &root.path } else { &env.cwd };
-    let default_cwd = paths::resolve(cwd_base, cli.cwd.as_deref().unwrap_or(Path::new(".")));
+    let (root, default_cwd) =
+        locate(env, !cli.files.is_empty(), cli.root.as_deref(), cli.cwd.as_deref(), scope.as_deref());
     CheckConfig {
         mode,
         jobs: cli.jobs.unwrap_or(NonZeroUsize::MIN),
@@ -207,6 +256,26 @@ fn check_config(cli: Cli, env: &Environment) -> CheckConfig {
         sandbox: None,
         proof: false,
     }
+}
+
+/// The root (`--root`, else found from where the user is, or given by
+/// explicit files) and the checks' default directory (`--cwd`).
+pub(super) fn locate(
+    env: &Environment,
+    files_given: bool,
+    root: Option<&Path>,
+    cwd: Option<&Path>,
+    scope: Option<&str>,
+) -> (Root, std::path::PathBuf) {
+    let located = match files_given {
+        false => Root::locate(&env.cwd, env.home.as_deref(), root, Looking::for_scope(scope)),
+        true => Root::given(paths::resolve(&env.cwd, root.unwrap_or(Path::new(".")))),
+    };
+    // --cwd is taken from --root when that is given, else from where the
+    // user is, which a root found further up must not change.
+    let cwd_base = if root.is_some() { &located.path } else { &env.cwd };
+    let default_cwd = paths::resolve(cwd_base, cwd.unwrap_or(Path::new(".")));
+    (located, default_cwd)
 }
 
 /// This run's command line with `--approve`: the same mode, targeting and
@@ -267,6 +336,28 @@ fn run_checker(config: &CheckConfig, looks: Looks, env: &Environment) -> Result<
     let format = if config.format == OutputFormat::Junit { "JUnit" } else { "JSON" };
     // A run that failed has said so already; one that did not must not end
     // as if its reader had the document.
+    if let (Ok(_), Err(error)) = (&outcome, reporters.finish()) {
+        if let Some(error) = Error::unwritten(format, error) {
+            return Err(error);
+        }
+    }
+    outcome
+}
+
+/// Runs the baseline. A run that stopped early still owes a machine
+/// reader its document, and a CI log its annotation.
+fn run_baseline(config: &BaselineConfig, looks: Looks, env: &Environment) -> Result<Exit, Error> {
+    let mut reporters = reporters(&config.check, looks, env);
+    let containment = Containment::install(SignalMode::Standard);
+    let outcome = crate::baseline::run::execute(config, env, &containment, &mut reporters);
+    if let Err(error) = &outcome {
+        if reporters.needs_records() {
+            let report = BaselineReport::failed(error.lines(), "error", i32::from(Exit::Error.code()));
+            reporters.event(&Event::Baseline(BaselineEvent::Report(&report)));
+        }
+    }
+    reporters.flush();
+    let format = if config.check.format == OutputFormat::Junit { "JUnit" } else { "JSON" };
     if let (Ok(_), Err(error)) = (&outcome, reporters.finish()) {
         if let Some(error) = Error::unwritten(format, error) {
             return Err(error);

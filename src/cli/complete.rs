@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use clap::CommandFactory;
 use clap_complete::engine::CompletionCandidate;
-use clap_complete::env::{CompleteEnv, Shells};
+use clap_complete::env::{CompleteEnv, Elvish, EnvCompleter, Fish, Powershell, Shells, Zsh};
 
 use super::Cli;
 use crate::exit::Exit;
@@ -22,17 +22,63 @@ use crate::target::{self, Looking, Root};
 /// run (or a hook) into a completion answer.
 const VARIABLE: &str = "GATE_CHECK_COMPLETE";
 
+/// The shells completion answers: clap_complete's own, with bash's
+/// registration replaced (see `Bash`).
+const SHELLS: Shells<'static> = Shells(&[&Bash, &Elvish, &Fish, &Powershell, &Zsh]);
+
 /// Answers the shell and exits when it asked for completions; returns
 /// otherwise.
 pub fn answer_if_asked() {
-    CompleteEnv::with_factory(Cli::command).var(VARIABLE).complete();
+    CompleteEnv::with_factory(Cli::command).var(VARIABLE).shells(SHELLS).complete();
+}
+
+/// Bash, whose registration joins again the words bash split at `:` or
+/// `=` (`--gate leaf-1:G` arrives as `leaf-1`, `:`, `G`) and trims each
+/// answer to the piece bash replaces; the answers themselves are
+/// clap_complete's.
+struct Bash;
+
+/// The registration script; `VAR`, `COMPLETER` and `BIN` are filled in.
+const BASH_REGISTRATION: &str = include_str!("complete.bash");
+
+impl EnvCompleter for Bash {
+    fn name(&self) -> &'static str {
+        clap_complete::env::Bash.name()
+    }
+
+    fn is(&self, name: &str) -> bool {
+        clap_complete::env::Bash.is(name)
+    }
+
+    fn write_registration(
+        &self,
+        var: &str,
+        _name: &str,
+        bin: &str,
+        completer: &str,
+        buf: &mut dyn std::io::Write,
+    ) -> Result<(), std::io::Error> {
+        let completer = crate::shell_words::quote(completer);
+        let script = BASH_REGISTRATION.replace("BIN", bin).replace("COMPLETER", &completer).replace("VAR", var);
+        buf.write_all(script.as_bytes())
+    }
+
+    fn write_complete(
+        &self,
+        command: &mut clap::Command,
+        args: Vec<std::ffi::OsString>,
+        current_dir: Option<&Path>,
+        buf: &mut dyn std::io::Write,
+    ) -> Result<(), std::io::Error> {
+        clap_complete::env::Bash.write_complete(command, args, current_dir, buf)
+    }
 }
 
 /// `gate-check completions SHELL`: the script that registers `gate-check`
 /// (found on PATH at TAB time) with the shell's completion system.
 pub fn print_registration(shell: clap_complete::Shell) -> Exit {
     let name = shell.to_string();
-    let shells = Shells::builtins();
+    let shells = SHELLS;
     let Some(completer) = shells.completer(&name) else {
         crate::terminal::warn(&format!("gate-check: no completion for {name}"));
         return Exit::Error;

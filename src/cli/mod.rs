@@ -2,6 +2,7 @@
 //! one place every command's error is printed, and (in `command`) the
 //! arguments resolved once into a typed `Command`.
 
+mod baseline;
 mod command;
 mod complete;
 
@@ -27,6 +28,16 @@ use crate::report::{OutputFormat, Reporters};
 use crate::terminal::{self, Console, Stderr};
 
 const AFTER_HELP: &str = "\
+format: a ledger (GATES.md, gates/*.md) is Markdown; gate-check init writes one.
+  - [ ] T1: parser tests pass   a gate: a checkbox at column 0, an id, the outcome
+    CHECK: cargo test           shell code that tests it (runs once approved)
+    EXPECT: /test result: ok/   text its output must contain, or /regex/flags
+    CWD: crates/parser          optional: the directory CHECK runs in, relative
+    EVIDENCE: pending           written by gate-check when the check passes
+    INPUTS: src/**, Cargo.lock  optional: root-relative globs its proof depends on
+  Attributes are indented and in capitals; a gate with neither CHECK nor
+  EXPECT is manual (a person ticks it and writes the EVIDENCE).
+
 CHECK execution requires prior approval keyed to the exact CHECK, EXPECT,
 resolved CWD, resolved shell, timeout, output/regex limits, platform, and PATH.
 Approvals live outside the repository under ~/.unlazy/approved by default
@@ -105,7 +116,8 @@ pub(crate) struct Cli {
     /// Show only failures, stale results, unmet gates, pending approvals (without PATH) and the verdict
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Print each RUN line when its check starts, checks still running after 5, 10, 20... s, and durations
+    /// Print each RUN line when its check starts, checks still running after 5, 10, 20... s, and durations;
+    /// with --status, a MET line for each met gate
     #[arg(short, long)]
     pub verbose: bool,
     /// When to colour the markers of human lines (the flag beats every variable)
@@ -146,8 +158,17 @@ pub(crate) enum Subcommands {
     },
     /// Print a roff manual page, or write every page with --dir
     Man(crate::manual::ManArgs),
+    /// Write a starter GATES.md into the repository root (a working example to edit); never overwrites
+    Init {
+        /// The repository root (default: the nearest directory upward with GATES.md, gates/, .unlazy/ or .git)
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
     /// Record and check native dispatch launch waves
     Dispatch(crate::dispatch::cli::DispatchArgs),
+    /// Judge each approved gate by its check on a temporary checkout of REF and on the work tree: discriminates,
+    /// vacuous, failing or unknown; writes no ledger
+    Baseline(baseline::BaselineArgs),
     /// Draw the pipeline's PLAN tree with live gate states, leases, waves and drift; never executes
     Tree {
         /// The pipeline to draw (default: as --status chooses)

@@ -127,14 +127,15 @@ impl OpenDirectory {
         sys::sync_directory(self.dir());
     }
 
-    /// Writes `name` whole (a temp file linked into place) unless something
-    /// already has that name; true when it was written. The new file belongs
-    /// to the owner of this directory.
-    pub fn write_new(&self, name: &OsStr, bytes: &[u8]) -> io::Result<bool> {
+    /// Writes `name` whole (a temp file with permissions `mode`, linked
+    /// into place) unless something already has that name; true when it
+    /// was written. The new file belongs to the owner of this directory.
+    pub fn write_new(&self, name: &OsStr, bytes: &[u8], mode: u32) -> io::Result<bool> {
         let shown = self.join(name);
         let mut temp = self.create_temp(&temp_prefix(name), TEMP_SUFFIX)?;
         temp.file.write_all(bytes).map_err(with_path(&shown))?;
         sys::give_file_to_owner(&temp.file, self.dir());
+        sys::set_mode(&temp.file, mode).map_err(with_path(&shown))?;
         temp.file.sync_all().map_err(with_path(&shown))?;
         match temp.link_as(name) {
             Ok(()) => {
@@ -312,8 +313,8 @@ mod tests {
         directory.replace(OsStr::new("state.json"), b"new", 0o600).unwrap();
         assert_eq!(fs::read_to_string(dir.path().join("moved/state.json")).unwrap(), "new");
         assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0, "written through the swapped path");
-        assert!(directory.write_new(OsStr::new("once"), b"1").unwrap());
-        assert!(!directory.write_new(OsStr::new("once"), b"2").unwrap());
+        assert!(directory.write_new(OsStr::new("once"), b"1", 0o600).unwrap());
+        assert!(!directory.write_new(OsStr::new("once"), b"2", 0o600).unwrap());
         assert_eq!(fs::read_to_string(dir.path().join("moved/once")).unwrap(), "1");
         let names: Vec<_> = fs::read_dir(dir.path().join("moved")).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names.len(), 2, "a temp file was left: {names:?}");

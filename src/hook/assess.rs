@@ -3,8 +3,10 @@
 //! nothing here touches the file system.
 //!
 //! Every item shown to the agent is a qualified id made only of
-//! `[A-Za-z0-9._-]` plus one colon, bounded in length, so no ledger text
-//! (titles, reasons, diagnostics, odd file names) reaches the hook's JSON.
+//! `[A-Za-z0-9._-]` plus one colon, bounded in length, followed by words of
+//! a fixed vocabulary and, for a stale proof, changed files' paths cut down
+//! to `[A-Za-z0-9._/-]`; so no ledger text (titles, reasons, diagnostics,
+//! odd file names) reaches the hook's JSON.
 
 use std::path::Path;
 
@@ -12,7 +14,7 @@ use crate::digest::sha256_hex;
 use crate::dispatch::DispatchSummary;
 use crate::evidence::{self, GateState};
 use crate::ledger::Document;
-use crate::proof::{ProofState, NAMED_CHANGES};
+use crate::proof::{ProofState, Unproven, NAMED_CHANGES};
 
 /// The most items a block reason lists by name.
 const LISTED_ITEMS: usize = 5;
@@ -39,28 +41,22 @@ pub struct Assessment {
     resolved: Vec<String>,
 }
 
-/// `text` restricted to id characters and bounded, for display.
-fn safe_name(text: &str) -> String {
-    let mut name: String = text
+/// `text` restricted to ASCII letters, digits, `.`, `_`, `-` and `extra`,
+/// and bounded, for display: no text of the repository's reaches the agent.
+fn restricted(text: &str, extra: &[char]) -> String {
+    let mut shown: String = text
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' })
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') || extra.contains(&c) { c } else { '_' })
         .take(MAX_NAME_CHARS)
         .collect();
-    if name.is_empty() {
-        name.push('_');
+    if shown.is_empty() {
+        shown.push('_');
     }
-    name
+    shown
 }
 
-/// A changed file's root-relative path restricted to path characters and
-/// bounded, for display: a file name cannot carry text to the agent.
-fn safe_path(text: &str) -> String {
-    let path: String = text
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/') { c } else { '_' })
-        .take(MAX_NAME_CHARS)
-        .collect();
-    path
+fn safe_name(text: &str) -> String {
+    restricted(text, &[])
 }
 
 /// What a stop says of a met gate whose proof is not current: its state
@@ -68,14 +64,15 @@ fn safe_path(text: &str) -> String {
 fn proof_item(name: &str, proof: &ProofState) -> String {
     match proof {
         ProofState::Stale { changed, .. } if !changed.is_empty() => {
-            let mut files: Vec<String> = changed.iter().take(NAMED_CHANGES).map(|path| safe_path(path)).collect();
+            let mut files: Vec<String> =
+                changed.iter().take(NAMED_CHANGES).map(|path| restricted(path, &['/'])).collect();
             if changed.len() > NAMED_CHANGES {
                 files.push(format!("{} more", changed.len() - NAMED_CHANGES));
             }
             format!("{name} stale: {} changed since it was proven", files.join(", "))
         }
         ProofState::Stale { .. } => format!("{name} stale: files it depends on changed since it was proven"),
-        ProofState::Unproven(_) => format!("{name} unproven: gate-check did not prove it on this tree"),
+        ProofState::Unproven(why) => format!("{name} unproven: {}", why.describe()),
         ProofState::Current { .. } => name.to_string(),
     }
 }
@@ -87,6 +84,18 @@ fn item(file: &Path, id: &str) -> String {
     format!("{}:{}", safe_name(stem), safe_name(id))
 }
 
+/// What an unmet gate needs, in words from a fixed vocabulary (nothing of
+/// the ledger's text reaches the hook's reply): a box to tick by running
+/// its check, or by hand for a manual gate; evidence for a ticked gate.
+fn state_words(state: GateState, runnable: bool) -> &'static str {
+    match (state, runnable) {
+        (GateState::Unmet, true) => "unchecked",
+        (GateState::Unmet, false) => "unchecked, manual",
+        (GateState::UnmetNoEvidence, _) => "checked, no evidence",
+        _ => "checked, stale evidence",
+    }
+}
+
 impl Assessment {
     /// Adds every gate of a parsed, error-free ledger. `proofs` holds the
     /// proof of its met runnable gates, by gate index, when the stop is
@@ -96,19 +105,25 @@ impl Assessment {
         for (at, gate) in document.gates.iter().enumerate() {
             let state = evidence::gate_state(gate, document.is_abandoned(gate.id()));
             let name = item(file, gate.id());
-            let proof = proofs.iter().find(|(index, _)| *index == at).map(|(_, proof)| proof);
+            // In gate order, as `proofs` is.
+            let proof = proofs.binary_search_by_key(&at, |(index, _)| *index).ok().map(|found| &proofs[found].1);
             match proof {
                 Some(proof) => self.resolved.push(format!("{name}={}-{}", state.name(), proof.name())),
                 None => self.resolved.push(format!("{name}={}", state.name())),
             }
             match (state, proof) {
                 (GateState::Met, Some(proof)) if !proof.is_current() => {
-                    self.needs_proof = true;
+                    // Only a run can make a missing or stale proof current;
+                    // an unusable store or tree it cannot mend.
+                    self.needs_proof |= !matches!(
+                        proof,
+                        ProofState::Unproven(Unproven::NoStore | Unproven::TreeUnreadable | Unproven::EmptyScope)
+                    );
                     self.unmet.push(proof_item(&name, proof));
                 }
                 (GateState::Met, _) => {}
                 (GateState::Abandoned, _) => self.handoffs.push(name),
-                _ => self.unmet.push(name),
+                _ => self.unmet.push(format!("{name} ({})", state_words(state, gate.is_runnable()))),
             }
         }
     }
@@ -205,6 +220,9 @@ impl Assessment {
 pub struct Subject<'a> {
     pub scope: Option<&'a str>,
     pub leaf: Option<&'a str>,
+    /// The repository's own ledgers judged beside the only pipeline,
+    /// relative to the root (`GATES.md`, `gates/a.md`); shown made safe.
+    pub root_ledgers: &'a [String],
 }
 
 impl Subject<'_> {
@@ -216,32 +234,52 @@ impl Subject<'_> {
         }
     }
 
-    /// The arguments that point the checker at the same ledgers: the
-    /// leaf's ledger, or the pipeline (which the hook may have chosen by
-    /// the session's binding, which a plain run does not know).
+    /// The arguments that point the checker at the same ledgers, as typed
+    /// anywhere in the repository: the pipeline named (the hook may have
+    /// chosen it by the session's binding, which a plain run does not
+    /// know), and a leaf as its gates in the pipeline, never its ledger's
+    /// path, whose checks would run in the ledger's own directory.
     fn targeting(&self) -> String {
         match (self.scope, self.leaf) {
-            (Some(scope), Some(leaf)) => format!(" .unlazy/{scope}/gates/{leaf}.md"),
+            (Some(scope), Some(leaf)) => format!(" --scope {scope} --gate '{leaf}:*'"),
             (Some(scope), None) => format!(" --scope {scope}"),
             _ => String::new(),
         }
     }
 
+    /// `gate-check MODE TARGETING`, and beside the only pipeline the same
+    /// for the repository's own ledgers judged with it.
+    fn command(&self, mode: &str) -> String {
+        let command = format!("gate-check{mode}{}", self.targeting());
+        if self.root_ledgers.is_empty() {
+            return command;
+        }
+        let names: Vec<String> = self.root_ledgers.iter().map(|name| restricted(name, &['/'])).collect();
+        let named = if names.len() > LISTED_ITEMS {
+            let mut few: Vec<&str> = names.iter().map(String::as_str).filter(|name| !name.contains('/')).collect();
+            few.push("gates/*.md");
+            few.join(" ")
+        } else {
+            names.join(" ")
+        };
+        format!("{command} and gate-check{mode} {named}")
+    }
+
     /// The command that runs the approved checks of the same ledgers; with
     /// `proof`, also the met gates whose proof is not current.
     fn run_command(&self, proof: bool) -> String {
-        format!("gate-check{}{}", if proof { " --proof" } else { "" }, self.targeting())
+        self.command(if proof { " --proof" } else { "" })
     }
 
     /// The read-only command that shows the same items (with `proof`, the
     /// met gates whose proof is not current among them).
     fn status_command(&self, proof: bool) -> String {
-        format!("gate-check --status{}{}", if proof { " --proof" } else { "" }, self.targeting())
+        self.command(if proof { " --status --proof" } else { " --status" })
     }
 
     /// The command the person runs to approve what waits for approval.
     fn approve_command(&self) -> String {
-        format!("gate-check --approve{}", self.targeting())
+        self.command(" --approve")
     }
 }
 
@@ -323,28 +361,28 @@ mod tests {
     #[test]
     fn items_are_qualified_and_reasons_never_echoed() {
         let a = assessed(LEDGER);
-        assert_eq!(a.outstanding(), ["leaf-1:G1"]);
+        assert_eq!(a.outstanding(), ["leaf-1:G1 (unchecked)"]);
         let reason = block_reason(Subject::default(), &a, 1, 6);
-        assert!(reason.contains("1 gate/ledger item(s) need work: leaf-1:G1."), "{reason}");
+        assert!(reason.contains("1 gate/ledger item(s) need work: leaf-1:G1 (unchecked)."), "{reason}");
         assert!(reason.contains("HANDOFF REQUIRED: 1 abandoned item(s): leaf-1:G3."), "{reason}");
         assert!(!reason.contains("ignore") && !reason.contains("first"), "{reason}");
-        let api = Subject { scope: Some("api"), leaf: None };
+        let api = Subject { scope: Some("api"), leaf: None, root_ledgers: &[] };
         assert!(
             block_reason(api, &a, 6, 6).contains("[scope api]")
                 && block_reason(Subject::default(), &a, 6, 6).contains("last enforced")
         );
-        let leaf = Subject { scope: Some("api"), leaf: Some("leaf-1") };
+        let leaf = Subject { scope: Some("api"), leaf: Some("leaf-1"), root_ledgers: &[] };
         let reason = block_reason(leaf, &a, 1, 6);
         assert!(
             reason.starts_with(
-                "unlazy [scope api, leaf leaf-1]: 1 gate/ledger item(s) need work: leaf-1:G1. \
-                 Run gate-check .unlazy/api/gates/leaf-1.md to run the approved checks \
-                 (gate-check --status .unlazy/api/gates/leaf-1.md shows them"
+                "unlazy [scope api, leaf leaf-1]: 1 gate/ledger item(s) need work: leaf-1:G1 (unchecked). \
+                 Run gate-check --scope api --gate 'leaf-1:*' to run the approved checks \
+                 (gate-check --status --scope api --gate 'leaf-1:*' shows them"
             ),
             "{reason}"
         );
         assert!(
-            reason.contains("ask the person to review it and run gate-check --approve .unlazy/api/gates/leaf-1.md.")
+            reason.contains("ask the person to review it and run gate-check --approve --scope api --gate 'leaf-1:*'.")
         );
     }
 
@@ -358,10 +396,27 @@ mod tests {
         );
         assert!(reason.contains("ask the person to review it and run gate-check --approve. Use ABANDON"), "{reason}");
         assert!(!reason.contains("use gate-check --approve"), "never told to approve: {reason}");
-        let scoped = block_reason(Subject { scope: Some("api"), leaf: None }, &a, 1, 6);
+        let scoped = block_reason(Subject { scope: Some("api"), leaf: None, root_ledgers: &[] }, &a, 1, 6);
         assert!(
             scoped.contains("Run gate-check --scope api to run")
                 && scoped.contains("run gate-check --approve --scope api.")
+        );
+    }
+
+    #[test]
+    fn each_item_says_what_its_gate_needs() {
+        let a = assessed(
+            "- [ ] R1: run\n  CHECK: make\n  EXPECT: ok\n- [ ] M1: manual\n- [x] M2: ticked\n\
+             - [x] R2: stale\n  CHECK: make\n  EXPECT: ok\n  EVIDENCE: automatic-evidence=v1 deadbeef\n",
+        );
+        assert_eq!(
+            a.outstanding(),
+            [
+                "leaf-1:R1 (unchecked)",
+                "leaf-1:M1 (unchecked, manual)",
+                "leaf-1:M2 (checked, no evidence)",
+                "leaf-1:R2 (checked, stale evidence)"
+            ]
         );
     }
 

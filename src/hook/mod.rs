@@ -173,6 +173,18 @@ fn read_input(deadline: Duration, limit: u64) -> Result<Vec<u8>, InputError> {
     }
 }
 
+/// Cursor's `workspace_roots`: a list of texts, absent or null for none.
+fn workspace_roots(object: &serde_json::Map<String, Value>) -> Result<Vec<String>, InputError> {
+    match object.get("workspace_roots") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(roots)) => roots
+            .iter()
+            .map(|root| root.as_str().map(str::to_string).ok_or(InputError::NotTextList("workspace_roots")))
+            .collect(),
+        Some(_) => Err(InputError::NotTextList("workspace_roots")),
+    }
+}
+
 fn read_payload() -> Result<Payload, InputError> {
     let bytes = read_input(INPUT_DEADLINE, MAX_PAYLOAD_BYTES)?;
     if bytes.len() as u64 > MAX_PAYLOAD_BYTES {
@@ -195,14 +207,7 @@ fn read_payload() -> Result<Payload, InputError> {
     for name in ["session_id", "sessionId", "conversation_id"] {
         session = session.or(text_field(name)?);
     }
-    let workspace_roots = match object.get("workspace_roots") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(roots)) => roots
-            .iter()
-            .map(|root| root.as_str().map(str::to_string).ok_or(InputError::NotTextList("workspace_roots")))
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(InputError::NotTextList("workspace_roots")),
-    };
+    let workspace_roots = workspace_roots(object)?;
     Ok(Payload {
         session,
         cwd: text_field("cwd")?,
@@ -224,7 +229,12 @@ fn bound_session(root: &Path, scope: &str) -> Option<String> {
 /// Which ledger set the hook guards for this session.
 #[derive(Debug, PartialEq, Eq)]
 enum Choice {
+    /// A pipeline named (`--scope`, `UNLAZY_SCOPE`) or bound to this
+    /// session: that pipeline is the session's work.
     Scope(String),
+    /// The only pipeline, which nothing named: the repository's own
+    /// ledgers are judged with it, so its `ALL MET` cannot hide theirs.
+    OnlyPipeline(String),
     Legacy,
     /// Let the stop through, with a note when there is one.
     Skip(Option<String>),
@@ -297,7 +307,7 @@ fn choose(root: &Path, pinned: Option<&str>, from_environment: Option<&str>, ses
         .map(|(scope, _)| scope.as_str())
         .collect();
     match unowned.as_slice() {
-        [only] => Choice::Scope(only.to_string()),
+        [only] => Choice::OnlyPipeline(only.to_string()),
         // Every pipeline belongs to another session: nothing here is ours.
         [] => Choice::Skip(None),
         several => Choice::Skip(Some(format!(
@@ -312,11 +322,14 @@ fn choose(root: &Path, pinned: Option<&str>, from_environment: Option<&str>, ses
 /// untrusted pipeline, an unusable scope or gate directory).
 fn discover(root: &Path, choice: &Choice) -> Option<Vec<PathBuf>> {
     let scope = match choice {
-        Choice::Scope(scope) => Some(scope.as_str()),
+        Choice::Scope(scope) | Choice::OnlyPipeline(scope) => Some(scope.as_str()),
         Choice::Untrusted => return None,
         _ => None,
     };
     let mut files = target::resolve(root, &[], scope).ok()?.files;
+    if matches!(choice, Choice::OnlyPipeline(_)) {
+        files.extend(target::root_ledgers(root));
+    }
     files.sort();
     Some(files)
 }
@@ -334,15 +347,20 @@ fn assess(root: &Path, files: &[PathBuf], mut proofs: Option<&mut Proofs>) -> As
                 match outcome.errors.first() {
                     Some(error) => assessment.add_invalid(file, error.line),
                     None => {
-                        let judged = match (proofs.as_deref_mut(), file.to_str()) {
-                            (Some(proofs), Some(ledger)) => proofs.judge_document(root, ledger, &outcome.document),
-                            _ => Vec::new(),
+                        let judged = match proofs.as_deref_mut() {
+                            Some(proofs) => proofs.judge_document(root, file, &outcome.document),
+                            None => Vec::new(),
                         };
                         assessment.add_document(file, &outcome.document, &judged)
                     }
                 }
             }
         }
+    }
+    // Why proofs could not be judged (an unusable store, an unreadable
+    // tree) is the person's to mend: said on stderr, never to the agent.
+    for problem in proofs.map(Proofs::take_problems).unwrap_or_default() {
+        warn(&format!("gate-check hook stop: {problem}"));
     }
     assessment
 }
@@ -436,8 +454,16 @@ fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>, 
     let scope = match &choice {
         Choice::Skip(Some(message)) => return allow_with(host, message),
         Choice::Skip(None) => return,
-        Choice::Scope(scope) => Some(scope.as_str()),
+        Choice::Scope(scope) | Choice::OnlyPipeline(scope) => Some(scope.as_str()),
         Choice::Legacy | Choice::Untrusted => None,
+    };
+    // Judged beside the only pipeline: named in the hint, relative to the root.
+    let root_ledgers: Vec<String> = match &choice {
+        Choice::OnlyPipeline(_) => target::root_ledgers(&root)
+            .iter()
+            .map(|path| path.strip_prefix(&root).unwrap_or(path).to_string_lossy().into_owned())
+            .collect(),
+        _ => Vec::new(),
     };
     let key = state::session_key(session, scope);
     let (assessment, state_path) = match discover(&root, &choice) {
@@ -461,7 +487,8 @@ fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>, 
             (assessment, state::state_path(&root, None))
         }
     };
-    let judged = Judged { root: &root, state_path: &state_path, key: &key, subject: Subject { scope, leaf: None } };
+    let subject = Subject { scope, leaf: None, root_ledgers: &root_ledgers };
+    let judged = Judged { root: &root, state_path: &state_path, key: &key, subject };
     judged.reply(host, &assessment);
 }
 
@@ -482,7 +509,7 @@ fn decide_subagent(
     // subagent a session of its own, which no pipeline is bound to, but
     // its handle names its leaf wherever the driver recorded it.
     let mut scopes = match choice {
-        Choice::Scope(scope) => vec![scope.clone()],
+        Choice::Scope(scope) | Choice::OnlyPipeline(scope) => vec![scope.clone()],
         Choice::Untrusted => return,
         Choice::Legacy | Choice::Skip(_) => Vec::new(),
     };
@@ -511,7 +538,7 @@ fn decide_subagent(
     // Its own counter: a subagent's blocks never spend the driver's.
     let key = state::session_key(&format!("{session}\0subagent\0{}", agent_id.trim()), Some(scope));
     let state_path = state::state_path(root, Some(scope));
-    let subject = Subject { scope: Some(scope), leaf: Some(&leaf) };
+    let subject = Subject { scope: Some(scope), leaf: Some(&leaf), root_ledgers: &[] };
     Judged { root, state_path: &state_path, key: &key, subject }.reply(host, &assessment);
 }
 

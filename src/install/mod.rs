@@ -368,7 +368,9 @@ pub fn run(
                 settings::quote_program(&program),
                 flags(host, location)
             ));
-            say("  note:    keep .unlazy/ and .unlazy-hook-state.json out of version control");
+            // As references/parallel.md says: plans and ledgers may be committed.
+            say("  note:    keep .unlazy-hook-state.json and .unlazy/'s machine-local state (locks/, */session,");
+            say("           */hook-state.json, *.tmp) out of version control; its plans and ledgers may be committed");
             match host {
                 // gate-check never edits Codex's config.toml unasked.
                 Host::Codex => {

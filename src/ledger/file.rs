@@ -209,6 +209,16 @@ pub fn update<T>(
     .map_err(|error| error.into_error(UpdateError::Io))
 }
 
+/// Creates the ledger `name` in `directory` with `text` (mode 0644, owned
+/// like the directory), written whole and never over anything: false when
+/// something already has that name, which is left as it is.
+pub fn create(directory: &Path, name: &str, text: &str) -> Result<bool, LedgerFileError> {
+    let shown = directory.join(name).display().to_string();
+    let open = OpenDirectory::open(directory).map_err(|error| LedgerFileError::Io(shown.clone(), error))?;
+    open.write_new(std::ffi::OsStr::new(name), text.as_bytes(), 0o644)
+        .map_err(|error| LedgerFileError::Io(shown, error))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@ mod parse;
 pub mod text;
 
 pub(crate) use parse::{indented_evidence, is_ticked_gate_line};
-pub use parse::{input_globs, normalize_owns_glob, parse, ParseError, ParseOutcome};
+pub use parse::{input_globs, normalize_owns_glob, parse, ParseError, ParseOutcome, ParseWarning, WarningKind};
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, OnceLock};

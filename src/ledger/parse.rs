@@ -32,11 +32,40 @@ impl ParseError {
     }
 }
 
+/// What a warning is about, for a reader that acts on one kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarningKind {
+    /// An EXPECT that reads like a path but is a regular expression.
+    PathLikeExpect,
+    /// A line in a gate's block whose name is near an attribute's
+    /// (`Check:`, `EXPECTS:`): the parser reads it as prose.
+    MisspelledAttribute,
+}
+
+/// One warning: the decision is unchanged, the author is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseWarning {
+    /// One-based; `None` for a warning about a whole gate.
+    pub line: Option<usize>,
+    pub kind: WarningKind,
+    /// The gate it concerns.
+    pub gate: String,
+    /// What is wrong, without the gate's name.
+    pub message: String,
+}
+
+impl ParseWarning {
+    /// This warning as a diagnostic of the ledger at `path`.
+    pub fn at(&self, path: &str) -> crate::diagnostic::Diagnostic {
+        crate::diagnostic::Diagnostic::new(path, self.line, format!("gate {}: {}", self.gate, self.message))
+    }
+}
+
 #[derive(Debug)]
 pub struct ParseOutcome {
     pub document: Document,
     pub errors: Vec<ParseError>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<ParseWarning>,
 }
 
 /// `INPUTS` is gate-check's own: the Node tool's parser reads the line as
@@ -60,6 +89,23 @@ fn attribute_after(text: &str) -> Option<AttributeShape<'_>> {
         let rest = text.strip_prefix(key)?.strip_prefix(':')?;
         let value = strip_one_space(rest);
         Some(if is_single_js_line(value) { AttributeShape::Clean(key, value) } else { AttributeShape::Broken(key) })
+    })
+}
+
+/// The attribute a line's name nearly spells: `KEY:` with the key in
+/// other letter case (`Check:`), or one or two edits away from a key of
+/// five letters or more (`EXPECTS:`, `CHEK:`) and one from `CWD`. Returns
+/// the name as written and the key.
+fn near_miss_attribute(body: &str) -> Option<(&str, &'static str)> {
+    let (name, _) = body.split_once(':')?;
+    if name.len() < 3 || !name.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    let upper = name.to_ascii_uppercase();
+    ATTRIBUTES.into_iter().find_map(|key| {
+        let allowed = if key.len() >= 5 { 2 } else { 1 };
+        let near = upper == key || strsim::damerau_levenshtein(&upper, key) <= allowed;
+        (near && name != key).then_some((name, key))
     })
 }
 
@@ -267,7 +313,7 @@ struct Builder {
     abandoned_ids: HashSet<String>,
     owns: Vec<String>,
     errors: Vec<ParseError>,
-    warnings: Vec<String>,
+    warnings: Vec<ParseWarning>,
 }
 
 impl Builder {
@@ -301,7 +347,7 @@ pub fn parse(text: impl Into<String>) -> ParseOutcome {
     ParseOutcome { document: Document::new(text, gates, abandoned, abandoned_ids, owns), errors, warnings }
 }
 
-type Parsed = (Vec<Gate>, Vec<Abandonment>, HashSet<String>, Vec<String>, Vec<ParseError>, Vec<String>);
+type Parsed = (Vec<Gate>, Vec<Abandonment>, HashSet<String>, Vec<String>, Vec<ParseError>, Vec<ParseWarning>);
 
 fn parse_lines(source: &Arc<LedgerText>) -> Parsed {
     let text_of = source.as_str();
@@ -464,6 +510,22 @@ fn parse_lines(source: &Arc<LedgerText>) -> Parsed {
             }
         }
 
+        // Read as prose, as the Node tool reads it, but said: a misspelled
+        // CHECK turns a gate manual without a word otherwise.
+        if let (true, Some(gate_index)) = (indent > 0, current) {
+            if let Some((written, key)) = near_miss_attribute(body) {
+                let gate = b.ids().get(gate_index as u32).to_string();
+                let message = format!(
+                    "{written}: is not an attribute, so gate-check reads this line as prose: did you mean {key}:?"
+                );
+                b.warnings.push(ParseWarning {
+                    line: Some(index + 1),
+                    kind: WarningKind::MisspelledAttribute,
+                    gate,
+                    message,
+                });
+            }
+        }
         if let Some(rest) = text.strip_prefix("ABANDON:") {
             if parse_abandon(&mut b, index, rest) {
                 current = None;
@@ -564,12 +626,17 @@ fn finish_gates(b: &mut Builder) {
         }
         let Some(expect) = gate.expect().filter(|e| !e.is_empty()) else { continue };
         match js_regex::validate(expect) {
-            Ok(js_regex::Validated::Pattern { path_like: true }) => b.warnings.push(format!(
-                "gate {id}: EXPECT {} is read as a regular expression, so its dots and other metacharacters are \
-                 wildcards. Escape the inner slashes to keep the pattern, or drop the wrapping slashes to match a \
-                 literal substring.",
-                serde_json::Value::from(expect)
-            )),
+            Ok(js_regex::Validated::Pattern { path_like: true }) => b.warnings.push(ParseWarning {
+                line: None,
+                kind: WarningKind::PathLikeExpect,
+                gate: id.to_string(),
+                message: format!(
+                    "EXPECT {} is read as a regular expression, so its dots and other metacharacters \
+                     are wildcards. Escape the inner slashes to keep the pattern, or drop the wrapping slashes to \
+                     match a literal substring.",
+                    serde_json::Value::from(expect)
+                ),
+            }),
             Ok(_) => {}
             Err(error) => {
                 let hint = path_hint(expect).unwrap_or_default();
@@ -641,6 +708,46 @@ mod tests {
         assert_eq!(leading_space_len("  x"), 2);
         assert_eq!(leading_space_len("\u{3000}x"), 3);
         assert_eq!(leading_space_len("x  "), 0);
+    }
+
+    #[test]
+    fn a_name_near_an_attribute_is_told_apart_from_prose() {
+        let near = |line: &str| near_miss_attribute(line).map(|(written, key)| format!("{written}>{key}"));
+        for (line, want) in [
+            ("Check: make", "Check>CHECK"),
+            ("expect: ok", "expect>EXPECT"),
+            ("EXPECTS: ok", "EXPECTS>EXPECT"),
+            ("CHEK: make", "CHEK>CHECK"),
+            ("EVIDENSE: seen", "EVIDENSE>EVIDENCE"),
+            ("Cwd: src", "Cwd>CWD"),
+            ("INPUT: src/**", "INPUT>INPUTS"),
+        ] {
+            assert_eq!(near(line).as_deref(), Some(want), "{line}");
+        }
+        for line in ["CHECK: make", "Note: see above", "Expected output: 3", "OWNS: a", "CODE: x", "https://x", "a: b"]
+        {
+            assert_eq!(near(line), None, "{line}");
+        }
+        // Under a gate only, and the gate stays what the Node tool reads.
+        let out = parse(
+            "Check: not under a gate
+- [ ] M1: m
+  Check: make
+  Expect: ok
+- [ ] G1: g
+  CHECK: make
+  EXPECT: ok
+",
+        );
+        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        assert!(!out.document.gates[0].is_runnable() && out.document.gates[1].is_runnable());
+        let warned: Vec<(Option<usize>, &str)> = out.warnings.iter().map(|w| (w.line, w.gate.as_str())).collect();
+        assert_eq!(warned, [(Some(3), "M1"), (Some(4), "M1")]);
+        assert_eq!(
+            out.warnings[0].at("GATES.md").warning_line(),
+            "GATES.md:3: warning: gate M1: Check: is not an attribute, so gate-check reads this line as prose: did \
+             you mean CHECK:?"
+        );
     }
 
     fn errors_of(text: &str) -> Vec<String> {

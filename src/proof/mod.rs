@@ -36,6 +36,8 @@ pub enum Unproven {
     NoStore,
     /// The tree could not be read, so nothing is known to be current.
     TreeUnreadable,
+    /// Its `INPUTS:` match no file: nothing it depends on could ever go stale.
+    EmptyScope,
 }
 
 impl Unproven {
@@ -47,6 +49,7 @@ impl Unproven {
             Unproven::OtherScope => "it was proven with other INPUTS or under another root",
             Unproven::NoStore => "the receipt store cannot be used",
             Unproven::TreeUnreadable => "the tree cannot be read",
+            Unproven::EmptyScope => "its INPUTS match no file",
         }
     }
 }
@@ -196,7 +199,8 @@ pub fn matching<'r>(claim: &Claim, receipt: Option<&'r Receipt>, key: &OwnerKey)
 /// Judges receipts against one tree, hashing each distinct scope once.
 pub struct Judge {
     tree: Snapshot,
-    digests: HashMap<(Vec<String>, Vec<String>), String>,
+    /// Each scope's digest and file count, by (inputs, excluded).
+    digests: HashMap<(Vec<String>, Vec<String>), (String, usize)>,
 }
 
 impl Judge {
@@ -208,21 +212,31 @@ impl Judge {
         &self.tree
     }
 
-    /// The digest of the tree within `inputs`, less `excluded`.
-    pub fn digest(&mut self, inputs: &[String], excluded: &[String]) -> &str {
+    /// The digest of the tree within `inputs`, less `excluded`; `None` when
+    /// `INPUTS:` name files and none is there (a scope that can never change
+    /// proves nothing).
+    pub fn digest(&mut self, inputs: &[String], excluded: &[String]) -> Option<&str> {
         let tree = &self.tree;
-        self.digests
+        let (digest, files) = self
+            .digests
             .entry((inputs.to_vec(), excluded.to_vec()))
-            .or_insert_with(|| tree.digest(&Scope::new(inputs, excluded)))
+            .or_insert_with(|| tree.digest(&Scope::new(inputs, excluded)));
+        (inputs.is_empty() || *files > 0).then_some(digest.as_str())
     }
 
     /// The proof of a matching receipt: current when its scope of the tree
     /// is unchanged, else stale with what changed, read off `earlier`: the
     /// manifest of the tree it was proven on, when the store still has it.
-    pub fn freshness(&mut self, receipt: &Receipt, earlier: impl FnOnce() -> Option<Snapshot>) -> ProofState {
+    pub fn freshness(
+        &mut self,
+        receipt: &Receipt,
+        earlier: impl FnOnce() -> Option<std::sync::Arc<Snapshot>>,
+    ) -> ProofState {
         let proven_at = receipt.proven_at.clone();
-        if self.digest(&receipt.inputs, &receipt.excluded) == receipt.tree {
-            return ProofState::Current { proven_at };
+        match self.digest(&receipt.inputs, &receipt.excluded) {
+            None => return ProofState::Unproven(Unproven::EmptyScope),
+            Some(digest) if digest == receipt.tree => return ProofState::Current { proven_at },
+            Some(_) => {}
         }
         let scope = Scope::new(&receipt.inputs, &receipt.excluded);
         let changed = earlier().map(|earlier| self.tree.changed_since(&earlier, &scope)).unwrap_or_default();
@@ -265,7 +279,7 @@ mod tests {
             gate: "G1".into(),
             evidence: "e".into(),
             root: "/r".into(),
-            tree: tree.digest(&Scope::new(inputs, &["GATES.md".into()])),
+            tree: tree.digest(&Scope::new(inputs, &["GATES.md".into()])).0,
             manifest: String::new(),
             inputs: inputs.to_vec(),
             excluded: vec!["GATES.md".into()],
@@ -299,16 +313,19 @@ mod tests {
         let only_src = receipt(&before, &["src".to_string()]);
         let ledger_edited = tree(&[("GATES.md", 9), ("src/a.py", 2), ("src/b.py", 3), ("docs/x.md", 4)]);
         let mut judge = Judge::new(ledger_edited);
-        assert!(judge.freshness(&whole, || Some(before.clone())).is_current(), "the ledger is out of every scope");
+        assert!(
+            judge.freshness(&whole, || Some(before.clone().into())).is_current(),
+            "the ledger is out of every scope"
+        );
         let docs_edited = tree(&[("GATES.md", 1), ("src/a.py", 2), ("src/b.py", 3), ("docs/x.md", 8)]);
         let mut judge = Judge::new(docs_edited);
-        assert!(judge.freshness(&only_src, || Some(before.clone())).is_current());
-        let stale = judge.freshness(&whole, || Some(before.clone()));
+        assert!(judge.freshness(&only_src, || Some(before.clone().into())).is_current());
+        let stale = judge.freshness(&whole, || Some(before.clone().into()));
         assert_eq!(stale, ProofState::Stale { proven_at: "t".into(), changed: vec!["docs/x.md".into()] });
         assert_eq!(stale.reason().unwrap(), "stale: docs/x.md changed since it was proven");
         let many = tree(&[("GATES.md", 1), ("src/a.py", 5), ("src/b.py", 6), ("src/c.py", 1), ("src/d.py", 1)]);
         let mut judge = Judge::new(many);
-        let stale = judge.freshness(&only_src, || Some(before.clone()));
+        let stale = judge.freshness(&only_src, || Some(before.clone().into()));
         assert_eq!(
             stale.reason().unwrap(),
             "stale: src/a.py, src/b.py, src/c.py and 1 more changed since it was proven"

@@ -79,7 +79,7 @@ pub struct Snapshot {
 #[derive(Debug)]
 pub struct Scope {
     inputs: Option<globset::GlobSet>,
-    /// A run's ledgers: a handful, compared directly.
+    /// The proving run's ledgers, sorted.
     excluded: Vec<String>,
 }
 
@@ -97,7 +97,9 @@ impl Scope {
             }
             set.build().unwrap_or_else(|_| globset::GlobSet::empty())
         });
-        Scope { inputs, excluded: excluded.to_vec() }
+        let mut excluded = excluded.to_vec();
+        excluded.sort();
+        Scope { inputs, excluded }
     }
 
     /// Whether `path` belongs to the scope: not excluded (nor the temp file
@@ -105,7 +107,7 @@ impl Scope {
     /// itself or through one of its directories (`src` covers everything
     /// under `src/`).
     pub fn contains(&self, path: &str) -> bool {
-        if self.excluded.iter().any(|ledger| ledger == path) || self.is_ledger_temp_file(path) {
+        if self.excludes(path) || self.is_ledger_temp_file(path) {
             return false;
         }
         let Some(inputs) = &self.inputs else { return true };
@@ -114,9 +116,7 @@ impl Scope {
         }
         path.match_indices('/').any(|(at, _)| inputs.is_match(&path[..at]))
     }
-}
 
-impl Scope {
     /// A write-back's temp file beside an excluded ledger: gate-check's own,
     /// and left behind only by a killed run.
     fn is_ledger_temp_file(&self, path: &str) -> bool {
@@ -127,8 +127,12 @@ impl Scope {
         }
         crate::durable::temp_file_target(name).is_some_and(|target| {
             let ledger = if directory.is_empty() { target.to_string() } else { format!("{directory}/{target}") };
-            self.excluded.contains(&ledger)
+            self.excludes(&ledger)
         })
+    }
+
+    fn excludes(&self, path: &str) -> bool {
+        self.excluded.binary_search_by(|ledger| ledger.as_str().cmp(path)).is_ok()
     }
 }
 
@@ -145,27 +149,30 @@ impl Snapshot {
         &self.entries
     }
 
-    /// The SHA-256 of the scope's entries, as lowercase hex: what evidence
-    /// carries as `tree-sha256=` and a receipt as its tree.
-    pub fn digest(&self, scope: &Scope) -> String {
+    /// The SHA-256 of the scope's entries, as lowercase hex (what evidence
+    /// carries as `tree-sha256=` and a receipt as its tree), and how many
+    /// entries the scope holds.
+    pub fn digest(&self, scope: &Scope) -> (String, usize) {
         let mut hasher = Sha256::new();
+        let mut files = 0;
         for entry in self.entries.iter().filter(|entry| scope.contains(&entry.path)) {
             hasher.update(entry.path.as_bytes());
             hasher.update([0, entry.kind.letter() as u8]);
             hasher.update(entry.id.0);
+            files += 1;
         }
-        format!("{:x}", hasher.finalize())
+        (format!("{:x}", hasher.finalize()), files)
     }
 
     /// The manifest text: one `<kind><id> <path>` line per entry, in path
-    /// order. Paths hold no newline (see `work_tree`).
+    /// order, with `\\` and newlines in paths escaped.
     pub fn manifest(&self) -> String {
         let mut text = String::with_capacity(self.entries.len() * 64);
         for entry in &self.entries {
             text.push(entry.kind.letter());
             text.push_str(&entry.id.hex());
             text.push(' ');
-            text.push_str(&entry.path);
+            text.push_str(&escape_path(&entry.path));
             text.push('\n');
         }
         text
@@ -178,8 +185,8 @@ impl Snapshot {
             .map(|line| {
                 let kind = Kind::from_letter(*line.as_bytes().first()?)?;
                 let id = ContentId::from_hex(line.get(1..41)?)?;
-                let path = line.get(41..)?.strip_prefix(' ')?;
-                Some(Entry { path: path.to_string(), kind, id })
+                let path = unescape_path(line.get(41..)?.strip_prefix(' ')?)?;
+                Some(Entry { path, kind, id })
             })
             .collect::<Option<Vec<Entry>>>()?;
         let sorted = entries.windows(2).all(|pair| pair[0].path < pair[1].path);
@@ -221,6 +228,27 @@ impl Snapshot {
     }
 }
 
+/// A path on one line: `\\` and newline escaped.
+pub(crate) fn escape_path(path: &str) -> String {
+    path.replace('\\', "\\\\").replace('\n', "\\n")
+}
+
+pub(crate) fn unescape_path(text: &str) -> Option<String> {
+    let mut path = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next()? {
+                '\\' => path.push('\\'),
+                'n' => path.push('\n'),
+                _ => return None,
+            },
+            c => path.push(c),
+        }
+    }
+    Some(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,29 +279,43 @@ mod tests {
     fn the_digest_covers_path_kind_and_content_of_the_scope_only() {
         let tree = Snapshot::new(vec![entry("b.py", 2), entry("a.py", 1)]);
         let same = Snapshot::new(vec![entry("a.py", 1), entry("b.py", 2)]);
-        assert_eq!(tree.digest(&everything()), same.digest(&everything()), "order of discovery is irrelevant");
+        assert_eq!(tree.digest(&everything()).0, same.digest(&everything()).0, "order of discovery is irrelevant");
         let edited = Snapshot::new(vec![entry("a.py", 1), entry("b.py", 3)]);
-        assert_ne!(tree.digest(&everything()), edited.digest(&everything()));
+        assert_ne!(tree.digest(&everything()).0, edited.digest(&everything()).0);
         let only_a = Scope::new(&["a.py".into()], &[]);
         assert_eq!(tree.digest(&only_a), edited.digest(&only_a), "a change outside the inputs is no change");
+        assert_eq!(tree.digest(&only_a).1, 1);
+        assert_eq!(tree.digest(&Scope::new(&["none".into()], &[])).1, 0);
         let renamed = Snapshot::new(vec![entry("a.py", 1), entry("c.py", 2)]);
-        assert_ne!(tree.digest(&everything()), renamed.digest(&everything()));
+        assert_ne!(tree.digest(&everything()).0, renamed.digest(&everything()).0);
         let mut executable = tree.clone();
         executable.entries[0].kind = Kind::Executable;
-        assert_ne!(tree.digest(&everything()), executable.digest(&everything()));
-        assert_eq!(tree.digest(&everything()).len(), 64);
+        assert_ne!(tree.digest(&everything()).0, executable.digest(&everything()).0);
+        assert_eq!(tree.digest(&everything()).0.len(), 64);
     }
 
     #[test]
     fn a_manifest_reads_back_and_names_what_changed() {
-        let before = Snapshot::new(vec![entry("a.py", 1), entry("b.py", 2), entry("gone.py", 4), entry("d i r/x", 5)]);
+        let before = Snapshot::new(vec![
+            entry("a.py", 1),
+            entry("b.py", 2),
+            entry("gone.py", 4),
+            entry("d i r/x", 5),
+            entry("new\nline\\n", 7),
+        ]);
         let text = before.manifest();
         assert_eq!(Snapshot::from_manifest(&text), Some(before.clone()));
         assert_eq!(Snapshot::from_manifest("f00 a\n"), None);
         assert_eq!(Snapshot::from_manifest(&format!("z{} a\n", "0".repeat(40))), None);
         let unsorted = format!("f{id} b\nf{id} a\n", id = "0".repeat(40));
         assert_eq!(Snapshot::from_manifest(&unsorted), None);
-        let after = Snapshot::new(vec![entry("a.py", 1), entry("b.py", 3), entry("c.py", 6), entry("d i r/x", 5)]);
+        let after = Snapshot::new(vec![
+            entry("a.py", 1),
+            entry("b.py", 3),
+            entry("c.py", 6),
+            entry("d i r/x", 5),
+            entry("new\nline\\n", 7),
+        ]);
         assert_eq!(after.changed_since(&before, &everything()), ["b.py", "c.py", "gone.py"]);
         assert_eq!(after.changed_since(&before, &Scope::new(&["c.py".into()], &[])), ["c.py"]);
         assert!(after.changed_since(&after, &everything()).is_empty());

@@ -9,7 +9,8 @@ use std::io::Write;
 use anstyle::AnsiColor;
 
 use crate::approval::Consent;
-use crate::check::events::{Event, FinishedCheck, Outcome, Reporter, RunLine, Verdict};
+use crate::baseline::record::{BaseConfinement, BaselineEvent, Judgement};
+use crate::check::events::{Event, FinishedCheck, LeftOut, Outcome, Reporter, RunLine, Verdict};
 use crate::diagnostic::error_line;
 use crate::terminal::{safe, sanitize};
 use crate::visible::visible;
@@ -156,13 +157,16 @@ impl<O: Write, E: Write> Human<O, E> {
     fn verdict(&mut self, verdict: &Verdict) {
         let scope_note = verdict.scope.as_ref().map(|s| format!(" [scope {s}]")).unwrap_or_default();
         let verify_note = match (verdict.reran, verdict.reverified) {
-            (Some(reran), Some(reverified)) => format!(", reran: {reran}, previously met reverified: {reverified}"),
+            // Not "reverified": a rerun of a gate that was met may have failed.
+            (Some(reran), Some(reverified)) => format!(", reran: {reran}, {reverified} of them met before"),
             _ => String::new(),
         };
         let verify_note = match verdict.not_selected {
             Some(count) if count > 0 => format!("{verify_note}, not selected: {count}"),
             _ => verify_note,
         };
+        // Said on the line a reader of stdout reads, not only on stderr.
+        let left_out_note = verdict.left_out.as_ref().map(left_out_note).unwrap_or_default();
         match verdict.outcome {
             Outcome::Error => {
                 let prevented = [(verdict.approval_failures, "approval(s)"), (verdict.check_failures, "check(s)")];
@@ -170,17 +174,22 @@ impl<O: Write, E: Write> Human<O, E> {
                     self.warning(&error_line(&format!("infrastructure failure prevented {count} {what}")));
                 }
             }
-            Outcome::AllMet => {
-                self.marked(BOLD_GREEN, "ALL MET", &format!(" ({} met{verify_note}){scope_note}", verdict.met))
-            }
+            Outcome::AllMet => self.marked(
+                BOLD_GREEN,
+                "ALL MET",
+                &format!(" ({} met{verify_note}){scope_note}{left_out_note}", verdict.met),
+            ),
             Outcome::Unmet | Outcome::HandoffRequired => {
                 let (met, unmet, abandoned) = (verdict.confirmed_met, verdict.unmet, verdict.abandoned);
                 if abandoned > 0 {
                     let unmet_note = if unmet > 0 { format!(", unmet: {unmet}") } else { String::new() };
+                    let left_out_note = if unmet > 0 { "" } else { left_out_note.as_str() };
                     self.marked(
                         BOLD_YELLOW,
                         "HANDOFF REQUIRED",
-                        &format!(": {abandoned} abandoned (met: {met}{unmet_note}{verify_note}){scope_note}"),
+                        &format!(
+                            ": {abandoned} abandoned (met: {met}{unmet_note}{verify_note}){scope_note}{left_out_note}"
+                        ),
                     );
                     self.plain(&format!("  {}", capped(verdict.abandoned_ids.iter().map(String::as_str))));
                 }
@@ -190,7 +199,7 @@ impl<O: Write, E: Write> Human<O, E> {
                     self.marked(
                         BOLD_RED,
                         "UNMET:",
-                        &format!(" {unmet} (met: {met}{abandoned_note}{verify_note}){scope_note}"),
+                        &format!(" {unmet} (met: {met}{abandoned_note}{verify_note}){scope_note}{left_out_note}"),
                     );
                     self.plain(&format!("  {}", capped_list(verdict.unmet_ids.iter(), verdict.unmet_ids.len())));
                     self.manual_hint(&verdict.manual_unmet);
@@ -246,6 +255,51 @@ impl<O: Write, E: Write> Human<O, E> {
         }
     }
 
+    fn baseline(&mut self, event: &BaselineEvent) {
+        match event {
+            BaselineEvent::Header(header) => {
+                if self.quiet() {
+                    return;
+                }
+                self.marked(BOLD_GREEN, "BASELINE", &format!(" {}", header.line()));
+                match header.base {
+                    BaseConfinement::Confined(_) => self.marked(BOLD_GREEN, "SANDBOX", &format!(": {}", header.base_line())),
+                    BaseConfinement::Unconfined => {
+                        self.marked(BOLD_YELLOW, "UNCONFINED", &format!(": {}", header.base_line()))
+                    }
+                }
+                if let Some(line) = header.now_line() {
+                    self.marked(BOLD_GREEN, "SANDBOX", &format!(": {line}"));
+                }
+            }
+            BaselineEvent::NotRun => self.plain(
+                "    NOT RUN: baseline approves nothing; approve this oracle with gate-check --approve, then run baseline again",
+            ),
+            BaselineEvent::Judged { gate, reference, tail } => {
+                let color = match gate.result {
+                    Judgement::Discriminates if self.quiet() => return,
+                    Judgement::Discriminates => GREEN,
+                    Judgement::Failing => RED,
+                    Judgement::Vacuous | Judgement::Unknown | Judgement::ApprovalRequired => YELLOW,
+                };
+                self.marked_parts(color, gate.result.marker(), &[" ", &gate.qualified_id, " ", &gate.sentence(reference)]);
+                if let Some((label, side)) = gate.telling_side() {
+                    let label = if label == "on REF" { format!("on {}", reference.short_commit) } else { label.to_string() };
+                    self.plain(&format!("       {label}: {}", side.outcome));
+                }
+                if let Some(tail) = tail {
+                    self.output_tail(tail);
+                }
+            }
+            BaselineEvent::Report(report) => match (report.exit_code, report.errors.is_empty()) {
+                (0, _) => self.marked(BOLD_GREEN, "ALL DISCRIMINATE", &format!(" ({})", report.summary.line())),
+                (1, true) => self.marked(BOLD_RED, "NOT ALL DISCRIMINATE:", &format!(" {}", report.summary.line())),
+                // An error or an interrupt has said so already.
+                _ => {}
+            },
+        }
+    }
+
     /// Warnings go after everything written so far, so the streams
     /// interleave in the order things happened.
     fn warning(&mut self, line: &str) {
@@ -260,8 +314,10 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
     fn event(&mut self, event: &Event) {
         match event {
             Event::Warning(line) => self.warning(line),
-            Event::ApprovalRequired { qualified, oracle, path_transcript, inputs, consent } => {
-                self.marked(YELLOW, "APPROVAL REQUIRED", &format!(" {qualified}"));
+            Event::ApprovalRequired { approving, qualified, oracle, path_transcript, inputs, consent } => {
+                // Under --approve the oracle is not waiting: it is being approved.
+                let marker = if *approving { "APPROVING" } else { "APPROVAL REQUIRED" };
+                self.marked(YELLOW, marker, &format!(" {qualified}"));
                 self.plain(&format!("    CHECK: {}", visible(&oracle.check)));
                 self.plain(&format!("    EXPECT: {}", visible(&oracle.expect)));
                 self.plain(&format!("    CWD: {}", visible(&oracle.cwd)));
@@ -351,6 +407,7 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
             Event::GateUnmet { qualified, reason, title } => {
                 self.marked_parts(YELLOW, "  UNMET", &[" ", qualified, " (", reason, "): ", title]);
             }
+            Event::GateMet { qualified, title } => self.marked_parts(GREEN, "  MET", &["   ", qualified, ": ", title]),
             Event::WaveUnmet { wave } => self.marked(YELLOW, "  UNMET", &format!(" {wave}")),
             Event::LedgerSummary { file_name, gates } => {
                 if !self.quiet() {
@@ -360,7 +417,12 @@ impl<O: Write, E: Write> Reporter for Human<O, E> {
             Event::Verdict(verdict) => self.verdict(verdict),
             Event::NextCommand(command) => self.plain(&format!("next: {command}")),
             Event::Report(_) => {}
+            Event::Baseline(event) => self.baseline(event),
         }
+    }
+
+    fn lists_met(&self) -> bool {
+        self.verbose()
     }
 
     fn flush(&mut self) {
@@ -379,6 +441,19 @@ fn capped_list<'a>(ids: impl Iterator<Item = &'a str>, count: usize) -> String {
         text.push_str(&format!(", +{} more", count - LISTED_IDS));
     }
     text
+}
+
+/// `; root GATES.md not judged: 1 unmet` when a ledger the run left out
+/// is not met; nothing when they all are (stderr names them anyway).
+fn left_out_note(left_out: &LeftOut) -> String {
+    if left_out.unmet.is_empty() {
+        return String::new();
+    }
+    let named = match left_out.ledgers.as_slice() {
+        [only] => only.clone(),
+        many => format!("ledgers {}", capped(many.iter().map(String::as_str))),
+    };
+    format!("; root {named} not judged: {} unmet", left_out.unmet.len())
 }
 
 /// [`capped_list`] of a whole list.
@@ -438,6 +513,7 @@ mod tests {
             not_selected: None,
             manual_unmet: IdList::default(),
             doubts: Vec::new(),
+            left_out: None,
         }
     }
 
@@ -532,6 +608,7 @@ mod tests {
         let launched = |qualified| Event::CheckLaunched(line(qualified));
         vec![
             Event::ApprovalRequired {
+                approving: false,
                 qualified: "GATES:G0",
                 oracle,
                 path_transcript: "/bin",

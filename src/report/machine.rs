@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::terminal::safe;
 
 use super::OutputFormat;
+use crate::baseline::record::BaselineEvent;
 use crate::check::events::{Event, Reporter};
 
 /// The machine document `--format` asks for.
@@ -41,11 +42,15 @@ fn relative_to(base: &Path, ledger: &str) -> String {
 
 impl<W: Write> Reporter for Document<W> {
     fn event(&mut self, event: &Event) {
-        let Event::Report(report) = event else { return };
-        let text = match self.format {
-            OutputFormat::Human => return,
-            OutputFormat::Json => report.to_json(),
-            OutputFormat::Junit => report.to_junit(|ledger| relative_to(&self.base, ledger)),
+        let text = match (event, self.format) {
+            (_, OutputFormat::Human) => return,
+            (Event::Report(report), OutputFormat::Json) => report.to_json(),
+            (Event::Report(report), OutputFormat::Junit) => report.to_junit(|ledger| relative_to(&self.base, ledger)),
+            (Event::Baseline(BaselineEvent::Report(report)), OutputFormat::Json) => report.to_json(),
+            (Event::Baseline(BaselineEvent::Report(report)), OutputFormat::Junit) => {
+                report.to_junit(|ledger| relative_to(&self.base, ledger))
+            }
+            _ => return,
         };
         if let Err(error) = self.out.write_all(text.as_bytes()).and_then(|()| self.out.flush()) {
             self.failed.get_or_insert(error);
@@ -83,8 +88,11 @@ impl<W: Write> Annotations<W> {
 
 impl<W: Write> Reporter for Annotations<W> {
     fn event(&mut self, event: &Event) {
-        let Event::Report(report) = event else { return };
-        let lines = report.github_annotations(|ledger| self.display(ledger));
+        let lines = match event {
+            Event::Report(report) => report.github_annotations(|ledger| self.display(ledger)),
+            Event::Baseline(BaselineEvent::Report(report)) => report.github_annotations(|ledger| self.display(ledger)),
+            _ => return,
+        };
         for line in lines {
             let _ = writeln!(self.out, "{}", safe(&line));
         }

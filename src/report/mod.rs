@@ -34,6 +34,10 @@ impl Reporter for Reporters {
         self.0.iter().any(|reporter| reporter.needs_records())
     }
 
+    fn lists_met(&self) -> bool {
+        self.0.iter().any(|reporter| reporter.lists_met())
+    }
+
     fn flush(&mut self) {
         for reporter in &mut self.0 {
             reporter.flush();

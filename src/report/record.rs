@@ -153,6 +153,10 @@ pub struct RunReport {
     /// out because it chose the only pipeline on its own; absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_targeted: Vec<String>,
+    /// Beside `not_targeted`: their gates that are not met, qualified (a
+    /// ledger that does not parse is `<stem>:PARSE`), which no verdict judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_targeted_unmet: Option<Vec<String>>,
     /// `all-met`, `unmet`, `handoff-required` or `error`.
     pub outcome: &'static str,
     pub exit_code: i32,
@@ -259,6 +263,7 @@ impl RunReport {
             scope: None,
             sandbox: None,
             not_targeted: Vec::new(),
+            not_targeted_unmet: None,
             outcome: "error",
             exit_code: 2,
             summary: Summary {
@@ -516,7 +521,7 @@ pub(crate) fn sanitize_strings(value: &mut serde_json::Value) {
 /// One XML 1.0 attribute or text value: sanitized (so no control or bidi
 /// character survives), markup characters escaped, the non-characters XML
 /// cannot carry replaced.
-fn xml_escape(text: &str) -> String {
+pub(crate) fn xml_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in safe(text).chars() {
         match c {
@@ -532,11 +537,11 @@ fn xml_escape(text: &str) -> String {
     out
 }
 
-fn escape_data(text: &str) -> String {
+pub(crate) fn escape_data(text: &str) -> String {
     text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
-fn escape_property(text: &str) -> String {
+pub(crate) fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 

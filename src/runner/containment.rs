@@ -102,6 +102,13 @@ impl Containment {
         self.left_behind.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(directory);
     }
 
+    /// Catches the interrupting signals from now on, before any check
+    /// starts: for a run that makes something (a checkout) it must remove
+    /// however the run ends.
+    pub fn catch_interrupts(&self) {
+        self.arm();
+    }
+
     fn arm(&self) {
         self.armed.call_once(|| {
             #[cfg(target_os = "linux")]

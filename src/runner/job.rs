@@ -138,6 +138,13 @@ impl Containment {
         Containment { mode, interrupt, armed: Once::new(), next_check: AtomicUsize::new(0) }
     }
 
+    /// Handles the console's events from now on, before any check starts:
+    /// for a run that makes something (a checkout) it must remove however
+    /// the run ends.
+    pub fn catch_interrupts(&self) {
+        self.arm();
+    }
+
     fn arm(&self) {
         self.armed.call_once(|| {
             if self.mode != SignalMode::Standard {

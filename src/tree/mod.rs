@@ -66,6 +66,10 @@ fn view(path: &Path) -> LedgerView {
         return LedgerView::Invalid { line: None };
     };
     let outcome = crate::ledger::parse(&text);
+    let shown = path.display().to_string();
+    for warning in &outcome.warnings {
+        crate::terminal::warn(&warning.at(&shown).warning_line());
+    }
     if let Some(error) = outcome.errors.first() {
         return LedgerView::Invalid { line: error.line };
     }
@@ -81,7 +85,24 @@ fn view(path: &Path) -> LedgerView {
             }
         }
     }
-    LedgerView::Read { met, total: document.gates.len(), unmet, stale, abandoned, owns: document.owns.clone() }
+    LedgerView::Read {
+        met,
+        total: document.gates.len(),
+        unmet,
+        stale,
+        abandoned,
+        owns: document.owns.clone(),
+        heading: heading(&document),
+    }
+}
+
+/// The ledger's own title: its first `# ` heading above the first gate,
+/// without the template's `Gates:` label.
+fn heading(document: &crate::ledger::Document) -> Option<String> {
+    let first_gate = document.gates.first().map_or(usize::MAX, |gate| gate.line());
+    let line = document.source().lines().take(first_gate).find_map(|line| line.strip_prefix("# "))?.trim();
+    let title = line.strip_prefix("Gates:").unwrap_or(line).trim();
+    (!title.is_empty()).then(|| title.to_string())
 }
 
 /// `path` relative to `base`, with `/`.
@@ -160,13 +181,14 @@ fn gather_for_plan(
                 gathered.ledgers.insert(node.ledger.clone(), view(&path));
             }
         }
-        let leaf = picture::leaf_name(&node.ledger);
+        let leaf = plan::leaf_name(&node.ledger);
         if target::validate_scope_id(leaf, "leaf").is_ok() {
             let lease = crate::lease::registry::held(root, scope, leaf)
                 .map_err(|source| TreeError::Lease { leaf: leaf.to_string(), source })?;
-            if let Some(lease) = lease {
-                let holder = lease.pid.map(|pid| format!("pid {pid}")).unwrap_or_else(|| "held".to_string());
-                gathered.leases.insert(leaf.to_string(), holder);
+            // A lease is held until released; the pid it records is the
+            // claiming command's, long exited, so it names no holder.
+            if lease.is_some() {
+                gathered.leases.insert(leaf.to_string(), "held".to_string());
             }
         }
     }

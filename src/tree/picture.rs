@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::plan::Plan;
+use super::plan::{leaf_name, Plan};
 
 /// The most unmet ids a node lists by name.
 pub const LISTED_UNMET: usize = 3;
@@ -31,6 +31,10 @@ pub enum LedgerView {
         /// The ledger's `OWNS:` header, normalized.
         #[serde(skip)]
         owns: Vec<String>,
+        /// The ledger's own title (its first heading), shown for a node the
+        /// plan gives none.
+        #[serde(skip)]
+        heading: Option<String>,
     },
 }
 
@@ -59,7 +63,7 @@ pub struct Gathered {
     pub ledgers: BTreeMap<String, LedgerView>,
     /// Ledger files the pipeline holds, relative to its directory.
     pub present: BTreeSet<String>,
-    /// Lease holders (a description such as `pid 4242`) by leaf name.
+    /// Leases (`held`) by leaf name.
     pub leases: BTreeMap<String, String>,
     /// Latest wave by leaf name (a dispatch leaf id).
     pub waves: BTreeMap<String, WaveView>,
@@ -86,7 +90,8 @@ pub struct Drift {
     /// The node it is about, or `null` for an orphan ledger.
     pub node: Option<String>,
     /// `verified-not-met`, `waiting-but-ready`, `ready-but-waiting`,
-    /// `orphan-ledger`, `missing-ledger`, `owns-mismatch`, `in-flight-unleased`,
+    /// `not-started-but-leased`, `not-started-but-met`, `orphan-ledger`,
+    /// `missing-ledger`, `owns-mismatch`, `in-flight-unleased`,
     /// `in-flight-unstarted`.
     pub kind: &'static str,
     pub message: String,
@@ -103,12 +108,6 @@ pub struct Picture {
     pub drift: Vec<Drift>,
     /// Everything met and nothing drifts.
     pub ok: bool,
-}
-
-/// The leaf name leases and dispatch waves use: the ledger's file stem.
-pub fn leaf_name(ledger: &str) -> &str {
-    let file = ledger.rsplit('/').next().unwrap_or(ledger);
-    file.strip_suffix(".md").unwrap_or(file)
 }
 
 fn kind_of(id: &str, has_children: bool, declared_kind: Option<&str>) -> &'static str {
@@ -136,14 +135,19 @@ pub fn with_plan(scope: Option<String>, plan_path: String, plan: &Plan, gathered
         let kind = kind_of(&node.id, !children.is_empty(), node.kind.as_deref());
         let name = leaf_name(&node.ledger);
         let wave = gathered.waves.get(&node.id).or_else(|| gathered.waves.get(name)).cloned();
+        let live = gathered.ledgers.get(&node.ledger).cloned().unwrap_or(LedgerView::Missing);
+        let title = match (&live, node.title.is_empty()) {
+            (LedgerView::Read { heading: Some(heading), .. }, true) => heading.clone(),
+            _ => node.title.clone(),
+        };
         nodes.push(NodeView {
             id: node.id.clone(),
-            title: node.title.clone(),
+            title,
             kind,
             ledger: node.ledger.clone(),
             depth: node.id.split('.').count() - 1,
             children,
-            live: gathered.ledgers.get(&node.ledger).cloned().unwrap_or(LedgerView::Missing),
+            live,
             declared: plan.declared.get(&node.id).and_then(|declared| declared.state.clone()),
             lease: (kind == "leaf").then(|| gathered.leases.get(name).cloned()).flatten(),
             wave: (kind == "leaf").then_some(wave).flatten(),
@@ -234,6 +238,24 @@ fn drift(plan: &Plan, nodes: &[NodeView], gathered: &Gathered) -> Vec<Drift> {
                 }
             }
             _ => {}
+        }
+        // A leaf declared not started that was claimed, or whose gates are
+        // all met, has moved on without the plan.
+        if let Some(state @ ("READY" | "WAITING")) = node.declared.as_deref() {
+            if node.lease.is_some() {
+                add(
+                    id,
+                    "not-started-but-leased",
+                    format!("declared {state}, but a lease is held for it: it was claimed, so it is IN-FLIGHT"),
+                );
+            }
+            if node.live.is_met() {
+                add(
+                    id,
+                    "not-started-but-met",
+                    format!("declared {state}, but every gate of its ledger is met: verify it and declare it VERIFIED"),
+                );
+            }
         }
         if let (Some(mirror), LedgerView::Read { owns, .. }) = (declared.and_then(|d| d.owns.as_ref()), &node.live) {
             let normalized: BTreeSet<String> = mirror

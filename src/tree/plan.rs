@@ -67,6 +67,20 @@ fn section<'t>(text: &'t str, heading: &str) -> Option<Vec<(usize, &'t str)>> {
     Some(lines.take_while(|(_, line)| !line.starts_with("## ")).map(|(at, line)| (at + 1, line)).collect())
 }
 
+/// The leaf name leases and dispatch waves use: the ledger's file stem.
+pub fn leaf_name(ledger: &str) -> &str {
+    let file = ledger.rsplit('/').next().unwrap_or(ledger);
+    file.strip_suffix(".md").unwrap_or(file)
+}
+
+/// The tree id a plan cell names: a tree id the tree lists (`1.1`), or the
+/// leaf name of a node's ledger (`leaf-1.1` for `gates/leaf-1.1.md`), the
+/// name `--leaf` and `dispatch --leaf` take.
+fn node_named<'p>(plan: &'p Plan, name: &str) -> Option<&'p str> {
+    let by_id = plan.nodes.iter().find(|node| node.id == name);
+    by_id.or_else(|| plan.nodes.iter().find(|node| leaf_name(&node.ledger) == name)).map(|node| node.id.as_str())
+}
+
 fn is_node_id(text: &str) -> bool {
     !text.is_empty() && text.split('.').all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
 }
@@ -159,6 +173,7 @@ pub fn parse(text: &str) -> Result<Option<Plan>, PlanError> {
         };
         let (kind, needs, state) =
             (column(&header, &["kind"]), column(&header, &["depends on", "needs"]), column(&header, &["state"]));
+        let title = column(&header, &["title", "outcome"]);
         for (line, row) in rows {
             let id = row[node].trim_matches('`').to_string();
             if !is_node_id(&id) {
@@ -176,7 +191,7 @@ pub fn parse(text: &str) -> Result<Option<Plan>, PlanError> {
             plan.declared.insert(id.clone(), declared);
             plan.nodes.push(PlanNode {
                 id,
-                title: String::new(),
+                title: title.map(|at| row[at].clone()).unwrap_or_default(),
                 ledger: check_ledger(line, &row[ledger])?,
                 line,
                 kind,
@@ -190,6 +205,20 @@ pub fn parse(text: &str) -> Result<Option<Plan>, PlanError> {
         }
     }
     check_nodes(&plan)?;
+    // A tree table's `Depends on` may name leaves as the dispatch table does.
+    let resolved: Vec<(String, Vec<String>)> = plan
+        .declared
+        .iter()
+        .map(|(id, declared)| {
+            let needs = declared.needs.iter().map(|need| node_named(&plan, need).unwrap_or(need).to_string()).collect();
+            (id.clone(), needs)
+        })
+        .collect();
+    for (id, needs) in resolved {
+        if let Some(declared) = plan.declared.get_mut(&id) {
+            declared.needs = needs;
+        }
+    }
     if let Some(dispatch) = section(text, "Leaf dispatch table") {
         read_dispatch_table(&mut plan, &dispatch)?;
     }
@@ -220,28 +249,37 @@ fn read_dispatch_table(plan: &mut Plan, rows: &[(usize, &str)]) -> Result<(), Pl
     };
     let (owns, needs) = (column(&header, &["owns"]), column(&header, &["needs"]));
     let (wave, state) = (column(&header, &["planned wave", "wave"]), column(&header, &["state"]));
-    let ids: std::collections::HashSet<&str> = plan.nodes.iter().map(|node| node.id.as_str()).collect();
     let parents: std::collections::HashSet<&str> =
         plan.nodes.iter().filter_map(|node| node.id.rsplit_once('.').map(|(parent, _)| parent)).collect();
     let mut declared_rows = Vec::with_capacity(rows.len());
     for (line, row) in rows {
-        let id = row[leaf].trim_matches('`').to_string();
-        if !ids.contains(id.as_str()) {
-            return error(line, format!("dispatch row for {id}, which the tree does not list"));
-        }
+        let named = row[leaf].trim_matches('`');
+        let Some(id) = node_named(plan, named).map(str::to_string) else {
+            return error(
+                line,
+                format!(
+                    "dispatch row for {named}, which the tree does not list (name a leaf by its tree id, such as \
+                     1.1, or its ledger's name, such as leaf-1.1)"
+                ),
+            );
+        };
         if parents.contains(id.as_str()) {
-            return error(line, format!("dispatch row for {id}, which is a branch, not a leaf"));
+            return error(line, format!("dispatch row for {named}, which is a branch, not a leaf"));
+        }
+        let mut needs = needs.map(|at| list_cell(&row[at])).unwrap_or_default();
+        for need in &mut needs {
+            match node_named(plan, need) {
+                Some(needed) => *need = needed.to_string(),
+                None => return error(line, format!("{named} needs {need}, which the tree does not list")),
+            }
         }
         let declared = Declared {
             owns: owns.map(|at| list_cell(&row[at])),
-            needs: needs.map(|at| list_cell(&row[at])).unwrap_or_default(),
+            needs,
             wave: wave.map(|at| row[at].trim().to_string()).filter(|wave| !wave.is_empty() && wave != "-"),
             state: state.map(|at| state_cell(line, &row[at], &LEAF_STATES)).transpose()?.flatten(),
             line,
         };
-        if let Some(unknown) = declared.needs.iter().find(|need| !ids.contains(need.as_str())) {
-            return error(line, format!("{id} needs {unknown}, which the tree does not list"));
-        }
         declared_rows.push((id, declared));
     }
     plan.declared.extend(declared_rows);
@@ -285,6 +323,24 @@ mod tests {
         assert_eq!(plan.nodes.len(), 2);
         assert_eq!(plan.declared["1.1"].state.as_deref(), Some("READY"));
         assert_eq!(plan.declared["1.1"].owns, None, "a summary is no mirror");
+    }
+
+    #[test]
+    fn a_dispatch_row_names_its_leaf_by_tree_id_or_by_its_ledgers_name() {
+        let by_name = PLAN.replace("| 1.1.1 | src", "| leaf-1.1.1 | src");
+        assert_eq!(parse(&by_name).unwrap(), parse(PLAN).unwrap());
+        let text = "## Tree\n\n| Node | Title | Ledger | Depends on |\n|---|---|---|---|\n| 1 | Ship | GATES.md | - |\n\
+                    | 1.1 | Parser | gates/leaf-1.1.md | - |\n| 1.2 | CLI | gates/leaf-1.2.md | leaf-1.1 |\n\n\
+                    ## Leaf dispatch table\n\n| Leaf | Needs | State |\n|---|---|---|\n| leaf-1.2 | leaf-1.1 | WAITING |\n\
+                    | 1.1 | - | READY |\n";
+        let plan = parse(text).unwrap().unwrap();
+        assert_eq!(plan.nodes[2].title, "CLI");
+        assert_eq!((plan.declared["1.2"].needs.as_slice(), plan.declared["1.2"].line), (&["1.1".to_string()][..], 13));
+        assert_eq!(plan.declared["1.1"].state.as_deref(), Some("READY"));
+        let unknown = parse(&text.replace("| leaf-1.2 |", "| leaf-9 |")).unwrap_err();
+        assert_eq!((unknown.line, unknown.message.as_str()), (13, "dispatch row for leaf-9, which the tree does not list (name a leaf by its tree id, such as 1.1, or its ledger's name, such as leaf-1.1)"));
+        let branch = parse(&PLAN.replace("| 1.1.1 | src", "| node-1.1 | src")).unwrap_err();
+        assert!(branch.message.contains("dispatch row for node-1.1, which is a branch"), "{branch:?}");
     }
 
     #[test]

@@ -49,8 +49,8 @@ fn extras(node: &NodeView) -> String {
     if let Some(declared) = &node.declared {
         parts.push(declared.clone());
     }
-    if let Some(lease) = &node.lease {
-        parts.push(format!("lease {lease}"));
+    if node.lease.is_some() {
+        parts.push("leased".to_string());
     }
     if let Some(wave) = &node.wave {
         let progress = if wave.returned {
@@ -339,8 +339,15 @@ mod tests {
     #[test]
     fn a_state_names_unmet_stale_and_abandoned_gates() {
         let unmet: Vec<String> = ["G1", "G2", "G3", "G4"].iter().map(|id| id.to_string()).collect();
-        let live =
-            LedgerView::Read { met: 1, total: 6, unmet, stale: 2, abandoned: vec!["G6".into()], owns: Vec::new() };
+        let live = LedgerView::Read {
+            met: 1,
+            total: 6,
+            unmet,
+            stale: 2,
+            abandoned: vec!["G6".into()],
+            owns: Vec::new(),
+            heading: None,
+        };
         assert_eq!(status(&live), "1/6 met (G1, G2, G3, +1 more), 2 stale, HANDOFF G6");
         assert_eq!(status(&LedgerView::Invalid { line: Some(7) }), "does not parse (line 7)");
         assert_eq!(mermaid_text("a \"b\" <c> #d `e`\nf"), "a #quot;b#quot; #lt;c#gt; #35;d #96;e#96;\\x0Af");

@@ -92,7 +92,7 @@ fn approve_records_privately_and_later_runs_need_no_approval() {
     let approved = sandbox
         .run_with(cmd(&sandbox).env("UNLAZY_APPROVAL_DIR", &store).arg("--approve"))
         .code(0)
-        .stdout_contains("APPROVAL REQUIRED GATES:A")
+        .stdout_contains("APPROVING GATES:A")
         .stdout_contains("PASS GATES:A");
     let records: Vec<PathBuf> = fs::read_dir(&store).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(records.len(), 1, "{records:?}");

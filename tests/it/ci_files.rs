@@ -89,10 +89,13 @@ fn yaml_invocations(document: &Yaml, action_default_args: &str) -> Vec<Vec<Strin
         if step["uses"].as_str().is_some_and(|uses| uses.starts_with("gate-check/gate-check@")) {
             let args = step["with"]["args"].as_str().unwrap_or(action_default_args);
             let mut line: Vec<String> = Vec::new();
+            let mut words = args.split_whitespace().map(str::to_string).peekable();
+            // The action puts a report's options after `baseline`.
+            line.extend(words.next_if(|word| word == "baseline"));
             if step["with"]["junit"].as_str() != Some("") {
                 line.extend(["--format".to_string(), "junit".to_string()]);
             }
-            line.extend(args.split_whitespace().map(str::to_string));
+            line.extend(words);
             found.push(line);
         }
     }
@@ -176,6 +179,7 @@ fn every_gate_check_command_line_in_ci_files_and_the_readme_exists_in_the_binary
         "completions fish",
         "--format junit --status",
         "--status --format junit",
+        "baseline --format junit origin/main",
     ] {
         assert!(shown.contains(expected), "{expected:?} not found among {shown:#?}");
     }
@@ -346,6 +350,27 @@ fn the_action_installs_only_a_verified_archive_and_reports_in_junit() {
     let (code, recorded, report) = run_with("- [ ] M: not read yet\n");
     assert_eq!((code, recorded.as_str()), (Some(1), "exit-code=1\n"));
     assert!(report.contains("<failure"), "{report}");
+    // `baseline` takes the report's options after its name: its own JUnit
+    // report (here of an error: the sandbox is no git repository).
+    let output_file = temp.join("run_output");
+    let values = [
+        ("GATE_CHECK_ARGS", "baseline HEAD".to_string()),
+        ("GATE_CHECK_JUNIT", "baseline-report.xml".to_string()),
+        ("GATE_CHECK_PARTITION", String::new()),
+        ("GATE_CHECK_BIN", bin.display().to_string()),
+        ("GITHUB_OUTPUT", output_file.display().to_string()),
+        ("UNLAZY_APPROVAL_DIR", sandbox.approvals.display().to_string()),
+    ];
+    sandbox.write("GATES.md", "- [ ] A: built\n  CHECK: echo A\n  EXPECT: A\n");
+    let output = action_step(run, &sandbox.root, &values, "/usr/bin:/bin");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert_eq!(fs::read_to_string(&output_file).unwrap(), "exit-code=2\n");
+    let report = sandbox.read("baseline-report.xml");
+    assert!(
+        report.contains("<testsuites name=\"gate-check baseline\" tests=\"0\" failures=\"0\" errors=\"1\""),
+        "{report}"
+    );
+    assert!(report.contains("baseline needs a git repository"), "{report}");
 
     // A checksum that does not match stops the install before anything is unpacked.
     let (output, _) = install_with("pinned", &"0".repeat(64));

@@ -35,7 +35,7 @@ fn both_option_spellings_mean_the_same() {
     sandbox
         .run_with(sandbox.cmd().args(["--reverify", "--timeout", "7", "--shell", &shell]))
         .code(0)
-        .stdout_contains("\nALL MET (1 met, reran: 1, previously met reverified: 1)\n")
+        .stdout_contains("\nALL MET (1 met, reran: 1, 1 of them met before)\n")
         .stdout_lacks("APPROVAL REQUIRED");
     assert_eq!(sandbox.approval_count(), 1);
 }
@@ -187,7 +187,7 @@ fn completions_and_man_page_come_from_the_clap_definition() {
     let sandbox = Sandbox::new();
     // Registration scripts: the shell calls gate-check back on each TAB.
     for (shell, marker) in [
-        ("bash", "complete -o nospace -o bashdefault -o nosort -F _clap_complete_gate_check gate-check"),
+        ("bash", "complete -o nospace -o bashdefault -o nosort -F _gate_check_complete gate-check"),
         ("zsh", "#compdef gate-check"),
         ("fish", "complete --keep-order --exclusive --command gate-check"),
         ("powershell", "Register-ArgumentCompleter -Native -CommandName gate-check -ScriptBlock {"),

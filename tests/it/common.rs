@@ -136,6 +136,39 @@ pub fn make_private(path: &Path) {
     let _ = path;
 }
 
+/// The program `name` on this test process's PATH, for a test that drives
+/// it (a shell's completion machinery, a Python suite). On a machine that
+/// lacks it the test is skipped with a notice on the terminal, so the
+/// README's set-up is enough for the suite to pass; under `CI=true` (set by
+/// GitHub Actions and by `.ci/run`) a missing program fails the test. The
+/// programs these tests drive (shells, Python) are Unix ones.
+#[cfg(unix)]
+pub fn program(name: &str) -> Option<PathBuf> {
+    let found = installed(name);
+    if found.is_none() {
+        let ci = std::env::var("CI").is_ok_and(|value| value == "true");
+        assert!(!ci, "{name} is needed for this test and CI=true requires it (install {name})");
+        // Written to the terminal itself: the harness hides what a passing test prints.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: test {} skipped: {name} is not installed (CI=true requires it)",
+            std::thread::current().name().unwrap_or("?")
+        );
+    }
+    found
+}
+
+/// The executable `name` on this test process's PATH, if any.
+#[cfg(unix)]
+pub fn installed(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).map(|directory| directory.join(name)).find(|candidate| {
+        fs::metadata(candidate).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    })
+}
+
 pub fn exists(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok()
 }

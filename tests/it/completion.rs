@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use crate::common::{gate, Sandbox};
+#[cfg(unix)]
+use crate::common::{installed, program};
 
 /// A repository with two pipelines, root gates and a leaf.
 fn project() -> Sandbox {
@@ -29,18 +31,21 @@ fn path_with_binary() -> String {
 }
 
 #[cfg(unix)]
-fn shell(sandbox: &Sandbox, program: &str, script: &str) -> String {
-    let output = Command::new(program)
+/// `script` run by the shell `name`, or `None` when the machine has no
+/// such shell (see `common::program`).
+fn shell(sandbox: &Sandbox, name: &str, script: &str) -> Option<String> {
+    let program = program(name)?;
+    let output = Command::new(&program)
         .args(["-c", script])
         .current_dir(&sandbox.root)
         .env_clear()
         .env("PATH", path_with_binary())
         .env("HOME", sandbox.path("home"))
         .output()
-        .unwrap_or_else(|error| panic!("{program} is needed for this test ({error})"));
+        .unwrap_or_else(|error| panic!("cannot start {} ({error})", program.display()));
     let (out, err) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "{program} failed: {out}\n{err}");
-    out.into_owned()
+    assert!(output.status.success(), "{name} failed: {out}\n{err}");
+    Some(out.into_owned())
 }
 
 /// Bash: loads the script, finds the function `complete -p` names, and
@@ -57,7 +62,8 @@ fn bash_completions(sandbox: &Sandbox, words: &[&str]) -> Vec<String> {
          printf '%s\\n' \"${{COMPREPLY[@]}}\"",
         words = quoted.join(" ")
     );
-    shell(sandbox, "bash", &script).lines().map(str::to_string).filter(|line| !line.is_empty()).collect()
+    let out = shell(sandbox, "bash", &script).expect("bash drives these tests on every machine");
+    out.lines().map(str::to_string).filter(|line| !line.is_empty()).collect()
 }
 
 // Drives bash, fish and zsh; PowerShell's registration and callback are
@@ -86,7 +92,7 @@ fn fish_completes_through_its_own_complete_command() {
                   complete --do-complete 'gate-check lint --st'\n\
                   echo ---\n\
                   complete --do-complete 'gate-check --scope '";
-    let out = shell(&sandbox, "fish", script);
+    let Some(out) = shell(&sandbox, "fish", script) else { return };
     let (options, scopes) = out.split_once("---\n").unwrap();
     assert!(options.starts_with("--strict\t"), "{out}");
     assert_eq!(scopes, "api\nweb\n");
@@ -101,7 +107,8 @@ fn zsh_registers_the_completer_and_the_callback_it_makes_answers() {
     let script = "autoload -U compinit; compinit -u -d \"$HOME/.zcompdump\"\n\
                   source <(gate-check completions zsh)\n\
                   print -r -- ${_comps[gate-check]}";
-    assert_eq!(shell(&sandbox, "zsh", script), "_clap_dynamic_completer_gate_check\n");
+    let Some(registered) = shell(&sandbox, "zsh", script) else { return };
+    assert_eq!(registered, "_clap_dynamic_completer_gate_check\n");
     // The call the zsh function makes on TAB, word for word.
     let answer = sandbox.run_with(
         sandbox.cmd().env("GATE_CHECK_COMPLETE", "zsh").env("_CLAP_COMPLETE_INDEX", "2").env("_CLAP_IFS", "\n").args([
@@ -180,4 +187,121 @@ fn one_tab_reads_at_most_its_byte_budget_and_offers_what_it_found() {
     let gates = candidates(&sandbox, &["gate-check", "--gate", ""]);
     assert!(gates.contains("\nSMALL1\n") && gates.contains("\nG1\n") && gates.contains("\nW1"), "{gates:?}");
     assert!(!gates.contains("BIG1"), "{gates:?}");
+}
+
+// Drives zsh, and this test binary under another PATH.
+#[cfg(unix)]
+#[test]
+fn a_shell_the_machine_lacks_skips_its_test_with_a_notice_unless_ci_requires_it() {
+    // This test binary runs one of its own tests, the zsh one, with a PATH
+    // that holds zsh or one that does not, and with CI=true or not.
+    let zsh_test = "completion::zsh_registers_the_completer_and_the_callback_it_makes_answers";
+    let run = |path: &std::ffi::OsStr, ci: bool| {
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command.args([zsh_test, "--exact", "--test-threads=1"]).env("PATH", path).env_remove("CI");
+        if ci {
+            command.env("CI", "true");
+        }
+        let output = command.output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        (output.status.success(), text)
+    };
+    let skipped = format!("note: test {zsh_test} skipped: zsh is not installed (CI=true requires it)");
+    // Where the machine has zsh, the test runs it, CI or not.
+    let own_path = std::env::var_os("PATH").unwrap_or_default();
+    if installed("zsh").is_some() {
+        for ci in [false, true] {
+            let (passed, text) = run(&own_path, ci);
+            assert!(passed && text.contains("1 passed") && !text.contains(&skipped), "{text}");
+        }
+    }
+    // Without it, the test is skipped with a notice, and fails under CI=true.
+    let empty = tempfile::tempdir().unwrap();
+    let (passed, text) = run(empty.path().as_os_str(), false);
+    assert!(passed && text.contains(&skipped), "{text}");
+    let (passed, text) = run(empty.path().as_os_str(), true);
+    assert!(!passed && text.contains("zsh is needed for this test and CI=true requires it"), "{text}");
+}
+
+/// An interactive bash on a pseudo-terminal (util-linux `script`) with the
+/// registration loaded: each line of `typed` is typed as is, TAB included,
+/// so bash's readline splits the words and calls the completion function
+/// itself. Each time that function answers, the answers are recorded; each
+/// typed line is then echoed back as the line ended up (Ctrl-A, `echo LINE: `).
+/// Returns (the answers of each TAB, the final lines).
+#[cfg(unix)]
+fn interactive_bash(sandbox: &Sandbox, typed: &[&str]) -> (Vec<String>, Vec<String>) {
+    let replies = sandbox.path("home/replies");
+    std::fs::create_dir_all(sandbox.path("home")).unwrap();
+    let mut input = String::from(
+        "source <(gate-check completions bash)\n\
+         eval \"$(declare -f _gate_check_complete | sed '1s/_gate_check_complete/_registered/')\"\n\
+         _gate_check_complete() { _registered \"$@\"; local IFS=' '; echo \"${COMPREPLY[*]}\" >> \"$HOME/replies\"; }\n",
+    );
+    for line in typed {
+        input.push_str(&format!("{line}\x01echo LINE: \n"));
+    }
+    input.push_str("exit\n");
+    let mut child = Command::new("script")
+        .args(["-qec", "bash --norc --noprofile -i", "/dev/null"])
+        .current_dir(&sandbox.root)
+        .env_clear()
+        .env("PATH", path_with_binary())
+        .env("HOME", sandbox.path("home"))
+        .env("TERM", "dumb")
+        .env("PS1", "$ ")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` is needed to drive an interactive bash");
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let shown = String::from_utf8_lossy(&output.stdout).replace('\r', "");
+    let lines = shown.lines().filter_map(|line| line.strip_prefix("LINE: ")).map(str::to_string).collect();
+    let answers = std::fs::read_to_string(replies).unwrap_or_default().lines().map(str::to_string).collect();
+    (answers, lines)
+}
+
+// Drives a terminal through script(1) (util-linux).
+#[cfg(unix)]
+#[test]
+fn bash_completes_a_gate_id_after_the_colon_bash_splits_words_at() {
+    let sandbox = project();
+    sandbox.write(".unlazy/web/gates/leaf-1.1.md", &format!("{}{}", gate("G1", "true", "x"), gate("G2", "true", "x")));
+    let (answers, lines) = interactive_bash(
+        &sandbox,
+        &[
+            // The positive: a word without a colon completes as it always did.
+            "gate-check --gate leaf-1.\t",
+            "gate-check --gate leaf-1.1:G\t",
+            "gate-check --gate leaf-1.1:\t",
+            "gate-check --gate leaf-1.1:G2\t",
+            "gate-check --gate=leaf-1.1:G1\t",
+            "gate-check --status --gate 'leaf-1.1:G2\t",
+        ],
+    );
+    assert_eq!(
+        answers,
+        [
+            "leaf-1.1:G1 leaf-1.1:G2",
+            // What bash replaces is the part after the colon, so that part is offered.
+            "G1 G2",
+            "G1 G2",
+            "G2",
+            "G1",
+            "leaf-1.1:G2",
+        ]
+    );
+    assert_eq!(
+        lines,
+        [
+            "gate-check --gate leaf-1.1:G",
+            "gate-check --gate leaf-1.1:G",
+            "gate-check --gate leaf-1.1:G",
+            "gate-check --gate leaf-1.1:G2",
+            "gate-check --gate=leaf-1.1:G1",
+            "gate-check --status --gate leaf-1.1:G2",
+        ]
+    );
 }

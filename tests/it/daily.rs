@@ -18,18 +18,22 @@ fn a_pipeline_chosen_on_its_own_names_the_root_ledgers_it_left_out() {
     let note = "gate-check: note: checking .unlazy/api/, the only pipeline (no --scope given); not checked: GATES.md, \
                 gates/leaf-1.md (check them with: gate-check GATES.md gates/leaf-1.md)\n"
         .replace("gates/", &crate::common::native("gates/"));
-    // The decision stays the Node tool's; the run says what it left out.
-    sandbox.run(&["--status", "-q"]).code(0).stdout_is("ALL MET (1 met) [scope api]\n").stderr_is(&note);
+    // The decision stays the Node tool's; the run says what it left out,
+    // and the summary line on stdout says they are not met.
+    let summary = "ALL MET (1 met) [scope api]; root ledgers GATES.md, gates/leaf-1.md not judged: 2 unmet\n"
+        .replace("gates/", &crate::common::native("gates/"));
+    sandbox.run(&["--status", "-q"]).code(0).stdout_is(&summary).stderr_is(&note);
     let document = sandbox.run(&["--status", "--format", "json"]).code(0).stderr_contains(&note).stdout_json();
     assert_eq!(
         document["notTargeted"],
         serde_json::json!([sandbox.path("GATES.md"), sandbox.path("gates/leaf-1.md")]),
         "{document}"
     );
+    assert_eq!(document["notTargetedUnmet"], serde_json::json!(["GATES:G1", "leaf-1:L1"]), "{document}");
     // From a subdirectory the suggested command names the root.
     std::fs::create_dir(sandbox.path("src")).unwrap();
     let from_below = sandbox.run_with(sandbox.cmd().current_dir(sandbox.path("src")).args(["--status", "-q"]));
-    from_below.code(0).stdout_is("ALL MET (1 met) [scope api]\n").stderr_contains(&format!(
+    from_below.code(0).stdout_is(&summary).stderr_contains(&format!(
         "(check them with: gate-check --root {} GATES.md {})\n",
         // A path with `\` or `:` is quoted as one shell word.
         if cfg!(windows) { format!("'{}'", sandbox.root.display()) } else { sandbox.root.display().to_string() },

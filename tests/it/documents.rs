@@ -4,7 +4,9 @@
 
 use std::process::Stdio;
 
-use crate::common::{outcome, Sandbox};
+#[cfg(unix)]
+use crate::common::outcome;
+use crate::common::Sandbox;
 
 const MET: &str = "- [x] M: reviewed\n  EVIDENCE: read the diff\n";
 

@@ -184,7 +184,7 @@ fn reverify_reruns_met_gates_and_demotes_failures() {
     sandbox
         .run_with(cmd(&sandbox).arg("--reverify"))
         .code(0)
-        .stdout_contains("ALL MET (3 met, reran: 2, previously met reverified: 2)");
+        .stdout_contains("ALL MET (3 met, reran: 2, 2 of them met before)");
 
     fs::remove_file(sandbox.path("flag")).unwrap();
     sandbox
@@ -192,7 +192,7 @@ fn reverify_reruns_met_gates_and_demotes_failures() {
         .code(1)
         .stdout_contains("PASS GATES:A")
         .stdout_contains("FAIL GATES:B")
-        .stdout_contains("UNMET: 1 (met: 2, reran: 2, previously met reverified: 2)\n  GATES:B");
+        .stdout_contains("UNMET: 1 (met: 2, reran: 2, 2 of them met before)\n  GATES:B");
     let ledger = sandbox.read("GATES.md");
     assert!(
         ledger.contains(&format!("- [ ] B: outcome B\n  CHECK: {FLAG_CHECK}\n  EXPECT: ok\n  EVIDENCE: pending\n")),

@@ -1,6 +1,8 @@
 //! EXPECT regular expressions through the real binary: which ledgers the validator accepts,
-//! that matching gives JavaScript's answer where a step budget used to get in the way, and
-//! that one check's regex memory stays bounded.
+//! that matching gives JavaScript's answer where a step budget used to get in the way, that
+//! one check's regex memory stays bounded, and that matching ends by the check's deadline.
+
+use std::time::{Duration, Instant};
 
 #[cfg(target_os = "linux")]
 use crate::common::outcome;
@@ -114,4 +116,105 @@ fn status_validates_patterns_without_compiling_them() {
     sandbox.run(&["--status"]).code(1).stdout_contains("\nUNMET: ");
     let elapsed = started.elapsed();
     assert!(elapsed < std::time::Duration::from_secs(3), "--status took {elapsed:?}");
+}
+
+/// `bytes` bytes of `abab...` ending in `x`.
+fn ab_then_x(bytes: usize) -> String {
+    "ab".repeat((bytes - 1) / 2) + "x"
+}
+
+/// `gate-check ARGS` in the sandbox, waited for at most `limit` (killed after that):
+/// (exit code, stdout), or None when it had to be killed.
+fn run_at_most(sandbox: &Sandbox, args: &[&str], limit: Duration) -> Option<(i32, String)> {
+    use std::process::Stdio;
+    let mut child = sandbox.std_cmd().args(args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    Some((output.status.code().unwrap_or(-1), String::from_utf8_lossy(&output.stdout).into_owned()))
+}
+
+#[test]
+fn a_huge_nfa_is_decided_by_the_checks_deadline_on_outputs_of_any_length() {
+    // (?:a*){65536} is 131,000 NFA states. The regex crate alone, which nothing can stop,
+    // took 0.8 s on 1,000 bytes, 6 s on 8 KB and more than 7 minutes on 927 KB, however
+    // short the deadline (issue 34). The last gate is hopeless on every engine: it fails
+    // for its budget, or for the deadline, whichever comes first.
+    let sandbox = Sandbox::new();
+    let huge = "/(?:a*){65536}$/";
+    let mut ledger = String::new();
+    for (id, bytes) in [("S", 1000), ("M", 8 << 10), ("L", 927 << 10)] {
+        std::fs::write(sandbox.path(id), ab_then_x(bytes)).unwrap();
+        ledger += &gate(id, &format!("cat {id}"), huge);
+    }
+    std::fs::write(sandbox.path("H"), "c".to_string() + &"a".repeat(64 << 10)).unwrap();
+    ledger += &gate("H", "cat H", "/(?:(?:a|b){100}){100}c/");
+    sandbox.write("GATES.md", &ledger);
+    let (code, out) = run_at_most(&sandbox, &["--approve", "--timeout", "10"], Duration::from_secs(120))
+        .expect("matching outlived the check's deadline");
+    assert_eq!(code, 1, "{out}");
+    for id in ["S", "M", "L"] {
+        assert!(out.contains(&format!("  PASS GATES:{id}: outcome {id}\n")), "{out}");
+    }
+    assert!(out.contains("  FAIL GATES:H: outcome H\n       EXPECT regex exceeded its matching budget"), "{out}");
+    assert_eq!(sandbox.read("GATES.md").matches("[x]").count(), 3);
+}
+
+#[test]
+fn counted_repetitions_and_astral_output_are_decided_not_failed_for_a_budget() {
+    // Node answers each in milliseconds; the lazy DFA used to give up on the first four
+    // and leave them to the backtracker, which ran out; the fifth went to the backtracker
+    // for its astral output (issue 34). The answers are JavaScript's.
+    let sandbox = Sandbox::new();
+    let a14b = "a".repeat(14) + "b";
+    let cases = [
+        ("A", ("ab".repeat(1500) + "x").repeat(3), "/(?:a|b){4000}/", false),
+        ("B", ("ab".repeat(999) + "x").repeat(29), "/(?:ab|ba){1000}$/", false),
+        ("C", ("ab".repeat(999) + "x").repeat(85), "/(?:ab|ba){1000}$/", false),
+        ("D", (a14b.repeat(999) + "x").repeat(4), "/(?:a{14}b){1000}/", false),
+        ("E", "\u{1F600}".repeat(204_800), "/.{128}$/", true),
+        ("F", "hello".to_string(), r"/(\1){967296}/", true),
+        ("G", "hello".to_string(), "/(a|^){1000000}/", true),
+    ];
+    let mut ledger = String::new();
+    for (id, output, expect, _) in &cases {
+        std::fs::write(sandbox.path(id), output).unwrap();
+        ledger += &gate(id, &format!("cat {id}"), expect);
+    }
+    sandbox.write("GATES.md", &ledger);
+    let out = sandbox.run(&["--approve"]).code(1).into_stdout();
+    for (id, _, _, matched) in cases {
+        let verdict = if matched { "PASS" } else { "FAIL" };
+        // A budget error would come first on the second line.
+        let line = format!("  {verdict} GATES:{id}: outcome {id}\n       exit=0; EXPECT=");
+        assert!(out.contains(&line), "{id}: {out}");
+    }
+}
+
+#[test]
+fn es2025_syntax_and_the_specifications_answers_hold_through_the_binary() {
+    // Node 20 (and so the Node tool under it) refuses the first two patterns; it answered
+    // the last two as the specification does not (issue 34).
+    let sandbox = Sandbox::new();
+    let ledger = gate("MOD", "printf PASSed", "/^(?i:pass)ed$/")
+        + &gate("DUP", "printf fine", "/^(?:(?<r>ok)|(?<r>fine))$/")
+        + &gate("SET", "printf a", "/^[^a--A]$/iv")
+        + &gate("SELF", "printf '\\360\\237\\230\\200'", r"/(?!(\1))/u");
+    sandbox.write("GATES.md", &ledger);
+    let out = sandbox.run(&["--approve"]).code(1).into_stdout();
+    for id in ["MOD", "DUP", "SET"] {
+        assert!(out.contains(&format!("  PASS GATES:{id}: outcome {id}\n")), "{out}");
+    }
+    // The self-reference matches empty, so the negative lookahead fails everywhere.
+    assert!(
+        out.contains("  FAIL GATES:SELF: outcome SELF\n       exit=0; EXPECT=not matched; output=\u{1F600}"),
+        "{out}"
+    );
 }

@@ -69,8 +69,8 @@ fn blocks_while_unmet_and_is_silent_when_complete() {
     let reason = block_reason(stop(&sandbox, "s1"));
     assert!(
         reason.starts_with(
-            "unlazy: 2 gate/ledger item(s) need work: GATES:G1, leaf-2:G7. Run gate-check to run the approved \
-             checks (gate-check --status shows them without running anything)."
+            "unlazy: 2 gate/ledger item(s) need work: GATES:G1 (unchecked), leaf-2:G7 (checked, stale evidence). Run \
+             gate-check to run the approved checks (gate-check --status shows them without running anything)."
         ),
         "{reason}"
     );
@@ -150,7 +150,9 @@ fn releases_after_six_blocks_without_semantic_progress() {
     assert!(sixth.contains("(Block 6 of 6") && sixth.contains("last enforced continuation"), "{sixth}");
     let note = system_message(stop(&sandbox, "s1"));
     assert!(
-        note.starts_with("unlazy: releasing after 6 blocks without gate progress; 1 item(s) remain (GATES:G1)."),
+        note.starts_with(
+            "unlazy: releasing after 6 blocks without gate progress; 1 item(s) remain (GATES:G1 (unchecked))."
+        ),
         "{note}"
     );
     // Still released on the next stop; another session has its own count.
@@ -160,7 +162,10 @@ fn releases_after_six_blocks_without_semantic_progress() {
     // A changed gate state is progress.
     sandbox.write("GATES.md", &format!("{UNMET}- [ ] G3: new gate\n  EVIDENCE: pending\n"));
     let reason = block_reason(stop(&sandbox, "s1"));
-    assert!(reason.contains("(Block 1 of 6") && reason.contains("GATES:G1, GATES:G3"), "{reason}");
+    assert!(
+        reason.contains("(Block 1 of 6") && reason.contains("GATES:G1 (unchecked), GATES:G3 (unchecked, manual)"),
+        "{reason}"
+    );
 }
 
 #[test]
@@ -187,7 +192,7 @@ fn abandonment_is_reported_by_id_without_its_reason() {
     sandbox.write("gates/leaf-1.md", &format!("{UNMET}- [ ] G9: gone\nABANDON: G9 {reason_text}\n"));
     let reason = block_reason(stop(&sandbox, "s1"));
     assert!(
-        reason.contains("need work: leaf-1:G1.")
+        reason.contains("need work: leaf-1:G1 (unchecked).")
             && reason.contains("HANDOFF REQUIRED: 1 abandoned item(s): leaf-1:G9."),
         "{reason}"
     );
@@ -243,15 +248,33 @@ fn pipeline(sandbox: &Sandbox, scope: &str, ledger: &str, session: Option<&str>)
 #[test]
 fn targets_the_bound_pinned_env_or_only_unbound_pipeline() {
     let sandbox = Sandbox::new();
-    sandbox.write("GATES.md", UNMET); // ignored once pipelines exist
     pipeline(&sandbox, "api", UNMET, Some("s1"));
     pipeline(&sandbox, "web", MET, None);
 
     let reason = block_reason(stop(&sandbox, "s1"));
-    assert!(reason.starts_with("unlazy [scope api]: 1 gate/ledger item(s) need work: GATES:G1."), "{reason}");
+    assert!(
+        reason.starts_with(
+            "unlazy [scope api]: 1 gate/ledger item(s) need work: GATES:G1 (unchecked). Run gate-check --scope api to \
+             run the approved checks (gate-check --status --scope api shows them"
+        ),
+        "{reason}"
+    );
     assert!(exists(&sandbox.path(".unlazy/api/hook-state.json")));
     // Another session is guarded by the only unbound pipeline, which is met.
     silent(stop(&sandbox, "s2"));
+    // The repository's own ledgers are judged with it, as nothing named it;
+    // a session bound to a pipeline has that pipeline as its work.
+    sandbox.write("GATES.md", UNMET);
+    let reason = block_reason(stop(&sandbox, "s2"));
+    assert!(
+        reason.starts_with(
+            "unlazy [scope web]: 1 gate/ledger item(s) need work: GATES:G1 (unchecked). Run gate-check --scope web \
+             and gate-check GATES.md to run the approved checks (gate-check --status --scope web and gate-check \
+             --status GATES.md shows them"
+        ),
+        "{reason}"
+    );
+    assert!(block_reason(stop(&sandbox, "s1")).starts_with("unlazy [scope api]: 1 gate/ledger item(s)"));
     // A pinned scope and UNLAZY_SCOPE choose explicitly.
     assert!(block_reason(stop_with(&sandbox, &payload(&sandbox, "s2"), &["--scope", "api"])).contains("[scope api]"));
     let from_environment = sandbox

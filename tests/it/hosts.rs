@@ -78,7 +78,7 @@ fn cursor_is_answered_with_a_followup_message_found_from_its_workspace_roots() {
         let reply = run.code(0).stderr_is("").stdout_json();
         assert_valid_cursor_stop_reply(&reply);
         let message = reply["followup_message"].as_str().unwrap();
-        assert!(message.starts_with("unlazy: 1 gate/ledger item(s) need work: GATES:G1."), "{message}");
+        assert!(message.starts_with("unlazy: 1 gate/ledger item(s) need work: GATES:G1 (unchecked)."), "{message}");
     }
     // The conversation is the session the loop guard counts.
     assert!(sandbox.read(".unlazy-hook-state.json").contains("\"blocks\": 2"));
@@ -219,9 +219,9 @@ fn a_subagent_is_held_to_its_own_leaf_and_nothing_else() {
     let reason = reply["reason"].as_str().unwrap();
     assert!(
         reason.starts_with(
-            "unlazy [scope api, leaf leaf-a]: 1 gate/ledger item(s) need work: leaf-a:G1. \
-             Run gate-check .unlazy/api/gates/leaf-a.md to run the approved checks \
-             (gate-check --status .unlazy/api/gates/leaf-a.md shows them without running anything)."
+            "unlazy [scope api, leaf leaf-a]: 1 gate/ledger item(s) need work: leaf-a:G1 (unchecked). \
+             Run gate-check --scope api --gate 'leaf-a:*' to run the approved checks \
+             (gate-check --status --scope api --gate 'leaf-a:*' shows them without running anything)."
         ),
         "{reason}"
     );
@@ -237,7 +237,10 @@ fn a_subagent_is_held_to_its_own_leaf_and_nothing_else() {
     let mut driver = subagent_stop(&sandbox, "x");
     driver["hook_event_name"] = json!("Stop");
     let reason = hook(&sandbox, &driver, &[]).code(0).stdout_json()["reason"].as_str().unwrap().to_string();
-    assert!(reason.starts_with("unlazy [scope api]: 2 gate/ledger item(s) need work: leaf-a:G1, dispatch:w1"));
+    assert!(
+        reason.starts_with("unlazy [scope api]: 2 gate/ledger item(s) need work: leaf-a:G1 (unchecked), dispatch:w1"),
+        "{reason}"
+    );
 
     // Once the leaf is met, its subagent may stop too.
     sandbox.write(".unlazy/api/gates/leaf-a.md", &format!("OWNS: src/a/**\n\n{MET}"));

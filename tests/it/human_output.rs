@@ -32,14 +32,17 @@ fn leaf_template_status_approve_and_reverify_lines_are_pinned() {
     );
 
     let approve = sandbox.run_with(sandbox.cmd().env("PATH", PATH).arg("--approve")).code(0);
-    let approve = approve.stdout_contains("APPROVAL REQUIRED GATES:G1\n    CHECK: sed -n '1,/^- \\[/p' GATES.md | grep '^OWNS: '\n    EXPECT: OWNS: GATES.md\n");
+    let approve = approve.stdout_contains(
+        "APPROVING GATES:G1\n    CHECK: sed -n '1,/^- \\[/p' GATES.md | grep '^OWNS: '\n    EXPECT: OWNS: GATES.md\n",
+    );
     let tail = format!("{approved_run_lines}{g1}{g2}GATES.md: 3 gates\nALL MET (3 met)\n");
     assert!(approve.stdout().ends_with(&tail), "{}", approve.stdout());
     assert_eq!(approve.stdout().matches("    APPROVED: ").count(), 2, "{}", approve.stdout());
 
-    sandbox.run_with(sandbox.cmd().env("PATH", PATH).arg("--reverify")).code(0).stdout_is(&format!(
-        "{run_lines}{g1}{g2}GATES.md: 3 gates\nALL MET (3 met, reran: 2, previously met reverified: 2)\n"
-    ));
+    sandbox
+        .run_with(sandbox.cmd().env("PATH", PATH).arg("--reverify"))
+        .code(0)
+        .stdout_is(&format!("{run_lines}{g1}{g2}GATES.md: 3 gates\nALL MET (3 met, reran: 2, 2 of them met before)\n"));
     sandbox
         .run_with(sandbox.cmd().env("PATH", PATH).arg("--status"))
         .code(0)

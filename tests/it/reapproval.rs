@@ -42,7 +42,7 @@ fn write_record(sandbox: &Sandbox, name: &str, json: &serde_json::Value) {
 #[test]
 fn a_changed_timeout_is_named_and_the_run_ends_with_the_approve_command() {
     let sandbox = approved_sandbox("10");
-    let unmet = "GATES.md: 1 gates\nUNMET: 1 (met: 0, reran: 0, previously met reverified: 0)\n  \
+    let unmet = "GATES.md: 1 gates\nUNMET: 1 (met: 0, reran: 0, 0 of them met before)\n  \
                  GATES:A (reverify not run)\n";
     sandbox.run_with(sandbox.cmd().env("PATH", PATH).arg("--reverify")).code(1).stdout_is(&format!(
         "{}{unmet}next: gate-check --approve --reverify\n",
@@ -52,7 +52,7 @@ fn a_changed_timeout_is_named_and_the_run_ends_with_the_approve_command() {
     sandbox
         .run_with(sandbox.cmd().env("PATH", PATH).args(["--reverify", "--timeout", "10"]))
         .code(0)
-        .stdout_contains("ALL MET (1 met, reran: 1, previously met reverified: 1)\n");
+        .stdout_contains("ALL MET (1 met, reran: 1, 1 of them met before)\n");
 }
 
 #[test]

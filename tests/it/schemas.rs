@@ -97,3 +97,73 @@ fn the_lint_report_fits_its_schema() {
     assert_eq!(broken["findings"][0]["rule"], "parse");
     assert_valid(&lint, &broken);
 }
+
+#[test]
+fn every_shape_of_the_baseline_report_fits_its_schema() {
+    let baseline = schema("baseline.schema.json");
+    let sandbox = Sandbox::new();
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(&sandbox.root)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    };
+    git(&["init", "-q"]);
+    sandbox.write(
+        "GATES.md",
+        &(gate("D1", "test -f new.txt && echo NEW", "NEW")
+            + &gate("V1", "echo SAME", "SAME")
+            + &gate("F1", "echo no; exit 1", "YES")
+            + &gate("U1", "echo U", "U")
+            + "- [ ] C1: in web\n  CHECK: echo WEB\n  EXPECT: WEB\n  CWD: web\n"),
+    );
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "one"]);
+    sandbox.write("new.txt", "new\n");
+    sandbox.write("web/index.html", "web\n");
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "two"]);
+    sandbox.run(&["--approve", "--gate", "D1,V1,F1,C1", "-q"]).code(1).stdout_contains("FAIL GATES:F1");
+    let json = |args: &[&str], code: i32| -> Value {
+        let mut command = sandbox.cmd();
+        command.arg("baseline").args(args).args(["--format", "json"]);
+        let run = sandbox.run_with(&mut command).code(code);
+        let stderr = run.stderr().to_string();
+        let run = if stderr.is_empty() { run } else { run.stderr_contains(&stderr) };
+        run.stdout_json()
+    };
+    let fresh = sandbox.root.parent().unwrap().join("no-receipts");
+    let mut unproven = sandbox.cmd();
+    unproven.args(["baseline", "HEAD~1", "--gate", "D1", "--format", "json"]).env("UNLAZY_RECEIPT_DIR", &fresh);
+    let documents = vec![
+        json(&["HEAD~1"], 1),
+        json(&["HEAD~1", "--gate", "D1", "--unconfined"], 0),
+        json(&["no-such-ref"], 2),
+        sandbox.run_with(&mut unproven).code(0).stderr_contains("DISCRIMINATES").stdout_json(),
+    ];
+    let all = serde_json::to_string(&documents).unwrap();
+    for shape in [
+        "\"result\":\"discriminates\"",
+        "\"result\":\"vacuous\"",
+        "\"result\":\"failing\"",
+        "\"result\":\"unknown\"",
+        "\"result\":\"approval-required\"",
+        "\"outputTail\"",
+        "\"provenAt\"",
+        "\"source\":\"run\"",
+        "\"nextCommand\"",
+        "\"unconfined\":true",
+        "\"landlockAbi\"",
+    ] {
+        assert!(all.contains(shape), "no document had {shape}");
+    }
+    for document in &documents {
+        assert_valid(&baseline, document);
+    }
+    let mut extra = documents[0].clone();
+    extra["gates"][0]["surprise"] = Value::Bool(true);
+    assert!(!baseline.is_valid(&extra));
+}

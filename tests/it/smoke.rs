@@ -31,5 +31,5 @@ fn template_runs_green_after_approval() {
     sandbox
         .run_with(sandbox.cmd().arg("--reverify"))
         .code(0)
-        .stdout_contains("ALL MET (3 met, reran: 2, previously met reverified: 2)");
+        .stdout_contains("ALL MET (3 met, reran: 2, 2 of them met before)");
 }

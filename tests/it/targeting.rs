@@ -73,7 +73,7 @@ fn the_only_pipeline_is_discovered_and_runs_with_the_suffix() {
     sandbox
         .run_with(sandbox.cmd().arg("--approve"))
         .code(0)
-        .stdout_contains("APPROVAL REQUIRED leaf-1.2.1:G3")
+        .stdout_contains("APPROVING leaf-1.2.1:G3")
         .stdout_contains("  RUN  leaf-1.2.1:G3 ")
         .stdout_contains("  PASS leaf-1.2.1:G3: outcome G3")
         .stdout_contains("ALL MET (1 met) [scope solo]")

@@ -50,8 +50,8 @@ fn pipeline() -> Sandbox {
     at("gates/leaf-1.2.1.md", "OWNS: src/table/**\n\n- [x] T1: table\n  EVIDENCE: ok\n");
     at("gates/leaf-1.2.2.md", "OWNS: src/toggle/**\n\n- [ ] G1: toggle\n");
     at("gates/leaf-9.9.md", "OWNS: src/stray/**\n\n- [x] S1: stray\n  EVIDENCE: ok\n");
-    // The lease gate-check --claim writes, with a fixed pid so the drawing
-    // is the same on every run.
+    // The lease gate-check --claim writes; its pid is the claiming
+    // command's, long exited, and is not shown.
     let name = &crate::core_support::sha256_hex("shop::leaf-1.1.2")[..24];
     sandbox.write(
         &format!(".unlazy/locks/{name}.lease"),
@@ -73,11 +73,6 @@ fn pipeline() -> Sandbox {
     sandbox
 }
 
-/// The pid the lease record of `leaf-1.1.2` holds.
-fn lease_pid(_: &Sandbox) -> u64 {
-    4242
-}
-
 fn tree(sandbox: &Sandbox, args: &[&str]) -> Run {
     sandbox.run_with(sandbox.cmd().arg("tree").args(args).env("LANG", "C.UTF-8"))
 }
@@ -85,24 +80,22 @@ fn tree(sandbox: &Sandbox, args: &[&str]) -> Run {
 #[test]
 fn the_tree_shows_live_states_leases_waves_and_every_drift() {
     let sandbox = pipeline();
-    let pid = lease_pid(&sandbox);
-    let expected = format!(
-        "tree of .unlazy/shop/ from .unlazy/shop/PLAN.md: 7 node(s), 4 leaf(s)
+    let expected = "tree of .unlazy/shop/ from .unlazy/shop/PLAN.md: 7 node(s), 4 leaf(s)
 1 Ship the pricing page  GATES.md  1/1 met
 |- 1.1 Backend  node-1.1.md  0/1 met (N1)
 |  |- 1.1.1 Price model  leaf-1.1.1.md  1/2 met (M2)  VERIFIED
-|  `- 1.1.2 Price API  leaf-1.1.2.md  0/1 met (A1)  IN-FLIGHT  lease pid {pid}  wave w2 open, started
+|  `- 1.1.2 Price API  leaf-1.1.2.md  0/1 met (A1)  IN-FLIGHT  leased  wave w2 open, started
 `- 1.2 Frontend  node-1.2.md  no ledger
    |- 1.2.1 Pricing table  leaf-1.2.1.md  1/1 met  READY
    `- 1.2.2 Toggle  leaf-1.2.2.md  0/1 met (G1)  WAITING  wave w2 open, not started
-DRIFT: 4
+DRIFT: 5
   1.1.1 [verified-not-met]: declared VERIFIED, but its ledger has unmet or stale gates (M2)
   1.2 [missing-ledger]: the tree names gates/node-1.2.md, which does not exist
+  1.2.1 [not-started-but-met]: declared READY, but every gate of its ledger is met: verify it and declare it VERIFIED
   1.2.1 [owns-mismatch]: the plan's Owns differs from the ledger's OWNS: only in the plan: tests/table/**; only in the ledger: -
   [orphan-ledger]: gates/leaf-9.9.md is in the pipeline, but the tree does not name it
-TREE NOT DONE: 5 node(s) not met, 4 drift warning(s)
-"
-    );
+TREE NOT DONE: 5 node(s) not met, 5 drift warning(s)
+";
     let out = tree(&sandbox, &["--color", "never"]).code(1).into_stdout();
     assert_eq!(out, expected);
     let node_lines = out.lines().skip(1).take_while(|line| !line.starts_with("DRIFT"));
@@ -290,15 +283,15 @@ fn mermaid_markdown_and_json_carry_the_same_tree() {
         markdown.contains("| 1.1.1 | Price model | gates/leaf-1.1.1.md | 1/2 met (M2) | VERIFIED | - | - |\n"),
         "{markdown}"
     );
-    assert!(markdown.contains("### Drift (4)\n\n- **1.1.1** `verified-not-met`: declared VERIFIED"), "{markdown}");
+    assert!(markdown.contains("### Drift (5)\n\n- **1.1.1** `verified-not-met`: declared VERIFIED"), "{markdown}");
     assert_valid_mermaid(markdown.split("```mermaid\n").nth(1).unwrap().split("```").next().unwrap());
 
     let json = tree(&sandbox, &["--format", "json"]).code(1).stdout_json();
     assert_valid_tree(&json);
     assert_eq!(json["nodes"].as_array().unwrap().len(), 7);
-    assert_eq!(json["nodes"][3]["lease"], format!("pid {}", lease_pid(&sandbox)));
+    assert_eq!(json["nodes"][3]["lease"], "held");
     assert_eq!(json["nodes"][3]["wave"]["started"], true);
-    assert_eq!(json["drift"].as_array().unwrap().len(), 4);
+    assert_eq!(json["drift"].as_array().unwrap().len(), 5);
 }
 
 #[test]
@@ -308,15 +301,26 @@ fn the_shipped_plan_template_is_read_as_a_tree() {
     sandbox.write(".unlazy/demo/PLAN.md", &template);
     sandbox.write(".unlazy/demo/GATES.md", "- [ ] R1: the task is done\n");
     let out = tree(&sandbox, &["--color", "never"]).code(1).into_stdout();
-    assert!(out.starts_with("tree of .unlazy/demo/ from .unlazy/demo/PLAN.md: 6 node(s), 3 leaf(s)\n1  GATES.md  0/1 met (R1)  OPEN\n|- 1.1  node-1.1.md  no ledger  OPEN\n"), "{out}");
-    assert!(out.contains("   `- 1.2.1  leaf-1.2.1.md  no ledger  READY\n"), "{out}");
+    // Titles come from its Title column; leaf states from its dispatch
+    // table, whose rows name leaves by their ledgers.
+    assert!(
+        out.starts_with(
+            "tree of .unlazy/demo/ from .unlazy/demo/PLAN.md: 6 node(s), 3 leaf(s)\n1 <the task>  GATES.md  0/1 met \
+             (R1)\n|- 1.1 <branch outcome>  node-1.1.md  no ledger\n|  |- 1.1.1 <leaf outcome>  leaf-1.1.1.md  no \
+             ledger  READY\n|  `- 1.1.2 <leaf outcome>  leaf-1.1.2.md  no ledger  WAITING\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("   `- 1.2.1 <leaf outcome>  leaf-1.2.1.md  no ledger  READY\n"), "{out}");
 }
 
 /// A ledger file name written to inject: a forged workflow command, a line
 /// that closes the mermaid fence, a fake verdict and HTML.
+#[cfg(unix)]
 const FORGED_NAME: &str = "x\n::error title=FORGED::pwned\n```\n**All met, no drift.**\n<img src=x>\n.md";
 
 /// Every line a runner would read as a workflow command.
+#[cfg(unix)]
 fn workflow_commands(text: &str) -> Vec<&str> {
     text.lines().filter(|line| line.trim_start().starts_with("::")).collect()
 }

@@ -70,7 +70,7 @@ fn a_check_that_times_out_leaves_nothing_it_started_behind() {
     fs::copy(Path::new(&system).join(r"system32\ping.exe"), sandbox.path(&image)).unwrap();
     let wait = format!("{image} -n 120 127.0.0.1 > nul");
     sandbox.write("GATES.md", &gate("G1", &format!("start /b {wait}& {wait}"), "never"));
-    let mut child = sandbox
+    let child = sandbox
         .std_cmd()
         .args(["--approve", "--timeout", "5"])
         .stdout(std::process::Stdio::piped())

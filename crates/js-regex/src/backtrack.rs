@@ -8,8 +8,9 @@ use super::charset::{self, CodeSet};
 use super::parser::{Assertion, Flags, Node};
 use super::Limits;
 
-/// Steps between two looks at the caller's limits.
-const LIMIT_CHECK_STEPS: u64 = 1 << 16;
+/// Work (steps, and frames or slots no step pays for) between two looks at the caller's
+/// limits.
+const LIMIT_CHECK_WORK: u64 = 1 << 16;
 
 /// Steps one whole `test()` may take before it is declared a budget failure.
 pub const STEP_BUDGET: u64 = 40_000_000;
@@ -50,7 +51,8 @@ enum Inst {
     },
     Assert(Assertion),
     BackReference {
-        group: usize,
+        groups: Box<[usize]>,
+        ignore_case: bool,
         backward: bool,
     },
     LookStart {
@@ -66,9 +68,8 @@ enum Inst {
         greedy: bool,
         body: usize,
         exit: usize,
-        /// The body can match empty anywhere, setting no capture on the
-        /// way (see `caps_required_iterations`).
-        nullable: bool,
+        /// Where the body can match empty (see `caps_required_iterations`).
+        empty: EmptyIteration,
         backward: bool,
     },
     IterationStart {
@@ -130,9 +131,10 @@ pub struct Program {
     counter_count: usize,
     mark_count: usize,
     unicode: bool,
-    ignore_case: bool,
     sticky: bool,
     word: CodeSet,
+    /// `\w` with U+017F and U+212A, for `\b` and `\B` under `i` with `u`/`v`.
+    folded_word: CodeSet,
 }
 
 /// Why a match was abandoned without an answer.
@@ -154,9 +156,9 @@ impl Program {
             counter_count: 0,
             mark_count: 0,
             unicode: flags.full_unicode(),
-            ignore_case: flags.ignore_case,
             sticky: flags.sticky,
-            word: charset::word_set(flags.full_unicode() && flags.ignore_case),
+            word: charset::word_set(false),
+            folded_word: charset::word_set(true),
         };
         program.emit_node(root, false);
         program.insts.push(Inst::Match);
@@ -214,7 +216,11 @@ impl Program {
             }
             Node::Repeat { body, min, max, greedy } => self.emit_repeat(body, *min, *max, *greedy, backward),
             Node::Assert(assertion) => self.insts.push(Inst::Assert(*assertion)),
-            Node::BackReference(group) => self.insts.push(Inst::BackReference { group: *group, backward }),
+            Node::BackReference { groups, ignore_case } => self.insts.push(Inst::BackReference {
+                groups: groups.as_slice().into(),
+                ignore_case: *ignore_case,
+                backward,
+            }),
             Node::Look { behind, negative, body } => {
                 let start = self.insts.len();
                 self.insts.push(Inst::LookStart { negative: *negative, resume: 0 });
@@ -251,14 +257,14 @@ impl Program {
             }
             return;
         }
-        let nullable = matches_empty_unconditionally(body);
+        let empty = EmptyIteration::of(body);
         let counter = self.counter_count;
         self.counter_count += 1;
         let mark = self.mark_count;
         self.mark_count += 1;
         self.insts.push(Inst::CounterReset(counter));
         let head = self.insts.len();
-        self.insts.push(Inst::LoopHead { counter, min, max, greedy, body: head + 1, exit: 0, nullable, backward });
+        self.insts.push(Inst::LoopHead { counter, min, max, greedy, body: head + 1, exit: 0, empty, backward });
         self.insts.push(Inst::IterationStart { mark });
         if let Some(first) = first_group {
             self.insts.push(Inst::ClearSlots { from: first * 2, to: (last_group + 1) * 2 });
@@ -266,7 +272,7 @@ impl Program {
         self.emit_node(body, backward);
         self.insts.push(Inst::IterationEnd { counter, mark, min, head });
         let exit = self.insts.len();
-        self.insts[head] = Inst::LoopHead { counter, min, max, greedy, body: head + 1, exit, nullable, backward };
+        self.insts[head] = Inst::LoopHead { counter, min, max, greedy, body: head + 1, exit, empty, backward };
     }
 
     /// JavaScript `test()` from index 0 with a fresh RegExp.
@@ -285,6 +291,7 @@ impl Program {
             steps: 0,
             step_budget,
             limits,
+            unchecked: 0,
             mid_pair: false,
         };
         let last_start = if self.sticky { 0 } else { input.len() };
@@ -305,24 +312,46 @@ impl Program {
     }
 }
 
-/// True when no path through `node` consumes input.
+/// True when no path through `node` consumes input. A backreference that can only find
+/// its group unset is no longer one here (see `references`).
 fn never_consumes(node: &Node) -> bool {
     match node {
         Node::Empty | Node::Assert(_) | Node::Look { .. } => true,
-        Node::Set(_) | Node::BackReference(_) => false,
+        Node::Set(_) | Node::BackReference { .. } => false,
         Node::Concat(items) | Node::Alternation(items) => items.iter().all(never_consumes),
         Node::Capture(_, body) => never_consumes(body),
         Node::Repeat { body, max, .. } => *max == Some(0) || never_consumes(body),
     }
 }
 
-/// True when `node` has a path that matches empty at every position: one
-/// without sets, assertions, lookarounds or backreferences. A capture on it
-/// captures the empty string, which a backreference cannot tell from unset.
+/// Where a loop body can match the empty string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EmptyIteration {
+    Never,
+    /// At every position: a path without sets, assertions, lookarounds or
+    /// backreferences. A capture on it captures the empty string, which a
+    /// backreference cannot tell from unset.
+    Anywhere,
+    /// Only where an assertion, a lookaround or a backreference on the way allows it.
+    Somewhere,
+}
+
+impl EmptyIteration {
+    fn of(body: &Node) -> EmptyIteration {
+        if matches_empty_unconditionally(body) {
+            EmptyIteration::Anywhere
+        } else if can_match_empty(body) {
+            EmptyIteration::Somewhere
+        } else {
+            EmptyIteration::Never
+        }
+    }
+}
+
 fn matches_empty_unconditionally(node: &Node) -> bool {
     match node {
         Node::Empty => true,
-        Node::Set(_) | Node::Assert(_) | Node::Look { .. } | Node::BackReference(_) => false,
+        Node::Set(_) | Node::Assert(_) | Node::Look { .. } | Node::BackReference { .. } => false,
         Node::Concat(items) => items.iter().all(matches_empty_unconditionally),
         Node::Alternation(items) => items.iter().any(matches_empty_unconditionally),
         Node::Capture(_, body) => matches_empty_unconditionally(body),
@@ -330,17 +359,40 @@ fn matches_empty_unconditionally(node: &Node) -> bool {
     }
 }
 
-/// The iterations still required of a loop whose body can match empty
-/// anywhere, capped without changing the answer. An empty iteration can be
-/// added anywhere such a path exists; it only clears the body's captures,
-/// which the next iteration does anyway. A path from here makes at most
-/// `remaining` consuming iterations, so with more than `remaining + 2`
-/// required, the empty ones can be moved before the first consuming one
-/// (or kept one at the end) and their number changed freely: requiring
-/// `remaining + 2` has the same outcomes. This ends `(?:a|){2147483647}b`
-/// at once, as JavaScript's answer does.
-fn caps_required_iterations(required: u32, remaining: usize) -> u32 {
-    required.min(u32::try_from(remaining.saturating_add(2)).unwrap_or(u32::MAX))
+/// True when some path through `node` may match empty somewhere (a backreference
+/// matches empty when its group captured nothing).
+fn can_match_empty(node: &Node) -> bool {
+    match node {
+        Node::Empty | Node::Assert(_) | Node::Look { .. } | Node::BackReference { .. } => true,
+        Node::Set(_) => false,
+        Node::Concat(items) => items.iter().all(can_match_empty),
+        Node::Alternation(items) => items.iter().any(can_match_empty),
+        Node::Capture(_, body) => can_match_empty(body),
+        Node::Repeat { body, min, .. } => *min == 0 || can_match_empty(body),
+    }
+}
+
+/// The iterations still required of a loop whose body can match empty, capped
+/// without changing the answer.
+///
+/// An iteration starts with the body's captures unset, and nothing else it reads
+/// changes while the loop runs, so what an iteration can do depends only on where it
+/// starts. A path from here makes at most `remaining` consuming iterations; the empty
+/// required ones sit in runs at the positions it passes (at most `remaining + 1`), and
+/// a run can repeat its last iteration any number of times, or drop all but that one,
+/// without changing what follows. So any path can be made to require exactly
+/// `2 * remaining + 2` iterations and back, and requiring that many has the same
+/// outcomes. Where the body matches empty anywhere, the empty iterations can also be
+/// moved before the first consuming one (or kept one at the end), and `remaining + 2`
+/// suffices. This ends `(?:a|){2147483647}b` and `(a|^){1000000}` at once, as
+/// JavaScript's answers do.
+fn caps_required_iterations(required: u32, remaining: usize, empty: EmptyIteration) -> u32 {
+    let cap = match empty {
+        EmptyIteration::Never => return required,
+        EmptyIteration::Anywhere => remaining.saturating_add(2),
+        EmptyIteration::Somewhere => remaining.saturating_mul(2).saturating_add(2),
+    };
+    required.min(u32::try_from(cap).unwrap_or(u32::MAX))
 }
 
 /// Lowest and highest capture numbers inside `node`.
@@ -373,6 +425,8 @@ struct Machine<'p, 'i, 'l> {
     steps: u64,
     step_budget: u64,
     limits: &'l Limits<'l>,
+    /// Work since the last look at `limits`.
+    unchecked: u64,
     /// Evaluating at a position inside a surrogate pair (see `is_match`).
     mid_pair: bool,
 }
@@ -383,8 +437,16 @@ impl Machine<'_, '_, '_> {
         if self.steps > self.step_budget {
             return Err(Exhausted::Steps);
         }
-        // A clock read every 64 Ki steps costs nothing measurable.
-        if self.steps.is_multiple_of(LIMIT_CHECK_STEPS) {
+        self.work(1)
+    }
+
+    /// Counts work towards the next look at the caller's limits: a step, or a loop over
+    /// frames or slots that the step budget does not count. A clock read every 64 Ki of
+    /// them costs nothing measurable.
+    fn work(&mut self, amount: u64) -> Result<(), Exhausted> {
+        self.unchecked += amount;
+        if self.unchecked >= LIMIT_CHECK_WORK {
+            self.unchecked = 0;
             self.limits.check().map_err(Exhausted::Stopped)?;
         }
         Ok(())
@@ -408,14 +470,15 @@ impl Machine<'_, '_, '_> {
         }
     }
 
-    fn is_word(&self, pos: Option<usize>) -> bool {
-        pos.and_then(|p| self.input.get(p)).is_some_and(|&u| self.program.word.contains(u))
+    fn is_word(&self, pos: Option<usize>, folded: bool) -> bool {
+        let word = if folded { &self.program.folded_word } else { &self.program.word };
+        pos.and_then(|p| self.input.get(p)).is_some_and(|&u| word.contains(u))
     }
 
     fn assertion_holds(&self, assertion: Assertion, pos: usize) -> bool {
         if self.mid_pair {
             // Both neighbours are surrogates: not line terminators, not word characters.
-            return assertion == Assertion::NotWordBoundary;
+            return matches!(assertion, Assertion::NotWordBoundary { .. });
         }
         let len = self.input.len();
         match assertion {
@@ -423,33 +486,40 @@ impl Machine<'_, '_, '_> {
             Assertion::InputEnd => pos == len,
             Assertion::LineStart => pos == 0 || charset::is_line_terminator(self.input[pos - 1]),
             Assertion::LineEnd => pos == len || charset::is_line_terminator(self.input[pos]),
-            Assertion::WordBoundary | Assertion::NotWordBoundary => {
-                let boundary = self.is_word(pos.checked_sub(1)) != self.is_word(Some(pos));
-                boundary == (assertion == Assertion::WordBoundary)
+            Assertion::WordBoundary { folded } => {
+                self.is_word(pos.checked_sub(1), folded) != self.is_word(Some(pos), folded)
             }
+            Assertion::NotWordBoundary { folded } => {
+                self.is_word(pos.checked_sub(1), folded) == self.is_word(Some(pos), folded)
+            }
+            Assertion::NotMidPair => true,
         }
     }
 
-    fn units_equal(&self, a: u32, b: u32) -> bool {
-        if a == b {
-            return true;
-        }
-        if !self.program.ignore_case {
-            return false;
-        }
-        case_fold::orbits(self.program.unicode).equal(a, b)
+    fn units_equal(&self, a: u32, b: u32, ignore_case: bool) -> bool {
+        a == b || (ignore_case && case_fold::orbits(self.program.unicode).equal(a, b))
     }
 
-    /// New position after matching group `group`'s text at `pos`, or None.
-    fn back_reference(&mut self, group: usize, pos: usize, backward: bool) -> Result<Option<usize>, Exhausted> {
+    /// New position after matching the text of whichever of `groups` is set at `pos`
+    /// (at most one is), or None.
+    fn back_reference(
+        &mut self,
+        groups: &[usize],
+        ignore_case: bool,
+        pos: usize,
+        backward: bool,
+    ) -> Result<Option<usize>, Exhausted> {
         if self.mid_pair {
             // V8 rejects a backreference that would leave it inside a surrogate pair.
             return Ok(None);
         }
-        let (start, end) = (self.slots[group * 2], self.slots[group * 2 + 1]);
-        if start == UNSET || end == UNSET {
+        let captured = groups
+            .iter()
+            .map(|&group| (self.slots[group * 2], self.slots[group * 2 + 1]))
+            .find(|&(start, end)| start != UNSET && end != UNSET);
+        let Some((start, end)) = captured else {
             return Ok(Some(pos));
-        }
+        };
         let (start, end) = (start.min(end) as usize, start.max(end) as usize);
         let length = end - start;
         let from = if backward {
@@ -465,7 +535,7 @@ impl Machine<'_, '_, '_> {
         };
         for offset in 0..length {
             self.charge()?;
-            if !self.units_equal(self.input[start + offset], self.input[from + offset]) {
+            if !self.units_equal(self.input[start + offset], self.input[from + offset], ignore_case) {
                 return Ok(None);
             }
         }
@@ -543,6 +613,7 @@ impl Machine<'_, '_, '_> {
                     true
                 }
                 Inst::ClearSlots { from, to } => {
+                    self.work((to - from) as u64)?;
                     for slot in *from..*to {
                         if self.slots[slot] != UNSET {
                             self.push(Frame::RestoreSlot { slot: slot as u32, value: self.slots[slot] })?;
@@ -560,14 +631,16 @@ impl Machine<'_, '_, '_> {
                         false
                     }
                 }
-                Inst::BackReference { group, backward } => match self.back_reference(*group, pos, *backward)? {
-                    Some(next) => {
-                        pos = next;
-                        pc += 1;
-                        true
+                Inst::BackReference { groups, ignore_case, backward } => {
+                    match self.back_reference(groups, *ignore_case, pos, *backward)? {
+                        Some(next) => {
+                            pos = next;
+                            pc += 1;
+                            true
+                        }
+                        None => false,
                     }
-                    None => false,
-                },
+                }
                 Inst::LookStart { negative, resume } => {
                     self.looks.push(self.stack.len());
                     self.push(Frame::Look { negative: *negative, pos: pos as u32, resume: *resume as u32 })?;
@@ -590,6 +663,7 @@ impl Machine<'_, '_, '_> {
                         false
                     } else {
                         // Lookarounds are atomic: drop choices made inside, keep undo records.
+                        self.work((self.stack.len() - barrier) as u64)?;
                         let mut kept = barrier;
                         for index in barrier + 1..self.stack.len() {
                             let keep = matches!(
@@ -613,11 +687,11 @@ impl Machine<'_, '_, '_> {
                     pc += 1;
                     true
                 }
-                Inst::LoopHead { counter, min, max, greedy, body, exit, nullable, backward } => {
+                Inst::LoopHead { counter, min, max, greedy, body, exit, empty, backward } => {
                     let mut done = self.counters[*counter];
-                    if *nullable && done < *min {
+                    if *empty != EmptyIteration::Never && done < *min {
                         let remaining = if *backward { pos } else { self.input.len() - pos };
-                        let required = caps_required_iterations(*min - done, remaining);
+                        let required = caps_required_iterations(*min - done, remaining, *empty);
                         if required < *min - done {
                             self.push(Frame::RestoreCounter { counter: *counter as u32, value: done })?;
                             done = *min - required;

@@ -92,10 +92,6 @@ impl CodeSet {
     pub fn subtract(&self, other: &CodeSet) -> CodeSet {
         self.intersect(&other.complement(MAX_CODE_POINT))
     }
-
-    pub fn intersects_range(&self, low: u32, high: u32) -> bool {
-        self.ranges.iter().any(|&(a, b)| a <= high && b >= low)
-    }
 }
 
 pub fn digit_set() -> CodeSet {

@@ -3,9 +3,11 @@
 //! Validated when a ledger is parsed; compiled on the first match, once per `Pattern`.
 //!
 //! Patterns are parsed with ECMAScript rules (see `parser`). Whatever the `regex` crate can
-//! express identically runs there, in linear time (`translate`); backreferences, lookaround
-//! and a few input-dependent cases run on a backtracker with a fixed step budget
-//! (`backtrack`). See references/regex.md.
+//! express identically runs on its engine, in linear time (`translate`), or where that
+//! could take long, on a lazy DFA stepped here; backreferences, lookaround and a few
+//! input-dependent cases run on a backtracker with a fixed step budget (`backtrack`).
+//! Every engine ends by the caller's deadline and at its interrupt (`Limits`). See
+//! references/regex.md.
 
 mod backtrack;
 mod case_fold;
@@ -13,6 +15,7 @@ mod case_folding_tables;
 mod charset;
 mod parser;
 mod property_names;
+mod references;
 mod translate;
 mod unicode_tables;
 
@@ -22,6 +25,7 @@ pub use unicode_tables::UNICODE_VERSION;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
+use regex_automata::{meta, nfa::thompson};
 use thiserror::Error;
 
 pub use backtrack::{STACK_BYTES_LIMIT, STEP_BUDGET};
@@ -140,19 +144,21 @@ struct Compiled {
 
 #[derive(Debug)]
 struct LinearPattern {
-    regex: regex::Regex,
+    regex: meta::Regex,
+    /// At least the NFA states of `regex`: its heap holds one `State` per state.
+    nfa_states_bound: usize,
     conditions: translate::InputConditions,
     /// The translated pattern, for the guard.
     translated: Box<str>,
-    /// Built at the first output long enough to need it.
+    /// Built at the first output too long to leave to `regex`.
     guard: OnceLock<Option<Guard>>,
 }
 
-/// The regex crate cannot be stopped, and its slowest engine costs NFA
-/// states times input bytes (nested counted repetition makes thousands of
-/// states). Where that product is large, the same pattern runs on a lazy
-/// DFA stepped here: the limits are looked at as it goes, and it gives up
-/// when its cache thrashes instead of falling back to that engine.
+/// The regex crate cannot be stopped, and its slowest engine costs NFA states times
+/// input bytes (nested counted repetition makes thousands of states, and a short output
+/// is no exception). Where that product is large, the same pattern runs on a lazy DFA
+/// stepped here: the limits are looked at as it goes, and its work is counted against
+/// `DFA_WORK_BUDGET`, so a DFA whose cache keeps filling stops deterministically.
 #[derive(Debug)]
 struct Guard {
     dfa: regex_automata::hybrid::dfa::DFA,
@@ -162,26 +168,36 @@ struct Guard {
 /// What the linear engine said.
 enum Linear {
     Answer(bool),
-    /// The lazy DFA gave up: the backtracker, with its budget, decides.
+    /// The lazy DFA spent its budget (or could not run): the backtracker, with its own,
+    /// decides.
     GaveUp,
 }
 
 /// The regex crate's own size limit for compiled patterns, shared by the guard.
 const LINEAR_SIZE_LIMIT: usize = 1 << 24;
-/// Outputs this short go to the regex crate without a guard.
-const UNGUARDED_OUTPUT_BYTES: usize = 1024;
-/// NFA states times output bytes the regex crate is left to do alone: well
-/// under a second on its slowest engine.
+/// NFA states times output bytes the regex crate is left to do alone, with no look at
+/// the limits: well under a second on its slowest engine.
 const UNGUARDED_WORK: u64 = 20_000_000;
-/// Bytes the guard steps between two looks at the limits.
-const GUARD_CHECK_BYTES: usize = 1 << 16;
+/// The lazy DFA's cache: room for the states of a repetition it walks again and again
+/// (`(?:a{14}b){1000}` on 60 KB needs 9 MiB), or the minimum a huge NFA needs.
+const GUARD_CACHE_BYTES: usize = 32 << 20;
+/// Bytes of DFA state the guard may compute for one output, counted as the cache grows
+/// (a quarter of a second on current hardware): its work is proportional to them.
+const DFA_WORK_BUDGET: u64 = 16 << 20;
+/// Bytes stepped, plus bytes of DFA state computed, between two looks at the limits.
+const GUARD_CHECK_WORK: u64 = 1 << 16;
 
 impl LinearPattern {
     fn build(translation: translate::Translation) -> Option<LinearPattern> {
         // A pattern too large for the regex crate's limits stays on the backtracker.
-        let regex = regex::RegexBuilder::new(&translation.pattern).size_limit(LINEAR_SIZE_LIMIT).build().ok()?;
+        let regex = meta::Regex::builder()
+            .configure(meta::Config::new().nfa_size_limit(Some(LINEAR_SIZE_LIMIT)))
+            .build(&translation.pattern)
+            .ok()?;
+        let nfa_states_bound = regex.memory_usage() / std::mem::size_of::<thompson::State>();
         Some(LinearPattern {
             regex,
+            nfa_states_bound,
             conditions: translation.conditions,
             translated: translation.pattern.into(),
             guard: OnceLock::new(),
@@ -191,14 +207,16 @@ impl LinearPattern {
     fn guard(&self) -> Option<&Guard> {
         self.guard
             .get_or_init(|| {
-                use regex_automata::{hybrid::dfa::DFA, nfa::thompson};
-                let config = DFA::config().minimum_cache_clear_count(Some(3)).minimum_bytes_per_state(Some(10));
-                let dfa = DFA::builder()
-                    .configure(config)
-                    .thompson(thompson::Config::new().nfa_size_limit(Some(LINEAR_SIZE_LIMIT)))
+                use regex_automata::hybrid::dfa::DFA;
+                let nfa = thompson::NFA::compiler()
+                    .configure(thompson::Config::new().nfa_size_limit(Some(LINEAR_SIZE_LIMIT)))
                     .build(&self.translated)
                     .ok()?;
-                let nfa_states = dfa.get_nfa().states().len();
+                // Never give up on a cache that keeps filling: the work budget decides.
+                let config = DFA::config().minimum_cache_clear_count(None);
+                let capacity = config.get_minimum_cache_capacity(&nfa).ok()?.max(GUARD_CACHE_BYTES);
+                let nfa_states = nfa.states().len();
+                let dfa = DFA::builder().configure(config.cache_capacity(capacity)).build_from_nfa(nfa).ok()?;
                 Some(Guard { dfa, nfa_states })
             })
             .as_ref()
@@ -206,14 +224,16 @@ impl LinearPattern {
 
     /// The answer for `output`, within `limits`.
     fn matches(&self, output: &str, limits: &Limits) -> Result<Linear, MatchError> {
-        if output.len() <= UNGUARDED_OUTPUT_BYTES {
+        let work = |states: usize| (states as u64).saturating_mul(output.len().max(1) as u64);
+        if work(self.nfa_states_bound) <= UNGUARDED_WORK {
             return Ok(Linear::Answer(self.regex.is_match(output)));
         }
         match self.guard() {
-            Some(guard) if (guard.nfa_states as u64).saturating_mul(output.len() as u64) > UNGUARDED_WORK => {
-                guard.matches(output, limits)
-            }
-            _ => Ok(Linear::Answer(self.regex.is_match(output))),
+            Some(guard) if work(guard.nfa_states) > UNGUARDED_WORK => guard.matches(output, limits),
+            Some(_) => Ok(Linear::Answer(self.regex.is_match(output))),
+            // Not expected (the regex crate built the same pattern), but then the
+            // backtracker, which looks at the limits, decides.
+            None => Ok(Linear::GaveUp),
         }
     }
 }
@@ -226,14 +246,36 @@ impl Guard {
         let Ok(mut state) = self.dfa.start_state_forward(&mut cache, &input) else {
             return Ok(Linear::GaveUp);
         };
-        for (at, &byte) in output.as_bytes().iter().enumerate() {
-            if at.is_multiple_of(GUARD_CHECK_BYTES) {
+        let mut work = cache.memory_usage() as u64;
+        let mut unchecked = work;
+        for &byte in output.as_bytes() {
+            unchecked += 1;
+            if unchecked >= GUARD_CHECK_WORK {
                 limits.check()?;
+                unchecked = 0;
             }
-            let Ok(next) = self.dfa.next_state(&mut cache, state, byte) else {
-                return Ok(Linear::GaveUp);
+            let known = if state.is_tagged() { None } else { Some(self.dfa.next_state_untagged(&cache, state, byte)) };
+            state = match known.filter(|next| !next.is_unknown()) {
+                Some(next) => next,
+                None => {
+                    let (clears, before) = (cache.clear_count(), cache.memory_usage());
+                    let Ok(next) = self.dfa.next_state(&mut cache, state, byte) else {
+                        return Ok(Linear::GaveUp);
+                    };
+                    // After a clear, what the cache holds is what this step computed.
+                    let computed = if cache.clear_count() == clears {
+                        cache.memory_usage().saturating_sub(before)
+                    } else {
+                        cache.memory_usage()
+                    } as u64;
+                    work += computed;
+                    unchecked += computed;
+                    if work > DFA_WORK_BUDGET {
+                        return Ok(Linear::GaveUp);
+                    }
+                    next
+                }
             };
-            state = next;
             if state.is_tagged() {
                 if state.is_match() {
                     return Ok(Linear::Answer(true));
@@ -328,10 +370,21 @@ impl Pattern {
         if !output.contains(self.required()) {
             return Ok(false);
         }
+        // Compiling cannot be stopped (its work is bounded by the pattern's size): the
+        // limits are looked at once it is done.
         let compiled = self.compiled()?;
+        limits.check()?;
         let backtrack = |program| compiled.backtrack_match(program, output, STEP_BUDGET, limits);
+        // What the linear engines read: without u/v, one character per UTF-16 code unit.
+        let text = || {
+            if compiled.full_unicode {
+                std::borrow::Cow::Borrowed(output)
+            } else {
+                translate::code_units_as_characters(output)
+            }
+        };
         match compiled.engine_for(output) {
-            Engine::Linear => match compiled.linear.as_ref().map(|linear| linear.matches(output, limits)) {
+            Engine::Linear => match compiled.linear.as_ref().map(|linear| linear.matches(&text(), limits)) {
                 Some(Ok(Linear::Answer(answer))) => Ok(answer),
                 Some(Err(stopped)) => Err(stopped),
                 Some(Ok(Linear::GaveUp)) | None => backtrack(&compiled.backtracking),
@@ -341,8 +394,9 @@ impl Pattern {
                     return backtrack(&compiled.backtracking);
                 };
                 let mut gave_up = false;
+                let text = text();
                 for linear in &split.linear {
-                    match linear.matches(output, limits)? {
+                    match linear.matches(&text, limits)? {
                         Linear::Answer(true) => return Ok(true),
                         Linear::Answer(false) => {}
                         Linear::GaveUp => gave_up = true,
@@ -377,7 +431,8 @@ impl Pattern {
 impl Compiled {
     fn build(source: &str, flags: &str) -> Result<Compiled, String> {
         let flags = parser::Flags::parse(flags)?;
-        let parsed = parser::parse(source, flags)?;
+        let mut parsed = parser::parse(source, flags)?;
+        references::resolve(&mut parsed.root, parsed.capture_count, flags.full_unicode());
         let backtracking = backtrack::Program::compile(&parsed.root, parsed.capture_count, flags);
         let linear = translate::translate(&parsed.root, flags).and_then(LinearPattern::build);
         let split = match (&linear, &parsed.root) {

@@ -1,4 +1,4 @@
-//! ECMAScript regular expression syntax (ES2024 with Annex B for non-unicode patterns)
+//! ECMAScript regular expression syntax (ES2025, with Annex B for non-unicode patterns)
 //! parsed into a small tree. Every pattern `new RegExp(source, flags)` rejects is an error.
 //! Literals and classes are resolved to unit sets here, case closure included, so both
 //! engines only ever test set membership.
@@ -58,8 +58,19 @@ pub enum Assertion {
     InputEnd,
     LineStart,
     LineEnd,
-    WordBoundary,
-    NotWordBoundary,
+    /// `\b`; `folded` where U+017F and U+212A are word characters too (`i` with `u`/`v`,
+    /// the `i` perhaps from a modifier group).
+    WordBoundary {
+        folded: bool,
+    },
+    /// `\B`, `folded` as for `WordBoundary`.
+    NotWordBoundary {
+        folded: bool,
+    },
+    /// Holds everywhere but between the halves of a surrogate pair, a position V8 tries
+    /// with `u`/`v` (see `backtrack::Program::is_match`): what a backreference to a group
+    /// that cannot be set where it stands does there (see `references`).
+    NotMidPair,
 }
 
 #[derive(Clone, Debug)]
@@ -78,7 +89,13 @@ pub enum Node {
         greedy: bool,
     },
     Assert(Assertion),
-    BackReference(usize),
+    /// `\N` or `\k<name>`: the groups it names (several for a name shared by groups in
+    /// different alternatives, of which at most one is ever set), compared
+    /// case-insensitively where `ignore_case` held.
+    BackReference {
+        groups: Vec<usize>,
+        ignore_case: bool,
+    },
     Look {
         behind: bool,
         negative: bool,
@@ -98,8 +115,7 @@ pub fn parse(source: &str, flags: Flags) -> Result<ParsedPattern, String> {
         source.encode_utf16().map(u32::from).collect()
     };
     let (capture_count, group_names) = prescan_groups(&units, flags.unicode_sets);
-    let mut parser =
-        Parser { units, pos: 0, flags, capture_count, group_names, next_capture: 0, defined_names: Vec::new() };
+    let mut parser = Parser { capture_count, group_names, ..Parser::new(units, flags) };
     let root = parser.disjunction()?;
     if parser.pos < parser.units.len() {
         // Only an unmatched ')' stops the top-level disjunction early.
@@ -154,12 +170,32 @@ fn prescan_groups(units: &[u32], nested_classes: bool) -> (usize, Vec<String>) {
 struct Parser {
     units: Vec<u32>,
     pos: usize,
+    /// The flags in force here: the pattern's, as a modifier group changes them.
     flags: Flags,
     capture_count: usize,
     /// Raw names seen by the prescan: their presence switches `\k` to a group reference.
     group_names: Vec<String>,
     next_capture: usize,
-    defined_names: Vec<(String, usize)>,
+    defined_names: Vec<DefinedName>,
+    /// The alternatives the parser is inside, outermost first: (disjunction, alternative).
+    alternatives: Vec<(usize, usize)>,
+    disjunctions: usize,
+}
+
+/// A group name already defined, with the alternatives its group is inside.
+struct DefinedName {
+    name: String,
+    alternatives: Vec<(usize, usize)>,
+}
+
+/// ES2025 MightBothParticipate: two groups can both take part in one match unless some
+/// disjunction holds them in different alternatives (`(?<x>a)|(?<x>b)` is valid).
+fn might_both_participate(a: &[(usize, usize)], b: &[(usize, usize)]) -> bool {
+    // Both paths start at the root: the first place they part decides.
+    match a.iter().zip(b).find(|(x, y)| x != y) {
+        Some(((disjunction_a, _), (disjunction_b, _))) => disjunction_a != disjunction_b,
+        None => true,
+    }
 }
 
 /// What one class atom stood for: a single character (usable as a range end) or a set.
@@ -180,6 +216,20 @@ fn hex_value(unit: u32) -> Option<u32> {
 }
 
 impl Parser {
+    fn new(units: Vec<u32>, flags: Flags) -> Parser {
+        Parser {
+            units,
+            pos: 0,
+            flags,
+            capture_count: 0,
+            group_names: Vec::new(),
+            next_capture: 0,
+            defined_names: Vec::new(),
+            alternatives: Vec::new(),
+            disjunctions: 0,
+        }
+    }
+
     fn peek(&self) -> Option<u32> {
         self.units.get(self.pos).copied()
     }
@@ -226,9 +276,17 @@ impl Parser {
     }
 
     fn disjunction(&mut self) -> Result<Node, String> {
-        let mut alternatives = vec![self.alternative()?];
-        while self.eat('|') {
-            alternatives.push(self.alternative()?);
+        let disjunction = self.disjunctions;
+        self.disjunctions += 1;
+        let mut alternatives = Vec::new();
+        loop {
+            self.alternatives.push((disjunction, alternatives.len()));
+            let alternative = self.alternative();
+            self.alternatives.pop();
+            alternatives.push(alternative?);
+            if !self.eat('|') {
+                break;
+            }
         }
         Ok(if alternatives.len() == 1 {
             alternatives.pop().unwrap_or(Node::Empty)
@@ -256,8 +314,12 @@ impl Parser {
         let assertion = match self.peek().and_then(char::from_u32) {
             Some('^') => Some(if self.flags.multiline { Assertion::LineStart } else { Assertion::InputStart }),
             Some('$') => Some(if self.flags.multiline { Assertion::LineEnd } else { Assertion::InputEnd }),
-            Some('\\') if self.peek_at(1) == Some('b' as u32) => Some(Assertion::WordBoundary),
-            Some('\\') if self.peek_at(1) == Some('B' as u32) => Some(Assertion::NotWordBoundary),
+            Some('\\') if self.peek_at(1) == Some('b' as u32) => {
+                Some(Assertion::WordBoundary { folded: self.unicode() && self.flags.ignore_case })
+            }
+            Some('\\') if self.peek_at(1) == Some('B' as u32) => {
+                Some(Assertion::NotWordBoundary { folded: self.unicode() && self.flags.ignore_case })
+            }
             _ => None,
         };
         if let Some(assertion) = assertion {
@@ -405,15 +467,22 @@ impl Parser {
             }
             if self.eat('<') {
                 let name = self.group_name()?;
-                if self.defined_names.iter().any(|(n, _)| *n == name) {
+                let duplicate = self
+                    .defined_names
+                    .iter()
+                    .any(|d| d.name == name && might_both_participate(&d.alternatives, &self.alternatives));
+                if duplicate {
                     return Err("Duplicate capture group name".into());
                 }
                 self.next_capture += 1;
                 let index = self.next_capture;
-                self.defined_names.push((name, index));
+                self.defined_names.push(DefinedName { name, alternatives: self.alternatives.clone() });
                 let body = self.disjunction()?;
                 let body = self.close_group(body)?;
                 return Ok(Node::Capture(index, Box::new(body)));
+            }
+            if self.peek().and_then(char::from_u32).is_some_and(|c| "ims-".contains(c)) {
+                return self.modified_group();
             }
             return Err("Invalid group".into());
         }
@@ -422,6 +491,43 @@ impl Parser {
         let body = self.disjunction()?;
         let body = self.close_group(body)?;
         Ok(Node::Capture(index, Box::new(body)))
+    }
+
+    /// `(?ims-ims:...)` after `(?` (ES2025 modifiers): the body is read, and so matched,
+    /// with those flags added and removed.
+    fn modified_group(&mut self) -> Result<Node, String> {
+        let mut flags = self.flags;
+        let mut seen = String::new();
+        let mut removing = false;
+        loop {
+            let Some(ch) = self.peek().and_then(char::from_u32) else {
+                return Err("Invalid group".into());
+            };
+            self.pos += 1;
+            match ch {
+                ':' => break,
+                '-' if removing => return Err("Multiple dashes in flag group".into()),
+                '-' => removing = true,
+                'i' | 'm' | 's' if seen.contains(ch) => return Err("Repeated flag in flag group".into()),
+                'i' | 'm' | 's' => {
+                    seen.push(ch);
+                    let flag = match ch {
+                        'i' => &mut flags.ignore_case,
+                        'm' => &mut flags.multiline,
+                        _ => &mut flags.dot_all,
+                    };
+                    *flag = !removing;
+                }
+                _ => return Err("Invalid group".into()),
+            }
+        }
+        if seen.is_empty() {
+            return Err("Invalid flag group".into());
+        }
+        let outer = std::mem::replace(&mut self.flags, flags);
+        let body = self.disjunction();
+        self.flags = outer;
+        self.close_group(body?)
     }
 
     fn close_group(&mut self, body: Node) -> Result<Node, String> {
@@ -533,7 +639,7 @@ impl Parser {
                 self.pos += 1;
             }
             if number <= self.capture_count {
-                return Ok(Node::BackReference(number));
+                return Ok(Node::BackReference { groups: vec![number], ignore_case: self.flags.ignore_case });
             }
             if self.unicode() {
                 return Err("Invalid escape".into());
@@ -546,8 +652,11 @@ impl Parser {
                 return Err("Invalid named reference".into());
             }
             let name = self.group_name().map_err(|_| "Invalid named reference".to_string())?;
-            let index = self.capture_index_of(&name).ok_or("Invalid named capture referenced")?;
-            return Ok(Node::BackReference(index));
+            let groups = self.capture_indexes_of(&name);
+            if groups.is_empty() {
+                return Err("Invalid named capture referenced".into());
+            }
+            return Ok(Node::BackReference { groups, ignore_case: self.flags.ignore_case });
         }
         match self.class_escape()? {
             ClassAtom::Set(set) => Ok(Node::Set(set)),
@@ -555,15 +664,17 @@ impl Parser {
         }
     }
 
-    /// Group numbers by name, counting groups in source order (forward references allowed).
-    fn capture_index_of(&self, name: &str) -> Option<usize> {
+    /// The numbers of the groups named `name`, in source order (a name may be shared by
+    /// groups in different alternatives; forward references are allowed).
+    fn capture_indexes_of(&mut self, name: &str) -> Vec<usize> {
         // The prescan names are raw text; resolve through a fresh scan of group order.
+        let resume = self.pos;
+        let mut indexes = Vec::new();
         let mut index = 0;
         let mut class_depth = 0usize;
         let mut i = 0;
-        let units = &self.units;
-        while i < units.len() {
-            let unit = units[i];
+        while i < self.units.len() {
+            let unit = self.units[i];
             if unit == '\\' as u32 {
                 i += 2;
                 continue;
@@ -577,29 +688,22 @@ impl Parser {
             } else if unit == '[' as u32 {
                 class_depth = 1;
             } else if unit == '(' as u32 {
-                if units.get(i + 1) != Some(&('?' as u32)) {
+                if self.units.get(i + 1) != Some(&('?' as u32)) {
                     index += 1;
-                } else if units.get(i + 2) == Some(&('<' as u32))
-                    && !matches!(units.get(i + 3).copied(), Some(c) if c == '=' as u32 || c == '!' as u32)
+                } else if self.units.get(i + 2) == Some(&('<' as u32))
+                    && !matches!(self.units.get(i + 3).copied(), Some(c) if c == '=' as u32 || c == '!' as u32)
                 {
                     index += 1;
-                    let mut sub = Parser {
-                        units: self.units.clone(),
-                        pos: i + 3,
-                        flags: self.flags,
-                        capture_count: 0,
-                        group_names: Vec::new(),
-                        next_capture: 0,
-                        defined_names: Vec::new(),
-                    };
-                    if sub.group_name().ok().as_deref() == Some(name) {
-                        return Some(index);
+                    self.pos = i + 3;
+                    if self.group_name().ok().as_deref() == Some(name) {
+                        indexes.push(index);
                     }
                 }
             }
             i += 1;
         }
-        None
+        self.pos = resume;
+        indexes
     }
 
     /// An escape after `\` (the `\` already consumed): a class escape or a character.
@@ -881,8 +985,9 @@ impl Parser {
 
     /// Contents up to and including the closing `]`: (single code points, multi-unit strings,
     /// whether the class may contain strings by the grammar's static MayContainStrings rule).
-    /// Under `i`, union members, ranges, escapes and nested classes are case-closed as they
-    /// are read; a lone character operand of `&&` or `--` is taken as written, as V8 does.
+    /// Under `i` every operand is case-closed before the set operations, as the
+    /// specification's MaybeSimpleCaseFolding does (node 20's V8 took a lone character or
+    /// `\q{...}` beside `&&` or `--` as written).
     fn class_v_contents(&mut self) -> Result<(CodeSet, Vec<Vec<u32>>, bool), String> {
         #[derive(PartialEq, Clone, Copy)]
         enum Mode {
@@ -936,11 +1041,7 @@ impl Parser {
         if negated && may_contain_strings {
             return Err("Negated character class may contain strings".into());
         }
-        let fold_bare = mode == Mode::Union;
-        let mut folded = operands.into_iter().map(|o| {
-            let set = if o.bare && !fold_bare { o.set } else { self.fold(o.set) };
-            (set, o.strings)
-        });
+        let mut folded = operands.into_iter().map(|o| (self.fold(o.set), o.strings));
         let (mut set, mut strings) = folded.next().unwrap_or_default();
         for (other_set, other_strings) in folded {
             let other_keys: Vec<Vec<u32>> = other_strings.iter().map(|s| self.string_key(s)).collect();
@@ -973,19 +1074,19 @@ impl Parser {
         if unit == '[' as u32 {
             self.pos += 1;
             let (set, strings, may_contain_strings) = self.class_v_contents()?;
-            return Ok(VOperand { set: self.fold(set), strings, bare: false, range: false, may_contain_strings });
+            return Ok(VOperand { set: self.fold(set), strings, range: false, may_contain_strings });
         }
         if unit == '\\' as u32 && self.peek_at(1) == Some('q' as u32) {
             self.pos += 2;
             let (set, strings) = self.class_string_disjunction()?;
             // An empty or multi-character alternative is a string.
             let may_contain_strings = !strings.is_empty();
-            return Ok(VOperand { set, strings, bare: true, range: false, may_contain_strings });
+            return Ok(VOperand { set, strings, range: false, may_contain_strings });
         }
         let first = self.class_v_character()?;
         let low = match first {
             ClassAtom::Set(set) => {
-                return Ok(VOperand { set, strings: Vec::new(), bare: false, range: false, may_contain_strings: false })
+                return Ok(VOperand { set, strings: Vec::new(), range: false, may_contain_strings: false })
             }
             ClassAtom::Unit(low) => low,
         };
@@ -998,15 +1099,9 @@ impl Parser {
                 return Err("Range out of order in character class".into());
             }
             let set = CodeSet::from_ranges(vec![(low, high)]);
-            return Ok(VOperand { set, strings: Vec::new(), bare: false, range: true, may_contain_strings: false });
+            return Ok(VOperand { set, strings: Vec::new(), range: true, may_contain_strings: false });
         }
-        Ok(VOperand {
-            set: CodeSet::single(low),
-            strings: Vec::new(),
-            bare: true,
-            range: false,
-            may_contain_strings: false,
-        })
+        Ok(VOperand { set: CodeSet::single(low), strings: Vec::new(), range: false, may_contain_strings: false })
     }
 
     fn class_v_character(&mut self) -> Result<ClassAtom, String> {
@@ -1066,12 +1161,10 @@ impl Parser {
     }
 }
 
-/// One operand of a `v`-mode class, before case folding is decided.
+/// One operand of a `v`-mode class, before case folding.
 struct VOperand {
     set: CodeSet,
     strings: Vec<Vec<u32>>,
-    /// A lone character (or `\q{..}`), which V8 does not case-close inside `&&`/`--`.
-    bare: bool,
     range: bool,
     may_contain_strings: bool,
 }

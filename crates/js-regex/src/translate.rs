@@ -2,6 +2,7 @@
 //! exactly. Some constructs agree only on some inputs; those are reported as
 //! `InputConditions`, and an input that meets one is sent to the backtracker instead.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use super::charset::{CodeSet, SURROGATES};
@@ -10,8 +11,8 @@ use super::parser::{Assertion, Flags, Node};
 /// Input features under which the translation would differ from JavaScript.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct InputConditions {
-    /// Something can match part of a surrogate pair, or `\B` between its halves:
-    /// astral input differs.
+    /// `\B` with `u`/`v`: V8 also tries the positions between the halves of a surrogate
+    /// pair, where it holds, so astral input differs.
     pub astral: bool,
     /// Multiline `^`/`$`: the regex crate knows only `\n` as a line end.
     pub other_line_terminators: bool,
@@ -31,7 +32,7 @@ const MAX_LINEAR_SIZE: u64 = 1 << 24;
 /// A lower bound on the compiled size: each set once per copy a repetition makes.
 fn unrolled_size(node: &Node) -> u64 {
     match node {
-        Node::Empty | Node::Assert(_) | Node::BackReference(_) => 0,
+        Node::Empty | Node::Assert(_) | Node::BackReference { .. } => 0,
         Node::Set(set) => set.ranges().len().max(1) as u64,
         Node::Concat(items) | Node::Alternation(items) => {
             items.iter().fold(0, |total: u64, item| total.saturating_add(unrolled_size(item)))
@@ -42,6 +43,31 @@ fn unrolled_size(node: &Node) -> u64 {
             unrolled_size(body).saturating_mul(copies)
         }
     }
+}
+
+/// Where the UTF-16 halves of astral characters go when a pattern without `u`/`v` runs on
+/// the regex crate: `D800..=DFFF` become `HALVES..=HALVES + 0x7FF`, code points no such
+/// pattern can name, so each half is one character, as JavaScript reads it.
+const HALVES: u32 = 0x10000;
+
+/// `output` as a pattern without `u`/`v` reads it: one character per UTF-16 code unit,
+/// each astral character as its two halves (see `HALVES`).
+pub fn code_units_as_characters(output: &str) -> Cow<'_, str> {
+    // Only astral characters take four bytes in UTF-8.
+    if !output.bytes().any(|byte| byte >= 0xF0) {
+        return Cow::Borrowed(output);
+    }
+    let mut units = String::with_capacity(output.len() * 2);
+    for ch in output.chars() {
+        if u32::from(ch) <= 0xFFFF {
+            units.push(ch);
+            continue;
+        }
+        for half in ch.encode_utf16(&mut [0; 2]) {
+            units.extend(char::from_u32(u32::from(*half) - SURROGATES.0 + HALVES));
+        }
+    }
+    Cow::Owned(units)
 }
 
 /// None when the pattern needs backtracking (backreferences, lookaround) or is too large
@@ -66,35 +92,14 @@ struct Translator {
     out: String,
 }
 
-fn is_high_surrogate(unit: u32) -> bool {
-    (0xD800..=0xDBFF).contains(&unit)
-}
-
-fn is_low_surrogate(unit: u32) -> bool {
-    (0xDC00..=0xDFFF).contains(&unit)
-}
-
 impl Translator {
     fn node(&mut self, node: &Node) -> Option<()> {
         match node {
             Node::Empty => {}
             Node::Set(set) => self.set(set),
             Node::Concat(items) => {
-                let mut i = 0;
-                while i < items.len() {
-                    // Without u a literal astral character is a high/low surrogate pair.
-                    if let (Node::Set(a), Some(Node::Set(b))) = (&items[i], items.get(i + 1)) {
-                        if let (Some(high), Some(low)) = (a.single_unit(), b.single_unit()) {
-                            if !self.flags.full_unicode() && is_high_surrogate(high) && is_low_surrogate(low) {
-                                let code_point = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
-                                let _ = write!(self.out, "\\x{{{code_point:X}}}");
-                                i += 2;
-                                continue;
-                            }
-                        }
-                    }
-                    self.node(&items[i])?;
-                    i += 1;
+                for item in items {
+                    self.node(item)?;
                 }
             }
             Node::Alternation(alternatives) => {
@@ -140,36 +145,47 @@ impl Translator {
                         self.conditions.other_line_terminators = true;
                         "(?m:$)"
                     }
-                    Assertion::WordBoundary | Assertion::NotWordBoundary => {
-                        if self.flags.full_unicode() && self.flags.ignore_case {
-                            self.conditions.folded_word_characters = true;
-                        }
-                        if *assertion == Assertion::WordBoundary {
-                            "(?-u:\\b)"
-                        } else {
-                            // \B holds between the halves of a surrogate pair (V8 tries
-                            // those positions even with u, for empty matches).
-                            self.conditions.astral = true;
-                            "(?-u:\\B)"
-                        }
+                    Assertion::WordBoundary { folded } => {
+                        self.conditions.folded_word_characters |= folded;
+                        "(?-u:\\b)"
                     }
+                    Assertion::NotWordBoundary { folded } => {
+                        self.conditions.folded_word_characters |= folded;
+                        // \B holds between the halves of a surrogate pair, which V8
+                        // tries even with u, for empty matches.
+                        self.conditions.astral |= self.flags.full_unicode();
+                        "(?-u:\\B)"
+                    }
+                    // The regex crate never stops inside a character; V8 does only for
+                    // empty matches, and one can only hold there through `\B`, which
+                    // sends astral output to the backtracker.
+                    Assertion::NotMidPair => "",
                 };
                 self.out.push_str(text);
             }
-            Node::BackReference(_) | Node::Look { .. } => return None,
+            Node::BackReference { .. } | Node::Look { .. } => return None,
         }
         Some(())
     }
 
     fn set(&mut self, set: &CodeSet) {
-        if set.intersects_range(SURROGATES.0, SURROGATES.1) && !self.flags.full_unicode() {
-            self.conditions.astral = true;
-        }
-        // Surrogate code points never occur in a Rust string, so they can be left out.
+        // Surrogate code points never occur in a Rust string. Without u/v they are the
+        // halves of astral characters, which the output is given as (see `HALVES`); with
+        // u/v they only match lone surrogates, which no output holds.
+        let halves = |low: u32, high: u32| {
+            let (low, high) = (low.max(SURROGATES.0), high.min(SURROGATES.1));
+            if self.flags.full_unicode() || low > high {
+                (1, 0)
+            } else {
+                (low - SURROGATES.0 + HALVES, high - SURROGATES.0 + HALVES)
+            }
+        };
         let ranges: Vec<(u32, u32)> = set
             .ranges()
             .iter()
-            .flat_map(|&(low, high)| [(low, high.min(SURROGATES.0 - 1)), (low.max(SURROGATES.1 + 1), high)])
+            .flat_map(|&(low, high)| {
+                [(low, high.min(SURROGATES.0 - 1)), halves(low, high), (low.max(SURROGATES.1 + 1), high)]
+            })
             .filter(|(low, high)| low <= high)
             .collect();
         if let [(low, high)] = ranges.as_slice() {

@@ -127,10 +127,12 @@ fn capped_nullable_loops_agree_with_javascript() {
     assert!(mismatches.is_empty(), "{} mismatches:\n{}", mismatches.len(), mismatches.join("\n"));
 }
 
-/// Huge counts over bodies that match empty end at once with the specification's
-/// answer (node 20 overflows its stack on the second; the specification says true).
+/// Huge counts over bodies that match empty, anywhere or only somewhere, end at once with
+/// the specification's answer (node 20 overflows its stack on the second; the
+/// specification says true).
 #[test]
 fn huge_counts_over_empty_matching_bodies_decide_at_once() {
+    let long_b = "b".repeat(100_000);
     for (expect, input, want) in [
         ("/(?=a){2147483647}/", "a", true),
         ("/(?=a){2147483647}/", "b", false),
@@ -138,6 +140,15 @@ fn huge_counts_over_empty_matching_bodies_decide_at_once() {
         ("/(?:a|){2147483647}b/i", "aaaa", false),
         ("/(?:){1000000}z(?<=z)/", "xyz", true),
         ("/(?:(?=a)|b){4294967295}/", "c", false),
+        // Always empty through a self-reference (node: 0.02 ms; a memory error before) or
+        // a forward one (node 26 overflows its stack; the specification says true).
+        ("/(\\1){967296}/", "hello", true),
+        ("/(?:\\1){2147483647}(a)/", "a", true),
+        // Empty only through an anchor (node: 43 ms; a memory error before).
+        ("/(a|^){1000000}/", "hello world", true),
+        ("/(a|^){1000000}/", long_b.as_str(), true),
+        ("/(a|^){1000000}$/", "aaa", true),
+        ("/(a|^){1000000}$/", "aab", false),
     ] {
         let started = std::time::Instant::now();
         let pattern = Expectation::parse(expect).expect("valid");
@@ -180,4 +191,56 @@ fn limits_stop_every_engine() {
     let pattern = Expectation::parse("/(?:(?:a|b){100}){100}/i").expect("valid");
     assert_eq!(pattern.matches_within(&long_a, &Limits::new(later, &never)), Ok(true));
     assert_eq!(pattern.matches_within("ab", &Limits::new(later, &never)), Ok(false));
+}
+
+/// Patterns node answers at once but the budgets used to fail (issue 34): the lazy DFA
+/// takes counted repetitions to the end instead of giving up when its cache fills, and
+/// without u/v an astral output is read as UTF-16 code units on the linear engine.
+#[test]
+fn counted_repetitions_and_astral_output_are_answered_within_the_budgets() {
+    let a14b = "a".repeat(14) + "b";
+    for (expect, output, want) in [
+        ("/(?:a|b){4000}/", ("ab".repeat(1500) + "x").repeat(3), false),
+        ("/(?:a|b){4000}/", "ab".repeat(2000) + "x", true),
+        ("/(?:ab|ba){1000}$/", ("ab".repeat(999) + "x").repeat(29), false),
+        ("/(?:ab|ba){1000}$/", ("ab".repeat(999) + "x").repeat(29) + &"ba".repeat(1000), true),
+        ("/(?:a{14}b){1000}/", (a14b.repeat(999) + "x").repeat(4), false),
+        ("/(?:a{14}b){1000}/", a14b.repeat(1000), true),
+        ("/.{128}$/", "\u{1F600}".repeat(204_800), true),
+        ("/^.{128}$/", "\u{1F600}".repeat(64), true),
+        ("/^.{128}$/u", "\u{1F600}".repeat(64), false),
+        // Empty iterations at the end (node 20 and 26 say false after minutes).
+        ("/(?:a*){65536}$/", "ab".repeat(499) + "x", true),
+    ] {
+        let pattern = Expectation::parse(expect).expect("valid");
+        assert_eq!(pattern.matches(&output), Ok(want), "{expect} on {} bytes", output.len());
+    }
+}
+
+/// Every engine asks the caller's limits while it runs, whatever the output's length:
+/// a huge NFA on a short output used to go to the regex crate, which cannot be asked,
+/// and so did one too large for the lazy DFA's cache.
+#[test]
+fn every_engine_asks_the_limits_while_it_runs() {
+    use js_regex::Limits;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+    for (expect, output) in [
+        ("/(?:a*){65536}$/", "ab".repeat(499) + "x"),
+        ("/(?:a*){65536}$/", "ab".repeat(4095) + "x"),
+        ("/(?:(?:a|b){100}){100}c/i", "a".repeat(1 << 16) + "c"),
+        (r"/^(a|a)+\1$/", "a".repeat(1 << 12) + "!"),
+    ] {
+        let looks = AtomicUsize::new(0);
+        // Counts every look and never asks to stop.
+        let count = || {
+            looks.fetch_add(1, Ordering::Relaxed);
+            false
+        };
+        let limits = Limits::new(Instant::now() + Duration::from_secs(3600), &count);
+        let pattern = Expectation::parse(expect).expect("valid");
+        let _ = pattern.matches_within(&output, &limits);
+        // One look once the pattern is compiled, and at least one by the engine.
+        assert!(looks.load(Ordering::Relaxed) >= 2, "{expect} on {} bytes", output.len());
+    }
 }

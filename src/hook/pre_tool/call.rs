@@ -133,15 +133,14 @@ fn shell(command: &str, directory: Option<&str>) -> ToolCall {
 }
 
 /// One `old_string` to `new_string` replacement: Claude Code's `Edit` and
-/// each of `MultiEdit`'s `edits` (`replace_all`), Gemini CLI's `replace`
-/// (`expected_replacements` above one replaces every occurrence).
+/// each of `MultiEdit`'s `edits`, Gemini CLI's `replace`. It is judged as
+/// replacing every occurrence (see `Replacement::apply`), so `replace_all`
+/// and `expected_replacements` need no reading.
 fn replacement(value: &Value) -> Option<Replacement> {
     let object = value.as_object()?;
     let old = text(object, &OLD_KEYS)?;
     let new = text(object, &NEW_KEYS)?;
-    let all = value.get("replace_all").and_then(Value::as_bool).unwrap_or(false)
-        || value.get("expected_replacements").and_then(Value::as_u64).is_some_and(|count| count > 1);
-    Some(Replacement { old: old.to_string(), new: new.to_string(), all })
+    Some(Replacement { old: old.to_string(), new: new.to_string() })
 }
 
 fn patch_writes(files: Vec<patch::FilePatch>) -> Vec<FileWrite> {
@@ -177,8 +176,8 @@ mod tests {
         ToolCall::Files(vec![FileWrite::of(path, change)])
     }
 
-    fn replace(old: &str, new: &str, all: bool) -> Replacement {
-        Replacement { old: old.into(), new: new.into(), all }
+    fn replace(old: &str, new: &str) -> Replacement {
+        Replacement { old: old.into(), new: new.into() }
     }
 
     #[test]
@@ -189,20 +188,20 @@ mod tests {
         assert_eq!(call(gemini), one("a", Change::Write("y".into())));
         let edit = json!({ "tool_name": "Edit", "tool_input":
             { "file_path": "a", "old_string": "o", "new_string": "n", "replace_all": true } });
-        assert_eq!(call(edit), one("a", Change::Replace(vec![replace("o", "n", true)])));
+        assert_eq!(call(edit), one("a", Change::Replace(vec![replace("o", "n")])));
         let gemini_replace = json!({ "tool_name": "replace", "tool_input":
             { "file_path": "a", "old_string": "o", "new_string": "n", "expected_replacements": 1 } });
-        assert_eq!(call(gemini_replace), one("a", Change::Replace(vec![replace("o", "n", false)])));
+        assert_eq!(call(gemini_replace), one("a", Change::Replace(vec![replace("o", "n")])));
         let multi = json!({ "tool_name": "MultiEdit", "tool_input": { "file_path": "a", "edits": [
             { "old_string": "1", "new_string": "2" }, { "old_string": "3", "new_string": "4", "replace_all": true }
         ] } });
-        assert_eq!(call(multi), one("a", Change::Replace(vec![replace("1", "2", false), replace("3", "4", true)])));
+        assert_eq!(call(multi), one("a", Change::Replace(vec![replace("1", "2"), replace("3", "4")])));
         let notebook = json!({ "tool_name": "NotebookEdit", "tool_input":
             { "notebook_path": "n.ipynb", "new_source": "x", "cell_id": "c" } });
         assert_eq!(call(notebook), one("n.ipynb", Change::Unknown));
         let str_replace =
             json!({ "tool_name": "StrReplace", "tool_input": { "path": "a", "old_str": "o", "new_str": "n" } });
-        assert_eq!(call(str_replace), one("a", Change::Replace(vec![replace("o", "n", false)])));
+        assert_eq!(call(str_replace), one("a", Change::Replace(vec![replace("o", "n")])));
         let cursor_delete = json!({ "tool_name": "Delete", "tool_input": { "path": "a" } });
         assert_eq!(call(cursor_delete), one("a", Change::Delete));
         let broken_edit = json!({ "tool_name": "Edit", "tool_input": { "file_path": "a", "old_string": 1 } });

@@ -23,7 +23,6 @@ pub enum Change {
 pub struct Replacement {
     pub old: String,
     pub new: String,
-    pub all: bool,
 }
 
 /// The change does not apply to the file as it is: the tool would fail,
@@ -67,8 +66,8 @@ impl Change {
 impl Replacement {
     /// `text` with this replacement made. An empty `old` creates the file
     /// (Claude Code and Gemini CLI both read it so); an `old` that occurs
-    /// more than once without `all` is replaced everywhere, which covers
-    /// whichever occurrence a host would pick.
+    /// more than once is replaced everywhere, which covers whichever
+    /// occurrences a host would pick, `replace_all` or not.
     fn apply(&self, text: Option<&str>) -> Result<String, Unapplied> {
         match text {
             _ if self.old.is_empty() => match text {
@@ -86,14 +85,14 @@ mod tests {
     use super::*;
 
     fn replace(old: &str, new: &str) -> Change {
-        Change::Replace(vec![Replacement { old: old.into(), new: new.into(), all: false }])
+        Change::Replace(vec![Replacement { old: old.into(), new: new.into() }])
     }
 
     #[test]
     fn replacements_apply_in_order_or_not_at_all() {
         let steps = Change::Replace(vec![
-            Replacement { old: "a".into(), new: "b".into(), all: false },
-            Replacement { old: "b".into(), new: "c".into(), all: true },
+            Replacement { old: "a".into(), new: "b".into() },
+            Replacement { old: "b".into(), new: "c".into() },
         ]);
         assert_eq!(steps.after(Some("a b")), Ok(Some("c c".into())));
         assert_eq!(replace("x", "y").after(Some("a")), Err(Unapplied));

@@ -190,8 +190,11 @@ pub fn decided(before: &str, after: &str) -> (Vec<String>, Vec<String>) {
     let prior: HashMap<&str, &Gate> = before.gates.iter().rev().map(|gate| (gate.id(), gate)).collect();
     let (mut ticked, mut evidenced) = (Vec::new(), Vec::new());
     for gate in &after.gates {
-        let was = prior.get(gate.id()).copied();
-        if !gate.is_runnable() && !was.is_some_and(Gate::is_runnable) {
+        // A gate that was manual had no box or evidence a check decided:
+        // made runnable, it is judged as if it had been unticked and
+        // pending, so a ticked manual gate cannot become a met runnable one.
+        let was = prior.get(gate.id()).copied().filter(|was| was.is_runnable());
+        if !gate.is_runnable() && was.is_none() {
             continue;
         }
         if gate.checked() && !was.is_some_and(Gate::checked) {
@@ -249,8 +252,17 @@ mod tests {
     }
 
     fn edit(old: &str, new: &str) -> Vec<FileWrite> {
-        let change = Change::Replace(vec![Replacement { old: old.into(), new: new.into(), all: false }]);
+        let change = Change::Replace(vec![Replacement { old: old.into(), new: new.into() }]);
         vec![FileWrite { target: "GATES.md".into(), base: "GATES.md".into(), change }]
+    }
+
+    #[test]
+    fn a_ticked_manual_gate_made_runnable_is_a_tick() {
+        let manual = "- [x] M1: read by a person\n  EVIDENCE: automatic-evidence=v1; definition-sha256=abc\n";
+        let runnable = manual.replace(": read by a person\n", ": read by a person\n  CHECK: make\n  EXPECT: ok\n");
+        assert_eq!(decided(manual, &runnable), (vec!["M1".to_string()], vec!["M1".to_string()]));
+        // Left manual, the same gate decides nothing a check owns.
+        assert_eq!(decided(manual, manual), (Vec::new(), Vec::new()));
     }
 
     fn judged(old: &str, new: &str) -> Option<Denial> {

@@ -99,14 +99,7 @@ fn read_payload() -> Result<Payload, PayloadError> {
         Some(Value::String(text)) => Ok(Some(text.clone()).filter(|text| !text.is_empty())),
         Some(_) => Err(InputError::NotText(name)),
     };
-    let workspace_roots = match object.get("workspace_roots") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(roots)) => roots
-            .iter()
-            .map(|root| root.as_str().map(str::to_string).ok_or(InputError::NotTextList("workspace_roots")))
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(InputError::NotTextList("workspace_roots").into()),
-    };
+    let workspace_roots = super::workspace_roots(object)?;
     Ok(Payload {
         host: Host::from_payload(object),
         event: text_field("hook_event_name")?,

@@ -49,15 +49,22 @@ pub struct Hunk {
     pub end_of_file: bool,
 }
 
-/// The files of the first patch envelope in `text` (a patch on its own, or
-/// inside a shell command's heredoc); `None` when there is none.
+/// The files of every patch envelope in `text` (a patch on its own, or
+/// several in a shell command's heredocs), in order; `None` when there is
+/// none.
 pub fn parse(text: &str) -> Option<Vec<FilePatch>> {
     let mut lines = text.lines().map(|line| line.strip_suffix('\r').unwrap_or(line));
     lines.by_ref().find(|line| line.trim() == BEGIN)?;
     let mut files: Vec<FilePatch> = Vec::new();
+    let mut inside = true;
     for line in lines {
+        if !inside {
+            inside = line.trim() == BEGIN;
+            continue;
+        }
         if line.trim() == END {
-            break;
+            inside = false;
+            continue;
         }
         if let Some(path) = line.strip_prefix(ADD) {
             files.push(FilePatch { path: path.trim().to_string(), operation: Operation::Add(String::new()) });
@@ -206,6 +213,11 @@ mod tests {
         let moved = Operation::Update { move_to: Some("y.md".into()), hunks: vec![hunk] };
         assert_eq!(files[2], FilePatch { path: "x.md".into(), operation: moved });
         assert_eq!(parse("no patch here"), None);
+        // Every envelope counts: a second heredoc is read like the first.
+        let two = "*** Begin Patch\n*** Add File: notes.txt\n+n\n*** End Patch\nbetween\n\
+                   *** Begin Patch\n*** Update File: GATES.md\n@@\n-a\n+b\n*** End Patch\n";
+        let paths: Vec<String> = parse(two).unwrap().into_iter().map(|file| file.path).collect();
+        assert_eq!(paths, ["notes.txt", "GATES.md"]);
         // A line that opens with a multi-byte character is no hunk line, and no panic.
         assert_eq!(update("\u{e9}t\u{e9}\n"), vec![Hunk::default()]);
     }

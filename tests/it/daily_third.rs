@@ -2,7 +2,7 @@
 //! what a new user tripped over on a real project, each with the case that
 //! worked already beside it.
 
-use crate::common::{gate, Sandbox};
+use crate::common::{gate, sh, Sandbox};
 
 #[test]
 fn a_misspelled_attribute_is_warned_about_at_its_line_by_every_command_that_reads_the_ledger() {
@@ -63,6 +63,10 @@ fn a_misspelled_expect_is_named_beside_the_error_it_causes() {
     assert_eq!(rules, ["misspelled-attribute", "parse"], "{json}");
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "runs the shipped template, whose CHECK lines use POSIX sed and grep (cmd.exe has neither)"
+)]
 #[test]
 fn init_writes_the_leaf_template_into_the_root_and_its_next_command_works_as_written() {
     let sandbox = Sandbox::new();
@@ -218,10 +222,19 @@ fn hook_reply(sandbox: &Sandbox, payload: serde_json::Value) -> crate::common::R
 /// `command` as the agent would type it, with gate-check on PATH, from `directory`.
 fn typed(sandbox: &Sandbox, directory: &std::path::Path, command: &str) -> crate::common::Run {
     let binary = assert_cmd::cargo::cargo_bin("gate-check");
-    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", binary.parent().unwrap().display());
-    let mut shell = assert_cmd::Command::new("sh");
+    let mut shell = std::process::Command::new(crate::common::sh::default_shell());
+    #[cfg(windows)]
+    let path = {
+        std::os::windows::process::CommandExt::raw_arg(&mut shell, format!("/d /s /c \"{command}\""));
+        format!(r"{};C:\windows\system32;C:\windows", binary.parent().unwrap().display())
+    };
+    #[cfg(unix)]
+    let path = {
+        shell.args(["-c", command]);
+        format!("{}:/usr/local/bin:/usr/bin:/bin", binary.parent().unwrap().display())
+    };
+    let mut shell = assert_cmd::Command::from_std(shell);
     shell
-        .args(["-c", command])
         .current_dir(directory)
         .env("PATH", path)
         .env("UNLAZY_APPROVAL_DIR", &sandbox.approvals)
@@ -232,14 +245,18 @@ fn typed(sandbox: &Sandbox, directory: &std::path::Path, command: &str) -> crate
     sandbox.run_with(&mut shell)
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "types the printed hint, quoted for a POSIX shell or PowerShell, into cmd.exe, which takes single quotes as they are"
+)]
 #[test]
 fn the_subagent_hint_runs_as_written_and_a_named_pipeline_ledger_says_where_its_checks_run() {
     let sandbox = Sandbox::new();
     std::fs::create_dir_all(sandbox.path(".git")).unwrap();
     sandbox.write("marker.txt", "at the root\n");
     // A check that passes only from the repository root, as the pipeline runs it.
-    sandbox.write(".unlazy/hsize/gates/leaf-1.1.md", &gate("G1", "cat marker.txt", "at the root"));
-    sandbox.write(".unlazy/hsize/gates/leaf-1.2.md", &gate("G2", "cat marker.txt", "at the root"));
+    sandbox.write(".unlazy/hsize/gates/leaf-1.1.md", &gate("G1", &sh::cat("marker.txt"), "at the root"));
+    sandbox.write(".unlazy/hsize/gates/leaf-1.2.md", &gate("G2", &sh::cat("marker.txt"), "at the root"));
     for args in [
         &["open", "--leaf", "leaf-1.1", "--leaf", "leaf-1.2"][..],
         &["start", "--leaf", "leaf-1.1", "--handle", "agent-1"],
@@ -276,7 +293,7 @@ fn the_subagent_hint_runs_as_written_and_a_named_pipeline_ledger_says_where_its_
 
     // Named by its path, the ledger runs its checks in its own directory, as
     // in the Node tool, and says so with the command that runs them from the root.
-    sandbox.write(".unlazy/hsize/gates/leaf-1.2.md", &gate("G2", "cat marker.txt", "at the root"));
+    sandbox.write(".unlazy/hsize/gates/leaf-1.2.md", &gate("G2", &sh::cat("marker.txt"), "at the root"));
     let named = sandbox.run(&["--approve", "-q", ".unlazy/hsize/gates/leaf-1.2.md"]);
     let warning = format!(
         "gate-check: warning: .unlazy/hsize/gates/leaf-1.2.md is a ledger of the pipeline hsize, named as a file: its \
@@ -290,7 +307,7 @@ fn the_subagent_hint_runs_as_written_and_a_named_pipeline_ledger_says_where_its_
         .code(0)
         .stdout_contains("ALL MET (1 met, not selected: 1)");
     // --cwd chose the directory, --status runs nothing, a root ledger is no pipeline's: no warning.
-    sandbox.write("GATES.md", &gate("R1", "cat marker.txt", "at the root"));
+    sandbox.write("GATES.md", &gate("R1", &sh::cat("marker.txt"), "at the root"));
     let cwd = sandbox.root.display().to_string();
     sandbox
         .run(&["--approve", "--reverify", "-q", "--cwd", &cwd, ".unlazy/hsize/gates/leaf-1.2.md"])
@@ -423,7 +440,7 @@ fn partitioned_ci_jobs_approve_what_a_nested_gate_check_re_runs() {
 #[test]
 fn approve_says_it_is_approving_and_the_rerun_counts_do_not_read_as_passes() {
     let sandbox = Sandbox::new();
-    sandbox.write("GATES.md", &format!("{}{}", gate("G1", "echo ok", "ok"), gate("G2", "cat flag", "on")));
+    sandbox.write("GATES.md", &format!("{}{}", gate("G1", "echo ok", "ok"), gate("G2", &sh::cat("flag"), "on")));
     sandbox.write("flag", "on\n");
     // Without --approve the oracle waits for approval, as in the Node tool.
     sandbox.run(&[]).code(1).stdout_contains("APPROVAL REQUIRED GATES:G1\n").stdout_contains("NOT RUN");

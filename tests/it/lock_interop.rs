@@ -31,15 +31,17 @@ fn node_record(pid: u32) -> String {
     format!(r#"{{"token":"0123456789abcdef0123456789abcdef","pid":{pid},"target":"/x/GATES.md","at":1}}"#)
 }
 
-/// The pid of a process that has exited.
-fn dead_pid() -> u32 {
+/// A process that has exited, and its pid. Windows gives a pid to a new
+/// process soon after its last holder closes it, so the test holds the
+/// exited one (and so its pid) while it runs.
+fn exited() -> (std::process::Child, u32) {
     let mut child = std::process::Command::new(if cfg!(windows) { "whoami" } else { "true" })
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let pid = child.id();
     child.wait().unwrap();
-    pid
+    (child, pid)
 }
 
 fn entries(directory: &Path) -> Vec<String> {
@@ -97,7 +99,7 @@ fn a_node_lock_of_a_dead_pid_fails_closed_after_the_node_timeout_and_is_kept() {
     let sandbox = Sandbox::new();
     let ledger = ready(&sandbox);
     let lock = lock_for(&ledger);
-    let pid = dead_pid();
+    let (_exited, pid) = exited();
     create_lock(&lock, &node_record(pid));
     let started = Instant::now();
     sandbox
@@ -120,8 +122,10 @@ fn a_lock_left_by_a_crashed_gate_check_is_recovered() {
         format!(r#"{{"token":"00112233445566778899aabbccddeeff","pid":{pid},"target":"x","at":1,"tool":"gate-check"}}"#)
     };
     // The ledger's own lock, and one for a target this run never asks for.
-    create_lock(&lock_for(&ledger), &record(dead_pid()));
-    create_lock(&sandbox.path(".unlazy/locks/0123456789abcdef01234567.filelock"), &record(dead_pid()));
+    let (_first, first) = exited();
+    let (_second, second) = exited();
+    create_lock(&lock_for(&ledger), &record(first));
+    create_lock(&sandbox.path(".unlazy/locks/0123456789abcdef01234567.filelock"), &record(second));
     let started = Instant::now();
     sandbox.run_with(&mut sandbox.cmd()).code(0).stdout_contains("\nALL MET (");
     assert!(started.elapsed() < Duration::from_secs(10));

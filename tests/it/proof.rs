@@ -508,6 +508,32 @@ fn the_receipt_store_stays_bounded() {
 }
 
 #[test]
+fn over_its_bound_the_store_drops_the_receipts_of_ledgers_that_are_gone_first() {
+    let sandbox = proven_repository();
+    // The store's bound (10,000 receipts) reached by receipts newer than
+    // G1's and G2's, of a ledger that no longer exists.
+    let template = fs::read_to_string(receipt_of(&sandbox, "G1")).unwrap();
+    let gone = sandbox.root.parent().unwrap().join("gone/GATES.md");
+    let ledger = sandbox.root.join("GATES.md").canonicalize().unwrap();
+    let lost = template.replace(&format!("\"{}\"", ledger.display()), &format!("\"{}\"", gone.display()));
+    assert_ne!(lost, template);
+    for at in 0..10_000 {
+        let path = sandbox.receipts.join(format!("{at:064x}.json"));
+        fs::write(&path, &lost).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    // A run that proves a gate prunes the store.
+    sandbox.run(&["--reverify", "--gate", "G2", "-q"]).code(0).stdout_contains("ALL MET (1 met");
+    assert_eq!(runs(&sandbox), (1, 2));
+    // G1's older receipt is kept: it is still the proof of a ledger.
+    sandbox.run(&["--status", "--proof"]).code(0).stdout_is("GATES.md: 2 gates\nALL MET (2 met)\n");
+    let receipts = fs::read_dir(&sandbox.receipts)
+        .unwrap()
+        .filter(|entry| entry.as_ref().unwrap().path().extension().is_some_and(|extension| extension == "json"));
+    assert_eq!(receipts.count(), 2);
+}
+
+#[test]
 fn neither_the_repositorys_config_nor_its_index_flags_can_hide_a_change() {
     let sandbox = proven_repository();
     // A same-size edit with the old modification time put back: git's own

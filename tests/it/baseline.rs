@@ -10,20 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{exists, Run, Sandbox};
+use crate::common::{exists, git, Run, Sandbox};
 use serde_json::Value;
-
-/// Runs git in `dir`; its stdout, which must be a success's.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git is needed for these tests");
-    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// A gate as ledger text.
 fn gate(id: &str, title: &str, check: &str, expect: &str) -> String {

@@ -286,3 +286,15 @@ impl Drop for Run {
         assert!(self.stderr_checked || self.stderr.is_empty(), "unchecked stderr: {}", self.context());
     }
 }
+
+/// Runs git in `dir`; its stdout, which must be a success's.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git is needed for these tests");
+    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}

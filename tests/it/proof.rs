@@ -9,18 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{exists, Sandbox};
-
-/// Runs git in `dir`, which must succeed.
-fn git(dir: &Path, args: &[&str]) {
-    let output = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git is needed for these tests");
-    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-}
+use crate::common::{exists, git, Sandbox};
 
 /// Sets `path`'s modification time an hour back, so neither git's index
 /// nor the stat cache treats it as possibly changed within the same tick.

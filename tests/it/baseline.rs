@@ -242,6 +242,33 @@ fn a_check_on_ref_that_writes_outside_its_checkout_fails_confined() {
     assert_eq!(left_behind(&sandbox), Vec::<String>::new());
 }
 
+#[test]
+fn a_check_on_ref_runs_without_credentials_unless_they_are_kept() {
+    let sandbox = two_commits("");
+    let show = "echo \"gh=${GITHUB_TOKEN:-none}\"";
+    sandbox
+        .write("GATES.md", &format!("{}{}", sandbox.read("GATES.md"), gate("T1", "sees the token", show, "gh=s3cret")));
+    let with_token = |args: &[&str]| {
+        let mut command = sandbox.cmd();
+        command.arg("baseline").args(args).env("TMPDIR", temporary(&sandbox)).env("GITHUB_TOKEN", "s3cret");
+        sandbox.run_with(&mut command)
+    };
+    sandbox
+        .run_with(sandbox.cmd().args(["--approve", "--gate", "T1", "-q"]).env("GITHUB_TOKEN", "s3cret"))
+        .code(0)
+        .stdout_contains("ALL MET (1 met");
+    // Unconfined, or with the token kept, REF's run sees it and passes.
+    with_token(&["HEAD~1", "--gate", "T1", "--unconfined", "-q"]).code(1).stdout_contains("VACUOUS GATES:T1");
+    with_token(&["HEAD~1", "--gate", "T1", "--sandbox-keep-env", "GITHUB_TOKEN", "-q"])
+        .code(1)
+        .stdout_contains("VACUOUS GATES:T1");
+    // Confined (the default), it is withheld there, and the run says so.
+    let out = with_token(&["HEAD~1", "--gate", "T1"]).code(0).into_stdout();
+    assert!(out.contains("DISCRIMINATES GATES:T1 fails on") && out.contains("output=gh=none"), "{out}");
+    let sandbox_line = out.lines().find(|line| line.starts_with("SANDBOX: ")).unwrap_or_default();
+    assert!(sandbox_line.contains("withheld") && sandbox_line.contains("GITHUB_TOKEN"), "{out}");
+}
+
 /// Waits until `found` says yes, for at most 20 s.
 fn wait_until(what: &str, found: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -126,6 +126,10 @@ fn the_four_results_and_the_exit_codes_are_right_and_the_repository_is_untouched
     assert_eq!(repository_state(&sandbox), before, "baseline changed the repository");
     // With four at once, the same lines in the same order.
     baseline(&sandbox, &["HEAD~1", "-j", "4"]).code(1).stdout_is(&out);
+    // The approve command keeps the options the approval is bound to.
+    baseline(&sandbox, &["HEAD~1", "--gate", "U1", "--timeout", "7", "--shell", "/bin/sh", "--sandbox", "-q"])
+        .code(1)
+        .stdout_contains("next: gate-check --approve --timeout 7 --shell /bin/sh --sandbox --gate GATES:U1\n");
     assert_eq!(left_behind(&sandbox), Vec::<String>::new(), "the checkout was left behind");
 
     // Only the gate that tells the change apart: exit 0.

@@ -1,6 +1,8 @@
 //! Lexical path handling with Node's `path.resolve` meaning, so that the
 //! absolute ledger path and resolved CWD in an approval identity are spelled
-//! exactly as the Node tool spells them (no symlink resolution).
+//! exactly as the Node tool spells them (no symlink resolution); and, for
+//! the places that must be compared as the file system reaches them (the
+//! guard's protected paths, the sandbox's fence), `real_path`.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -74,6 +76,45 @@ pub fn utf8(path: &Path) -> Result<&str, NotUtf8> {
     path.to_str().ok_or_else(|| NotUtf8(path.to_path_buf()))
 }
 
+/// How many links `real_path` follows before it stops (a loop ends).
+const MAX_LINKS: usize = 16;
+
+/// `path` (made lexical first) with every link in it followed, as far as
+/// it exists: the part that exists is canonicalized, and a dangling link is
+/// followed to where a write through it would land.
+pub fn real_path(path: &Path) -> PathBuf {
+    let mut path = normalize(path);
+    for _ in 0..MAX_LINKS {
+        match follow(&path) {
+            Ok(real) => return real,
+            Err(Some(next)) => path = next,
+            Err(None) => break,
+        }
+    }
+    path
+}
+
+/// `path` canonicalized as far as it exists (`Ok`), or where the dangling
+/// link in it points (`Err(Some)`), or nothing to follow (`Err(None)`).
+fn follow(path: &Path) -> Result<PathBuf, Option<PathBuf>> {
+    let mut existing = path;
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    loop {
+        if let Ok(real) = dunce::canonicalize(existing) {
+            return Ok(rest.iter().rev().fold(real, |real, part| real.join(part)));
+        }
+        let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
+            return Err(None);
+        };
+        if let Ok(target) = std::fs::read_link(existing) {
+            let target = dunce::simplified(&target);
+            return Err(Some(rest.iter().rev().fold(resolve(parent, target), |next, part| next.join(part))));
+        }
+        rest.push(name);
+        existing = parent;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +164,23 @@ mod tests {
         assert_eq!(strip_prefix(Path::new(r"c:\repo\Sub"), Path::new(r"C:\Repo")), Some(PathBuf::from("Sub")));
         assert!(!is_inside(Path::new(r"C:\Repo"), Path::new(r"C:\Repository")));
         assert!(!is_inside(Path::new(r"C:\Repo"), Path::new(r"D:\Repo")));
+    }
+
+    // Symbolic links: Windows lets only administrators (or Developer Mode)
+    // create one.
+    #[cfg(unix)]
+    #[test]
+    fn links_are_followed_as_far_as_the_path_exists_even_when_they_dangle() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(base.join("real")).unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        assert_eq!(real_path(&base.join("link/new/file")), base.join("real/new/file"));
+        assert_eq!(real_path(&base.join("link/../real")), base.join("real"));
+        std::os::unix::fs::symlink(base.join("real/later.md"), base.join("dangling")).unwrap();
+        assert_eq!(real_path(&base.join("dangling")), base.join("real/later.md"));
+        assert_eq!(real_path(&base.join("dangling/../x")), base.join("x"), "lexical first");
+        std::os::unix::fs::symlink("loop", base.join("loop")).unwrap();
+        assert_eq!(real_path(&base.join("loop")), base.join("loop"), "a link loop ends");
     }
 }

@@ -11,6 +11,7 @@
 use std::ffi::OsStr;
 use std::fs;
 use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::approval::store::{self, OpenStore, Store, StoreError, StoreKind, StoreLocation};
 use crate::digest::sha256_hex;
@@ -22,7 +23,8 @@ use crate::work_tree::StatCache;
 /// The owner key's file: 64 hex digits.
 const KEY_FILE: &str = "key";
 const LOCK_FILE: &str = "receipts.lock";
-/// The store keeps at most this many receipts; the oldest go first.
+/// The store keeps at most this many receipts (one per ledger and gate):
+/// over it, those of ledgers that are gone go first, then the oldest.
 const MAX_RECEIPTS: usize = 10_000;
 /// Manifests only name what changed; a few recent trees suffice.
 const MAX_MANIFESTS: usize = 16;
@@ -90,8 +92,7 @@ impl Receipts {
 fn read_key(store: &OpenStore) -> Result<Option<OwnerKey>, StoreError> {
     let Some(bytes) = store::read_named(store, KEY_FILE, 2 * KEY_BYTES as u64 + 1)? else { return Ok(None) };
     let text = String::from_utf8_lossy(&bytes);
-    let key = crate::proof::from_hex(text.trim_end_matches('\n'))
-        .and_then(|bytes| <[u8; KEY_BYTES]>::try_from(bytes).ok())
+    let key = crate::proof::from_hex::<KEY_BYTES>(text.trim_end_matches('\n'))
         .ok_or_else(|| StoreError::NotReal(store.path.join(KEY_FILE).display().to_string(), "owner key"))?;
     Ok(Some(OwnerKey::new(key)))
 }
@@ -187,12 +188,12 @@ impl OpenReceipts {
     /// file a killed write left an hour ago or more.
     fn prune(&self, keep: &[String]) -> Result<(), StoreError> {
         let Some(entries) = store::list(&self.store)? else { return Ok(()) };
-        let mut kinds: [Vec<(std::time::SystemTime, PathBuf)>; 3] = Default::default();
-        let abandoned = std::time::SystemTime::now() - ABANDONED_TEMP_AGE;
+        let mut kinds: [Vec<(SystemTime, PathBuf)>; 3] = Default::default();
+        let abandoned = SystemTime::now() - ABANDONED_TEMP_AGE;
         for entry in entries.flatten() {
             let name = entry.file_name();
             let Some(name) = name.to_str().filter(|name| !keep.iter().any(|kept| kept == name)) else { continue };
-            let modified = entry.metadata().and_then(|meta| meta.modified()).unwrap_or(std::time::UNIX_EPOCH);
+            let modified = entry.metadata().and_then(|meta| meta.modified()).unwrap_or(UNIX_EPOCH);
             if crate::durable::temp_file_target(name).is_some() {
                 if modified < abandoned {
                     let _ = fs::remove_file(entry.path());
@@ -207,8 +208,11 @@ impl OpenReceipts {
             };
             kinds[slot].push((modified, entry.path()));
         }
+        let [receipts, manifests, stat_caches] = kinds;
+        let receipts = if receipts.len() > MAX_RECEIPTS { self.without_lost_ledgers(receipts) } else { receipts };
         let kept_manifests = keep.len().min(MAX_MANIFESTS);
-        for (mut files, limit) in kinds.into_iter().zip([MAX_RECEIPTS, MAX_MANIFESTS - kept_manifests, MAX_STAT_CACHES])
+        for (mut files, limit) in
+            [(receipts, MAX_RECEIPTS), (manifests, MAX_MANIFESTS - kept_manifests), (stat_caches, MAX_STAT_CACHES)]
         {
             if files.len() <= limit {
                 continue;
@@ -219,5 +223,21 @@ impl OpenReceipts {
             }
         }
         Ok(())
+    }
+
+    /// `receipts` less those that prove nothing any more, which are
+    /// removed: a receipt whose ledger is gone, or that is not a receipt.
+    fn without_lost_ledgers(&self, mut receipts: Vec<(SystemTime, PathBuf)>) -> Vec<(SystemTime, PathBuf)> {
+        receipts.retain(|(_, path)| {
+            let name = path.file_name().and_then(OsStr::to_str).unwrap_or_default();
+            let receipt =
+                store::read_record(&self.store, name).ok().flatten().and_then(|text| Receipt::from_text(&text));
+            let lost = receipt.is_none_or(|receipt| fs::symlink_metadata(&receipt.ledger).is_err());
+            if lost {
+                let _ = fs::remove_file(path);
+            }
+            !lost
+        });
+        receipts
     }
 }

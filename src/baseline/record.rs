@@ -5,7 +5,10 @@
 
 use serde::Serialize;
 
-use crate::report::record::{escape_data, escape_property, sanitize_strings, xml_escape, CheckRecord, SandboxRecord};
+use crate::report::record::{
+    escape_data, escape_property, failure_body, junit_case_start, junit_error_suite, sanitize_strings, xml_escape,
+    CheckRecord, SandboxRecord,
+};
 use crate::report::tail::OutputTail;
 use crate::terminal;
 
@@ -371,18 +374,7 @@ impl BaselineReport {
             self.errors.len(),
             seconds(&all)
         ));
-        if !self.errors.is_empty() {
-            xml.push_str(
-                "  <testsuite name=\"gate-check baseline\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n",
-            );
-            xml.push_str("    <testcase classname=\"gate-check\" name=\"baseline\">\n");
-            xml.push_str(&format!(
-                "      <error message=\"{}\">{}</error>\n",
-                xml_escape(self.errors.first().map_or("", String::as_str)),
-                self.errors.iter().map(|error| xml_escape(error)).collect::<Vec<_>>().join("\n")
-            ));
-            xml.push_str("    </testcase>\n  </testsuite>\n");
-        }
+        xml.push_str(&junit_error_suite("gate-check baseline", "baseline", &self.errors));
         let mut ledgers: Vec<&str> = Vec::new();
         for gate in &self.gates {
             if !ledgers.contains(&gate.ledger.as_str()) {
@@ -409,35 +401,27 @@ impl BaselineReport {
             xml.push_str(&format!("      <property name=\"gate-check.baseline.sandbox\" value=\"{confinement}\"/>\n"));
             xml.push_str("    </properties>\n");
             for gate in gates {
-                let classname = gate.qualified_id.rsplit_once(':').map_or("", |(stem, _)| stem);
-                xml.push_str(&format!(
-                    "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{}\" time=\"{:.3}\">\n",
-                    xml_escape(classname),
-                    xml_escape(&format!("{}: {}", gate.id, gate.title)),
-                    xml_escape(&display_path(&gate.ledger)),
+                xml.push_str(&junit_case_start(
+                    &gate.qualified_id,
+                    &gate.id,
+                    &gate.title,
+                    &display_path(&gate.ledger),
                     gate.line,
-                    seconds(&[gate])
+                    seconds(&[gate]),
                 ));
+                xml.push_str(">\n");
                 xml.push_str(&format!(
                     "      <properties>\n        <property name=\"gate-check.baseline\" value=\"{}\"/>\n      </properties>\n",
                     gate.result.name()
                 ));
                 if failing(gate) {
                     let message = self.message(gate);
-                    let mut body = xml_escape(&message);
                     let tail = gate.telling_side().and_then(|(_, side)| side.check.output_tail.as_ref());
-                    if let Some(tail) = tail {
-                        body.push_str("\n\n");
-                        body.push_str(&xml_escape(&tail.heading()));
-                        for line in &tail.lines {
-                            body.push('\n');
-                            body.push_str(&xml_escape(line));
-                        }
-                    }
                     xml.push_str(&format!(
-                        "      <failure message=\"{}\" type=\"{}\">{body}</failure>\n",
+                        "      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
                         xml_escape(&message),
-                        gate.result.name()
+                        gate.result.name(),
+                        failure_body(&message, tail)
                     ));
                 }
                 xml.push_str("    </testcase>\n");

@@ -101,19 +101,9 @@ impl BaseRuns {
         let unconfinable = |source| BaselineError::Unconfinable { short: short.to_string(), source };
         let protected = plan::protected_places(env, &config.check);
         let fence = WriteRoot::new(checkout.path(), &protected).map_err(unconfinable)?;
-        let confinement = Confinement::prepare(&fence).map_err(unconfinable)?;
-        let (inherited, withheld) = crate::credentials::withhold(&env.variables, &config.keep_env);
-        let record = SandboxRecord {
-            landlock_abi: confinement.landlock_abi(),
-            writable: vec![fence.path().display().to_string()],
-            network: false,
-            withheld_variables: withheld,
-        };
-        Ok(BaseRuns {
-            environment: ChildEnvironment::new(&inherited),
-            confinement: Some((confinement, fence)),
-            record: Some(record),
-        })
+        let (environment, sandbox) =
+            plan::Sandbox::confine(vec![fence.clone()], &config.keep_env, env).map_err(unconfinable)?;
+        Ok(BaseRuns { environment, confinement: Some((sandbox.confinement, fence)), record: Some(sandbox.record) })
     }
 }
 

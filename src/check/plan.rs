@@ -18,7 +18,7 @@ use crate::evidence::{self, GateState};
 use crate::ledger::text::{utf16_len, utf16_prefix};
 use crate::ledger::{self, qualify, Document, Gate};
 use crate::report::record::SandboxRecord;
-use crate::runner::{ChildEnvironment, Confinement, Protected, WriteRoot};
+use crate::runner::{ChildEnvironment, Confinement, Protected, SandboxError, WriteRoot};
 use crate::target::{self, Mode, Target};
 use crate::{paths, shell};
 
@@ -60,6 +60,38 @@ pub struct Sandbox {
     pub fences: Vec<WriteRoot>,
     /// What the run reports of it.
     pub record: SandboxRecord,
+}
+
+impl Sandbox {
+    /// Confines runs to `fences` (by ledger index), once a whole
+    /// confinement was put up on the first: what the confined runs
+    /// inherit (the environment without its credential variables, but
+    /// for `keep_env`), and the sandbox. Confined or not at all: nothing
+    /// runs when the probe fails.
+    pub fn confine(
+        fences: Vec<WriteRoot>,
+        keep_env: &[String],
+        env: &Environment,
+    ) -> Result<(ChildEnvironment, Sandbox), SandboxError> {
+        let mut writable: Vec<&WriteRoot> = Vec::new();
+        for fence in &fences {
+            if !writable.contains(&fence) {
+                writable.push(fence);
+            }
+        }
+        let probed = writable
+            .first()
+            .ok_or_else(|| SandboxError::Unavailable("there is no ledger to confine checks to".into()))?;
+        let confinement = Confinement::prepare(probed)?;
+        let (inherited, withheld) = crate::credentials::withhold(&env.variables, keep_env);
+        let record = SandboxRecord {
+            landlock_abi: confinement.landlock_abi(),
+            writable: writable.iter().map(|fence| fence.path().display().to_string()).collect(),
+            network: false,
+            withheld_variables: withheld,
+        };
+        Ok((ChildEnvironment::new(&inherited), Sandbox { confinement, fences, record }))
+    }
 }
 
 pub struct Task {
@@ -487,23 +519,8 @@ pub fn build_runtime(options: &CheckConfig, env: &Environment, setup: &Setup) ->
     }
     let (child_environment, sandbox) = match (&options.sandbox, fences) {
         (Some(request), Some(fences)) => {
-            let mut writable: Vec<&WriteRoot> = Vec::new();
-            for fence in &fences {
-                if !writable.contains(&fence) {
-                    writable.push(fence);
-                }
-            }
-            // Confined or not at all: nothing runs when the probe fails.
-            let probed = writable.first().ok_or_else(|| Error::usage(options.root.no_ledgers_message()))?;
-            let confinement = Confinement::prepare(probed)?;
-            let (inherited, withheld) = crate::credentials::withhold(&env.variables, &request.keep_env);
-            let record = SandboxRecord {
-                landlock_abi: confinement.landlock_abi(),
-                writable: writable.iter().map(|fence| fence.path().display().to_string()).collect(),
-                network: false,
-                withheld_variables: withheld,
-            };
-            (ChildEnvironment::new(&inherited), Some(Sandbox { confinement, fences, record }))
+            let (child_environment, sandbox) = Sandbox::confine(fences, &request.keep_env, env)?;
+            (child_environment, Some(sandbox))
         }
         _ => (ChildEnvironment::new(&env.variables), None),
     };

@@ -5,12 +5,10 @@
 //! the command and returns its exit status or its error, which `cli`
 //! prints.
 
-use std::num::NonZeroUsize;
 use std::path::Path;
 
 use super::{reporters, Cli, HookEvent, Looks, Subcommands};
 use crate::actions::{self, ActionOptions};
-use crate::approval::store::StoreLocation;
 use crate::baseline::record::{BaselineEvent, BaselineReport};
 use crate::baseline::run::BaselineConfig;
 use crate::check::events::{Event, Reporter};
@@ -25,8 +23,7 @@ use crate::lint_files::LintConfig;
 use crate::manual::ManArgs;
 use crate::report::{OutputFormat, RunReport};
 use crate::runner::{Containment, SignalMode};
-use crate::target::{Looking, Root};
-use crate::{hook, install, lint_files, paths, shell};
+use crate::{hook, install, lint_files};
 
 /// One invocation, resolved.
 pub(crate) enum Command {
@@ -93,7 +90,7 @@ pub(crate) enum Command {
 impl Command {
     pub fn from_args(mut cli: Cli, env: Result<Environment, EnvironmentError>) -> Result<Command, Error> {
         // The Node tool skips every `--`, not only the first.
-        cli.files.retain(|file| file.as_os_str() != "--");
+        cli.run.files.retain(|file| file.as_os_str() != "--");
         match cli.command.take() {
             Some(Subcommands::Completions { shell }) => return Ok(Command::Completions(shell)),
             Some(Subcommands::Man(args)) => return Ok(Command::Man(args)),
@@ -131,14 +128,20 @@ impl Command {
         cli.validate()?;
         let env = env?;
         if let Some(action) = cli.actions().pop() {
-            let options = ActionOptions { action, root: cli.root, scope: cli.scope, leaf: cli.leaf };
+            let options = ActionOptions { action, root: cli.run.root, scope: cli.run.scope, leaf: cli.leaf };
             return Ok(Command::Action { options, env });
         }
-        let looks = Looks { color: cli.color, verbosity: cli.verbosity() };
+        let looks = cli.report.looks();
         let sandbox = sandbox_request(&cli, &env)?;
         let proof = cli.proof || switch("UNLAZY_PROOF", env.proof.as_deref(), "judge met gates by their proof")?;
-        let near_subcommand = cli.files.first().and_then(|file| near_subcommand(&file.to_string_lossy()));
-        let config = Box::new(CheckConfig { sandbox, proof, ..check_config(cli, &env) });
+        let near_subcommand = cli.run.files.first().and_then(|file| near_subcommand(&file.to_string_lossy()));
+        let mode = match cli.status {
+            true => RunMode::Status,
+            false => RunMode::Check { approve: cli.approve, reverify: cli.reverify },
+        };
+        let approve_command = approve_command(&cli);
+        let run = cli.run.check_config(&cli.report, mode, &env);
+        let config = Box::new(CheckConfig { approve_command, sandbox, proof, ..run });
         Ok(Command::Check { config, looks, env, near_subcommand })
     }
 
@@ -216,66 +219,13 @@ pub(super) fn switch(name: &str, value: Option<&str>, meaning: &str) -> Result<b
 
 fn sandbox_request(cli: &Cli, env: &Environment) -> Result<Option<SandboxRequest>, Error> {
     let from_environment = switch("UNLAZY_SANDBOX", env.sandbox.as_deref(), "confine every check")?;
-    if !(cli.sandbox || from_environment) {
-        if !cli.sandbox_keep_env.is_empty() {
+    if !(cli.run.sandbox || from_environment) {
+        if !cli.run.sandbox_keep_env.is_empty() {
             return Err(Error::Usage("--sandbox-keep-env needs --sandbox (or UNLAZY_SANDBOX=1)".into()));
         }
         return Ok(None);
     }
-    Ok(Some(SandboxRequest { keep_env: cli.sandbox_keep_env.clone() }))
-}
-
-/// The checker's flags and environment as one typed configuration (the
-/// sandbox request apart: it can be refused).
-fn check_config(cli: Cli, env: &Environment) -> CheckConfig {
-    let mode = match cli.status {
-        true => RunMode::Status,
-        false => RunMode::Check { approve: cli.approve, reverify: cli.reverify },
-    };
-    let scope = cli.scope.clone().or_else(|| env.scope.clone());
-    let (root, default_cwd) =
-        locate(env, !cli.files.is_empty(), cli.root.as_deref(), cli.cwd.as_deref(), scope.as_deref());
-    CheckConfig {
-        mode,
-        jobs: cli.jobs.unwrap_or(NonZeroUsize::MIN),
-        timeout: cli.timeout.unwrap_or(check::DEFAULT_TIMEOUT),
-        shell: shell::requested(cli.shell.as_deref(), env),
-        approve_command: approve_command(&cli),
-        root,
-        default_cwd,
-        invoked_in: env.cwd.clone(),
-        cwd_given: cli.cwd.is_some(),
-        scope,
-        store: StoreLocation::of(env),
-        receipts: StoreLocation::of_receipts(env),
-        files: cli.files,
-        format: cli.format.unwrap_or(OutputFormat::Human),
-        gates: cli.gates,
-        partition: cli.partition,
-        show_output: cli.show_output,
-        sandbox: None,
-        proof: false,
-    }
-}
-
-/// The root (`--root`, else found from where the user is, or given by
-/// explicit files) and the checks' default directory (`--cwd`).
-pub(super) fn locate(
-    env: &Environment,
-    files_given: bool,
-    root: Option<&Path>,
-    cwd: Option<&Path>,
-    scope: Option<&str>,
-) -> (Root, std::path::PathBuf) {
-    let located = match files_given {
-        false => Root::locate(&env.cwd, env.home.as_deref(), root, Looking::for_scope(scope)),
-        true => Root::given(paths::resolve(&env.cwd, root.unwrap_or(Path::new(".")))),
-    };
-    // --cwd is taken from --root when that is given, else from where the
-    // user is, which a root found further up must not change.
-    let cwd_base = if root.is_some() { &located.path } else { &env.cwd };
-    let default_cwd = paths::resolve(cwd_base, cwd.unwrap_or(Path::new(".")));
-    (located, default_cwd)
+    Ok(Some(SandboxRequest { keep_env: cli.run.sandbox_keep_env.clone() }))
 }
 
 /// This run's command line with `--approve`: the same mode, targeting and
@@ -283,35 +233,20 @@ pub(super) fn locate(
 /// it approves is exactly what was shown.
 fn approve_command(cli: &Cli) -> String {
     use crate::shell_words::quote;
+    let run = &cli.run;
     let mut words = vec!["gate-check".to_string(), "--approve".to_string()];
     if cli.reverify {
         words.push("--reverify".into());
     }
-    if let Some(timeout) = cli.timeout.filter(|timeout| *timeout != check::DEFAULT_TIMEOUT) {
-        words.push(format!("--timeout {}", timeout.as_secs()));
-    }
-    // A flag with its value, or alone when it takes none.
-    let mut valued = |flag: &str, value: Option<String>| match value {
-        Some(value) => words.push(format!("{flag} {}", quote(&value))),
-        None if flag == "--sandbox" => words.push(flag.to_string()),
-        None => {}
-    };
-    valued("--shell", cli.shell.clone());
-    valued("--cwd", cli.cwd.as_ref().map(|p| p.display().to_string()));
-    valued("--root", cli.root.as_ref().map(|p| p.display().to_string()));
-    valued("--scope", cli.scope.clone());
-    for gate in &cli.gates {
-        valued("--gate", Some(gate.clone()));
-    }
-    valued("--partition", cli.partition.map(|partition| partition.text()));
+    words.extend(run.approval_words());
+    words.extend(run.gates.iter().map(|gate| format!("--gate {}", quote(gate))));
+    words.extend(run.partition.map(|partition| format!("--partition {}", quote(&partition.text()))));
     // A run asked to confine its checks must not suggest running them free.
-    if cli.sandbox {
-        valued("--sandbox", None);
+    if run.sandbox {
+        words.push("--sandbox".into());
     }
-    for name in &cli.sandbox_keep_env {
-        valued("--sandbox-keep-env", Some(name.clone()));
-    }
-    let files: Vec<String> = cli.files.iter().map(|f| quote(&f.display().to_string())).collect();
+    words.extend(run.sandbox_keep_env.iter().map(|name| format!("--sandbox-keep-env {}", quote(name))));
+    let files: Vec<String> = run.files.iter().map(|f| quote(&f.display().to_string())).collect();
     if files.iter().any(|f| f.starts_with('-')) {
         words.push("--".into());
     }
@@ -373,6 +308,7 @@ mod tests {
     use clap::Parser;
 
     use super::*;
+    use crate::approval::store::StoreLocation;
 
     fn parsed(args: &[&str]) -> Cli {
         Cli::try_parse_from(std::iter::once("gate-check").chain(args.iter().copied())).unwrap()

@@ -5,13 +5,13 @@
 mod baseline;
 mod command;
 mod complete;
+mod run_options;
 
 use command::Command;
+use run_options::{ReportOptions, RunOptions};
 
 use std::ffi::OsString;
-use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::builder::NonEmptyStringValueParser;
 use clap::{CommandFactory, Parser, Subcommand};
@@ -66,63 +66,14 @@ pub(crate) struct Cli {
     /// Approve each exact pending oracle, then run it
     #[arg(long)]
     pub approve: bool,
-    /// Rolling concurrency, integer 1..64 (default 1); reports stay in ledger order
-    #[arg(short = 'j', long, allow_hyphen_values = true, value_name = "N", value_parser = parse_jobs)]
-    pub jobs: Option<NonZeroUsize>,
-    /// Per-check timeout, integer seconds 1..86400 (default 120)
-    #[arg(long, allow_hyphen_values = true, value_name = "S", value_parser = parse_timeout)]
-    pub timeout: Option<Duration>,
-    /// Command shell (else UNLAZY_SHELL, else /bin/sh); a bare name is searched on PATH
-    #[arg(long, allow_hyphen_values = true, value_name = "PATH", value_parser = NonEmptyStringValueParser::new())]
-    pub shell: Option<String>,
-    /// Default CHECK directory (default: the ledger's directory for explicit files, else --root)
-    #[arg(long, allow_hyphen_values = true, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-    /// Repository/pipeline root (default: the nearest directory upward with GATES.md, gates/, .unlazy/ or .git)
-    #[arg(long, allow_hyphen_values = true, value_name = "DIR")]
-    pub root: Option<PathBuf>,
-    /// Use the pipeline .unlazy/ID (or UNLAZY_SCOPE)
-    #[arg(long, allow_hyphen_values = true, value_name = "ID", value_parser = NonEmptyStringValueParser::new(),
-          add = ArgValueCompleter::new(complete::scope_ids))]
-    pub scope: Option<String>,
-    /// Run and judge only these gates (repeatable; comma lists and globs: `G3` in every ledger,
-    /// `leaf-1:G3` in one, `'T*'`, `'leaf-1:*'`, `T1,T2`). The verdict counts only selected gates;
-    /// others (and dispatch waves) are left untouched
-    #[arg(long = "gate", value_name = "ID", value_parser = NonEmptyStringValueParser::new(),
-          add = ArgValueCompleter::new(complete::gate_ids))]
-    pub gates: Vec<String>,
-    /// Judge and run only share K of N (1 <= K <= N): every Nth selected gate in ledger order,
-    /// so N CI jobs with K = 1..N cover every gate exactly once
-    #[arg(long, value_name = "K/N", value_parser = parse_partition)]
-    pub partition: Option<crate::check::Partition>,
-    /// After a failed check, print its sanitized output (last 200 lines, at most 64 KiB)
-    #[arg(long)]
-    pub show_output: bool,
-    /// Run every check confined (Linux; also UNLAZY_SANDBOX=1): writes only under each ledger's repository and a
-    /// private TMPDIR, everything else read-only, no network, credential variables withheld; fails closed where it
-    /// cannot confine
-    #[arg(long)]
-    pub sandbox: bool,
-    /// With --sandbox: let checks inherit this variable although its name looks like a credential (repeatable)
-    #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
-    pub sandbox_keep_env: Vec<String>,
+    #[command(flatten)]
+    pub run: RunOptions,
     /// A met gate counts only when gate-check proved it on the tree as it is now (also UNLAZY_PROOF=1);
     /// a run re-runs the approved gates whose proof is stale or missing
     #[arg(long)]
     pub proof: bool,
-    /// Put a machine document on stdout (human lines move to stderr)
-    #[arg(long, value_name = "FORMAT", value_enum)]
-    pub format: Option<OutputFormat>,
-    /// Show only failures, stale results, unmet gates, pending approvals (without PATH) and the verdict
-    #[arg(short, long, conflicts_with = "verbose")]
-    pub quiet: bool,
-    /// Print each RUN line when its check starts, checks still running after 5, 10, 20... s, and durations;
-    /// with --status, a MET line for each met gate
-    #[arg(short, long)]
-    pub verbose: bool,
-    /// When to colour the markers of human lines (the flag beats every variable)
-    #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorWhen::Auto)]
-    pub color: ColorWhen,
+    #[command(flatten)]
+    pub report: ReportOptions,
     /// Atomically claim the leaf's OWNS paths as ownership leases (exit 3 on conflict)
     #[arg(long, help_heading = "Pipeline actions")]
     pub claim: bool,
@@ -142,9 +93,6 @@ pub(crate) struct Cli {
     /// List the pipelines under .unlazy/
     #[arg(long = "list-scopes", help_heading = "Pipeline actions")]
     pub list_scopes: bool,
-    /// Explicit ledger files, all honored and only those (relative ones from --root, else the current directory)
-    #[arg(value_name = "FILE")]
-    pub files: Vec<PathBuf>,
 }
 
 /// Tools that ship in the same binary. A ledger file that happens to be
@@ -254,31 +202,6 @@ pub(crate) enum HookEvent {
     },
 }
 
-fn parse_bounded(name: &str, value: &str, max: u64) -> Result<u64, String> {
-    match value.parse::<u64>() {
-        Ok(n) if (1..=max).contains(&n) && !value.starts_with('+') => Ok(n),
-        _ => Err(format!("{name} needs an integer from 1 through {max}, got {}", serde_json::Value::from(value))),
-    }
-}
-
-// The value parsers return `String` errors because that is clap's
-// contract: the text is shown as clap's own error line.
-fn parse_timeout(value: &str) -> Result<Duration, String> {
-    parse_bounded("--timeout", value, 86_400).map(Duration::from_secs)
-}
-
-fn parse_jobs(value: &str) -> Result<NonZeroUsize, String> {
-    parse_bounded("--jobs", value, 64).map(|n| NonZeroUsize::new(n as usize).expect("at least 1"))
-}
-
-fn parse_partition(value: &str) -> Result<crate::check::Partition, String> {
-    let wrong = || format!("--partition needs K/N with 1 <= K <= N <= 1000, got {}", serde_json::Value::from(value));
-    let (share, count) = value.split_once('/').ok_or_else(wrong)?;
-    let share = parse_bounded("--partition", share, 1000).map_err(|_| wrong())?;
-    let count = parse_bounded("--partition", count, 1000).map_err(|_| wrong())?;
-    crate::check::Partition::new(share as usize, count as usize).ok_or_else(wrong)
-}
-
 impl Cli {
     /// The pipeline actions requested, in the Node tool's order.
     fn actions(&self) -> Vec<Action> {
@@ -321,50 +244,42 @@ impl Cli {
             if let Some((mode, _)) = modes.iter().find(|(_, given)| *given) {
                 return usage(format!("{action} cannot be combined with the run mode {mode}"));
             }
-            if !self.files.is_empty() {
+            if !self.run.files.is_empty() {
                 return usage(format!("{action} cannot be combined with explicit files"));
             }
-            if self.format.is_some() {
+            if self.report.format.is_some() {
                 return usage(format!("{action} cannot be combined with --format"));
             }
-            if !self.gates.is_empty() || self.show_output {
+            if !self.run.gates.is_empty() || self.run.show_output {
                 return usage(format!("{action} cannot be combined with --gate or --show-output"));
             }
-            if self.partition.is_some() {
+            if self.run.partition.is_some() {
                 return usage(format!("{action} cannot be combined with --partition"));
             }
-            if self.sandbox || !self.sandbox_keep_env.is_empty() {
+            if self.run.sandbox || !self.run.sandbox_keep_env.is_empty() {
                 return usage(format!("{action} runs no check; remove --sandbox"));
             }
             if self.proof {
                 return usage(format!("{action} judges no gate; remove --proof"));
             }
         }
-        if !self.files.is_empty() && self.scope.is_some() {
+        if !self.run.files.is_empty() && self.run.scope.is_some() {
             return usage("explicit files and --scope are mutually exclusive".into());
         }
         if self.leaf.is_some() && !self.claim && !self.release {
             return usage("--leaf is only valid with --claim or --release".into());
         }
         let execution = [
-            ("--timeout", self.timeout.is_some()),
-            ("--jobs", self.jobs.is_some()),
-            ("--shell", self.shell.is_some()),
-            ("--cwd", self.cwd.is_some()),
+            ("--timeout", self.run.timeout.is_some()),
+            ("--jobs", self.run.jobs.is_some()),
+            ("--shell", self.run.shell.is_some()),
+            ("--cwd", self.run.cwd.is_some()),
         ];
         let non_executing = if self.status { Some("--status") } else { action };
         if let (Some(mode), Some((option, _))) = (non_executing, execution.iter().find(|(_, given)| *given)) {
             return usage(format!("{mode} cannot be combined with {option}: it runs no checks"));
         }
         Ok(())
-    }
-
-    fn verbosity(&self) -> Verbosity {
-        match (self.quiet, self.verbose) {
-            (true, _) => Verbosity::Quiet,
-            (_, true) => Verbosity::Verbose,
-            _ => Verbosity::Normal,
-        }
     }
 }
 

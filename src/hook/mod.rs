@@ -142,8 +142,8 @@ enum InputError {
     Read(#[source] std::io::Error),
     #[error("the hook input was not closed within {} s", .0.as_secs())]
     NotClosed(Duration),
-    #[error("hook input exceeds {MAX_PAYLOAD_BYTES} bytes")]
-    TooLarge,
+    #[error("hook input exceeds {0} bytes")]
+    TooLarge(u64),
     #[error("hook input is not UTF-8")]
     NotUtf8,
     #[error("hook input is not JSON ({0})")]
@@ -185,37 +185,46 @@ fn workspace_roots(object: &serde_json::Map<String, Value>) -> Result<Vec<String
     }
 }
 
-fn read_payload() -> Result<Payload, InputError> {
-    let bytes = read_input(INPUT_DEADLINE, MAX_PAYLOAD_BYTES)?;
-    if bytes.len() as u64 > MAX_PAYLOAD_BYTES {
-        return Err(InputError::TooLarge);
+/// The hook input as a JSON object, at most `limit` bytes of it. Blank
+/// input is an empty object: a host that sends nothing names nothing.
+fn read_object(limit: u64) -> Result<serde_json::Map<String, Value>, InputError> {
+    let bytes = read_input(INPUT_DEADLINE, limit)?;
+    if bytes.len() as u64 > limit {
+        return Err(InputError::TooLarge(limit));
     }
     let text = String::from_utf8(bytes).map_err(|_| InputError::NotUtf8)?;
     if text.trim().is_empty() {
-        return Ok(Payload::default());
+        return Ok(serde_json::Map::new());
     }
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(InputError::NotJson)?;
-    let object = value.as_object().ok_or(InputError::NotObject)?;
-    let text_field = |name: &'static str| -> Result<Option<String>, InputError> {
-        match object.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(text)) => Ok(Some(text.clone()).filter(|t| !t.is_empty())),
-            Some(_) => Err(InputError::NotText(name)),
-        }
-    };
+    match serde_json::from_str(&text).map_err(InputError::NotJson)? {
+        Value::Object(object) => Ok(object),
+        _ => Err(InputError::NotObject),
+    }
+}
+
+/// The text field `name`: absent, null and empty are none.
+fn text_field(object: &serde_json::Map<String, Value>, name: &'static str) -> Result<Option<String>, InputError> {
+    match object.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone()).filter(|text| !text.is_empty())),
+        Some(_) => Err(InputError::NotText(name)),
+    }
+}
+
+fn read_payload() -> Result<Payload, InputError> {
+    let object = read_object(MAX_PAYLOAD_BYTES)?;
     let mut session = None;
     for name in ["session_id", "sessionId", "conversation_id"] {
-        session = session.or(text_field(name)?);
+        session = session.or(text_field(&object, name)?);
     }
-    let workspace_roots = workspace_roots(object)?;
     Ok(Payload {
         session,
-        cwd: text_field("cwd")?,
-        workspace_roots,
-        event: text_field("hook_event_name")?,
-        agent_id: text_field("agent_id")?,
-        status: text_field("status")?,
-        host: Host::from_payload(object),
+        cwd: text_field(&object, "cwd")?,
+        workspace_roots: workspace_roots(&object)?,
+        event: text_field(&object, "hook_event_name")?,
+        agent_id: text_field(&object, "agent_id")?,
+        status: text_field(&object, "status")?,
+        host: Host::from_payload(&object),
     })
 }
 
@@ -318,26 +327,27 @@ fn choose(root: &Path, pinned: Option<&str>, from_environment: Option<&str>, ses
     }
 }
 
-/// The ledgers of the choice, or `None` when they cannot be listed (an
-/// untrusted pipeline, an unusable scope or gate directory).
-fn discover(root: &Path, choice: &Choice) -> Option<Vec<PathBuf>> {
+/// The ledgers of the choice, with `beside` (the repository's own ledgers
+/// judged with the only pipeline), or `None` when they cannot be listed
+/// (an untrusted pipeline, an unusable scope or gate directory).
+fn discover(root: &Path, choice: &Choice, beside: &[PathBuf]) -> Option<Vec<PathBuf>> {
     let scope = match choice {
         Choice::Scope(scope) | Choice::OnlyPipeline(scope) => Some(scope.as_str()),
         Choice::Untrusted => return None,
         _ => None,
     };
     let mut files = target::resolve(root, &[], scope).ok()?.files;
-    if matches!(choice, Choice::OnlyPipeline(_)) {
-        files.extend(target::root_ledgers(root));
-    }
+    files.extend_from_slice(beside);
     files.sort();
     Some(files)
 }
 
-/// The session's ledgers assessed; with `proofs`, met gates are judged by
-/// their proofs on the tree under `root` too.
-fn assess(root: &Path, files: &[PathBuf], mut proofs: Option<&mut Proofs>) -> Assessment {
+/// The session's ledgers assessed; with `receipts`, met gates are judged
+/// by their proofs on the tree under `root` too (the store is opened for
+/// the first ledger that parses, and only then).
+fn assess(root: &Path, files: &[PathBuf], receipts: Option<&StoreLocation>) -> Assessment {
     let mut assessment = Assessment::default();
+    let mut proofs: Option<Proofs> = None;
     for file in files {
         match ledger::file::read(file) {
             Err(LedgerFileError::InvalidUtf8(_, line)) => assessment.add_invalid(file, Some(line)),
@@ -347,8 +357,10 @@ fn assess(root: &Path, files: &[PathBuf], mut proofs: Option<&mut Proofs>) -> As
                 match outcome.errors.first() {
                     Some(error) => assessment.add_invalid(file, error.line),
                     None => {
-                        let judged = match proofs.as_deref_mut() {
-                            Some(proofs) => proofs.judge_document(root, file, &outcome.document),
+                        let judged = match receipts {
+                            Some(store) => proofs
+                                .get_or_insert_with(|| Proofs::open(store, &[root.to_path_buf()], false))
+                                .judge_document(root, file, &outcome.document),
                             None => Vec::new(),
                         };
                         assessment.add_document(file, &outcome.document, &judged)
@@ -359,16 +371,10 @@ fn assess(root: &Path, files: &[PathBuf], mut proofs: Option<&mut Proofs>) -> As
     }
     // Why proofs could not be judged (an unusable store, an unreadable
     // tree) is the person's to mend: said on stderr, never to the agent.
-    for problem in proofs.map(Proofs::take_problems).unwrap_or_default() {
+    for problem in proofs.as_mut().map(Proofs::take_problems).unwrap_or_default() {
         warn(&format!("gate-check hook stop: {problem}"));
     }
     assessment
-}
-
-/// The receipts the stop is judged by, when it is judged by proofs (the
-/// default, since a stop claims the work is done).
-fn proofs_for(env: &Environment, root: &Path, proof: bool) -> Option<Proofs> {
-    proof.then(|| Proofs::open(&StoreLocation::of_receipts(env), &[root.to_path_buf()], false))
 }
 
 /// Whether the scope has recorded dispatch waves, which need checking even
@@ -393,12 +399,12 @@ pub fn stop(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>
 /// The directory the session works in: the payload's `cwd`, else the
 /// first of Cursor's workspace roots that holds ledgers or a pipeline,
 /// else its first workspace root, else the hook's own directory.
-fn start_directory(env: &Environment, payload: &Payload) -> PathBuf {
-    if let Some(cwd) = &payload.cwd {
+fn start_directory(env: &Environment, cwd: Option<&str>, workspace_roots: &[String]) -> PathBuf {
+    if let Some(cwd) = cwd {
         return crate::paths::resolve(&env.cwd, Path::new(cwd));
     }
     let roots: Vec<PathBuf> =
-        payload.workspace_roots.iter().map(|root| crate::paths::resolve(&env.cwd, Path::new(root))).collect();
+        workspace_roots.iter().map(|root| crate::paths::resolve(&env.cwd, Path::new(root))).collect();
     let holds_work = |root: &&PathBuf| {
         ["GATES.md", crate::layout::GATES_DIR, STATE_DIR].iter().any(|name| root.join(name).symlink_metadata().is_ok())
     };
@@ -434,7 +440,7 @@ fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>, 
         warn("gate-check hook stop: cannot read the working directory; not blocking");
         return;
     };
-    let start = start_directory(env, &payload);
+    let start = start_directory(env, payload.cwd.as_deref(), &payload.workspace_roots);
     if !start.is_dir() {
         warn(&format!("gate-check hook stop: {} is not a directory; not blocking", start.display()));
         return;
@@ -447,9 +453,11 @@ fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>, 
     let session = payload.session.as_deref().unwrap_or("anonymous");
 
     let choice = choose(&root, pinned, env.scope.as_deref(), payload.session.as_deref());
-    let mut proofs = proofs_for(env, &root, proof);
+    // The stop claims the work is done: by default its met gates are
+    // judged by their proofs.
+    let receipts = proof.then(|| StoreLocation::of_receipts(env));
     if payload.event.as_deref() == Some("SubagentStop") {
-        return decide_subagent(host, &root, &choice, session, payload.agent_id.as_deref(), proofs.as_mut());
+        return decide_subagent(host, &root, &choice, session, payload.agent_id.as_deref(), receipts.as_ref());
     }
     let scope = match &choice {
         Choice::Skip(Some(message)) => return allow_with(host, message),
@@ -458,21 +466,20 @@ fn decide(env: Option<&Environment>, agent: Option<Host>, pinned: Option<&str>, 
         Choice::Legacy | Choice::Untrusted => None,
     };
     // Judged beside the only pipeline: named in the hint, relative to the root.
-    let root_ledgers: Vec<String> = match &choice {
-        Choice::OnlyPipeline(_) => target::root_ledgers(&root)
-            .iter()
-            .map(|path| path.strip_prefix(&root).unwrap_or(path).to_string_lossy().into_owned())
-            .collect(),
+    let beside = match &choice {
+        Choice::OnlyPipeline(_) => target::root_ledgers(&root),
         _ => Vec::new(),
     };
+    let root_ledgers: Vec<String> =
+        beside.iter().map(|path| path.strip_prefix(&root).unwrap_or(path).to_string_lossy().into_owned()).collect();
     let key = state::session_key(session, scope);
-    let (assessment, state_path) = match discover(&root, &choice) {
+    let (assessment, state_path) = match discover(&root, &choice, &beside) {
         Some(files) if files.is_empty() && !has_dispatch_state(&root, scope) => {
             state::clear_session(&root, &state::state_path(&root, scope), &key);
             return;
         }
         Some(files) => {
-            let mut assessment = assess(&root, &files, proofs.as_mut());
+            let mut assessment = assess(&root, &files, receipts.as_ref());
             match crate::dispatch::aggregate(&root, scope) {
                 Ok(waves) => assessment.add_waves(&waves),
                 Err(_) => assessment.add_dispatch_error(),
@@ -502,7 +509,7 @@ fn decide_subagent(
     choice: &Choice,
     session: &str,
     agent_id: Option<&str>,
-    proofs: Option<&mut Proofs>,
+    receipts: Option<&StoreLocation>,
 ) {
     let Some(agent_id) = agent_id else { return };
     // The chosen pipeline first, then every other: a host may give a
@@ -522,8 +529,8 @@ fn decide_subagent(
     let Some((scope, leaf)) = found else { return };
     let (scope, choice) = (scope.as_str(), &Choice::Scope(scope.clone()));
     let ledger = crate::layout::StateDir::new(root).leaf_ledger(scope, &leaf);
-    let assessment = match discover(root, choice) {
-        Some(files) if files.contains(&ledger) => assess(root, &[ledger], proofs),
+    let assessment = match discover(root, choice, &[]) {
+        Some(files) if files.contains(&ledger) => assess(root, &[ledger], receipts),
         Some(_) => {
             let mut assessment = Assessment::default();
             assessment.add_missing(&ledger);

@@ -72,7 +72,7 @@ impl Receipt {
 
     /// Whether the MAC is this receipt's under `key` (in constant time).
     pub fn is_sealed_by(&self, key: &OwnerKey) -> bool {
-        let Some(tag) = crate::proof::from_hex(&self.mac) else { return false };
+        let Some(tag) = crate::proof::from_hex::<32>(&self.mac) else { return false };
         let mut mac = key.mac();
         mac.update(&self.signed_bytes());
         mac.verify_slice(&tag).is_ok()

@@ -316,16 +316,7 @@ impl RunReport {
             self.errors.len(),
             seconds(&all)
         ));
-        if !self.errors.is_empty() {
-            xml.push_str("  <testsuite name=\"gate-check\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n");
-            xml.push_str("    <testcase classname=\"gate-check\" name=\"ledger\">\n");
-            xml.push_str(&format!(
-                "      <error message=\"{}\">{}</error>\n",
-                xml_escape(self.errors.first().map_or("", String::as_str)),
-                self.errors.iter().map(|e| xml_escape(e)).collect::<Vec<_>>().join("\n")
-            ));
-            xml.push_str("    </testcase>\n  </testsuite>\n");
-        }
+        xml.push_str(&junit_error_suite("gate-check", "ledger", &self.errors));
         for ledger in &self.ledgers {
             let gates: Vec<&GateRecord> = self.gates.iter().filter(|g| g.ledger == ledger.path).collect();
             xml.push_str(&format!(
@@ -340,14 +331,13 @@ impl RunReport {
                 xml.push_str(&sandbox_properties(sandbox));
             }
             for gate in gates {
-                let classname = gate.qualified_id.rsplit_once(':').map_or("", |(stem, _)| stem);
-                let time = gate.check.as_ref().and_then(|c| c.duration_ms).unwrap_or(0) as f64 / 1000.0;
-                xml.push_str(&format!(
-                    "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{}\" time=\"{time:.3}\"",
-                    xml_escape(classname),
-                    xml_escape(&format!("{}: {}", gate.id, gate.title)),
-                    xml_escape(&display_path(&gate.ledger)),
-                    gate.line
+                xml.push_str(&junit_case_start(
+                    &gate.qualified_id,
+                    &gate.id,
+                    &gate.title,
+                    &display_path(&gate.ledger),
+                    gate.line,
+                    seconds(&[gate]),
                 ));
                 let properties = proof_properties(gate);
                 if gate.state == RecordState::Met && !unselected(gate) && properties.is_empty() {
@@ -493,9 +483,41 @@ fn describe(gate: &GateRecord) -> String {
     }
 }
 
+/// The JUnit suite that reports a run's errors as one errored test case
+/// `case` of suite `suite`; nothing when there were none.
+pub(crate) fn junit_error_suite(suite: &str, case: &str, errors: &[String]) -> String {
+    let Some(first) = errors.first() else { return String::new() };
+    format!(
+        "  <testsuite name=\"{suite}\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n    \
+         <testcase classname=\"gate-check\" name=\"{case}\">\n      <error message=\"{}\">{}</error>\n    \
+         </testcase>\n  </testsuite>\n",
+        xml_escape(first),
+        errors.iter().map(|error| xml_escape(error)).collect::<Vec<_>>().join("\n")
+    )
+}
+
+/// The start of a gate's JUnit test case, without its closing `>`: the
+/// gate's ledger stem as class, `ID: title` as name, and where it is.
+pub(crate) fn junit_case_start(
+    qualified_id: &str,
+    id: &str,
+    title: &str,
+    file: &str,
+    line: usize,
+    seconds: f64,
+) -> String {
+    let classname = qualified_id.rsplit_once(':').map_or("", |(stem, _)| stem);
+    format!(
+        "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{line}\" time=\"{seconds:.3}\"",
+        xml_escape(classname),
+        xml_escape(&format!("{id}: {title}")),
+        xml_escape(file),
+    )
+}
+
 /// A JUnit `<failure>` text: the sentence, then the output tail line by
 /// line (each line sanitized on its own, so the line breaks survive).
-fn failure_body(message: &str, tail: Option<&tail::OutputTail>) -> String {
+pub(crate) fn failure_body(message: &str, tail: Option<&tail::OutputTail>) -> String {
     let mut body = xml_escape(message);
     if let Some(tail) = tail {
         body.push_str("\n\n");

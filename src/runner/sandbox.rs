@@ -60,7 +60,7 @@ impl WriteRoot {
             return refuse("it is the file system root".into());
         }
         for place in protected {
-            let resolved = resolve_existing(&place.path);
+            let resolved = crate::paths::real_path(&place.path);
             if resolved == fence {
                 return refuse(format!("it is {}", place.what));
             }
@@ -73,26 +73,6 @@ impl WriteRoot {
 
     pub fn path(&self) -> &Path {
         &self.0
-    }
-}
-
-/// `path` with its longest existing ancestor resolved (links followed) and
-/// the rest appended as written.
-fn resolve_existing(path: &Path) -> PathBuf {
-    let path = crate::paths::normalize(path);
-    let mut rest = Vec::new();
-    let mut existing = path.as_path();
-    loop {
-        if let Ok(resolved) = crate::durable::real_path(existing) {
-            return rest.iter().rev().fold(resolved, |whole, part| whole.join(part));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return path,
-        }
     }
 }
 
@@ -620,15 +600,25 @@ mod tests {
     }
 
     // Symbolic links: Windows lets only administrators (or Developer Mode)
-    // create one, and wine 8, which runs the Windows tests, creates none.
+    // create one.
     #[cfg(unix)]
     #[test]
-    fn protected_places_resolve_through_links_of_their_existing_part() {
+    fn a_store_named_through_a_dangling_link_into_the_fence_is_refused() {
         let base = tempfile::tempdir().unwrap();
         let base = std::fs::canonicalize(base.path()).unwrap();
-        std::fs::create_dir(base.join("real")).unwrap();
-        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
-        assert_eq!(resolve_existing(&base.join("link/a/b")), base.join("real/a/b"));
-        assert_eq!(resolve_existing(&base.join("link/../real")), base.join("real"));
+        let repository = base.join("repo");
+        std::fs::create_dir(&repository).unwrap();
+        std::os::unix::fs::symlink(repository.join("receipts"), base.join("receipts")).unwrap();
+        let store = [protected("the receipt store", &base.join("receipts"))];
+        assert!(WriteRoot::new(&base.join("elsewhere-made-below"), &store).is_err(), "a fence that does not exist");
+        std::fs::create_dir(base.join("other")).unwrap();
+        assert!(WriteRoot::new(&base.join("other"), &store).is_ok(), "a fence the link does not reach");
+        assert_eq!(
+            match WriteRoot::new(&repository, &store) {
+                Err(SandboxError::Fence { reason, .. }) => reason,
+                other => panic!("{other:?}"),
+            },
+            format!("it holds the receipt store {}", repository.join("receipts").display())
+        );
     }
 }

@@ -10,20 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{exists, Run, Sandbox};
+use crate::common::{exists, git, Run, Sandbox};
 use serde_json::Value;
-
-/// Runs git in `dir`; its stdout, which must be a success's.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git is needed for these tests");
-    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// A gate as ledger text.
 fn gate(id: &str, title: &str, check: &str, expect: &str) -> String {
@@ -138,6 +126,10 @@ fn the_four_results_and_the_exit_codes_are_right_and_the_repository_is_untouched
     assert_eq!(repository_state(&sandbox), before, "baseline changed the repository");
     // With four at once, the same lines in the same order.
     baseline(&sandbox, &["HEAD~1", "-j", "4"]).code(1).stdout_is(&out);
+    // The approve command keeps the options the approval is bound to.
+    baseline(&sandbox, &["HEAD~1", "--gate", "U1", "--timeout", "7", "--shell", "/bin/sh", "--sandbox", "-q"])
+        .code(1)
+        .stdout_contains("next: gate-check --approve --timeout 7 --shell /bin/sh --sandbox --gate GATES:U1\n");
     assert_eq!(left_behind(&sandbox), Vec::<String>::new(), "the checkout was left behind");
 
     // Only the gate that tells the change apart: exit 0.
@@ -252,6 +244,33 @@ fn a_check_on_ref_that_writes_outside_its_checkout_fails_confined() {
     assert!(out.contains("Read-only file system"), "{out}");
     assert_eq!(written_by_checkouts(), Vec::<String>::new(), "a confined run on REF wrote outside its checkout");
     assert_eq!(left_behind(&sandbox), Vec::<String>::new());
+}
+
+#[test]
+fn a_check_on_ref_runs_without_credentials_unless_they_are_kept() {
+    let sandbox = two_commits("");
+    let show = "echo \"gh=${GITHUB_TOKEN:-none}\"";
+    sandbox
+        .write("GATES.md", &format!("{}{}", sandbox.read("GATES.md"), gate("T1", "sees the token", show, "gh=s3cret")));
+    let with_token = |args: &[&str]| {
+        let mut command = sandbox.cmd();
+        command.arg("baseline").args(args).env("TMPDIR", temporary(&sandbox)).env("GITHUB_TOKEN", "s3cret");
+        sandbox.run_with(&mut command)
+    };
+    sandbox
+        .run_with(sandbox.cmd().args(["--approve", "--gate", "T1", "-q"]).env("GITHUB_TOKEN", "s3cret"))
+        .code(0)
+        .stdout_contains("ALL MET (1 met");
+    // Unconfined, or with the token kept, REF's run sees it and passes.
+    with_token(&["HEAD~1", "--gate", "T1", "--unconfined", "-q"]).code(1).stdout_contains("VACUOUS GATES:T1");
+    with_token(&["HEAD~1", "--gate", "T1", "--sandbox-keep-env", "GITHUB_TOKEN", "-q"])
+        .code(1)
+        .stdout_contains("VACUOUS GATES:T1");
+    // Confined (the default), it is withheld there, and the run says so.
+    let out = with_token(&["HEAD~1", "--gate", "T1"]).code(0).into_stdout();
+    assert!(out.contains("DISCRIMINATES GATES:T1 fails on") && out.contains("output=gh=none"), "{out}");
+    let sandbox_line = out.lines().find(|line| line.starts_with("SANDBOX: ")).unwrap_or_default();
+    assert!(sandbox_line.contains("withheld") && sandbox_line.contains("GITHUB_TOKEN"), "{out}");
 }
 
 /// Waits until `found` says yes, for at most 20 s.

@@ -22,6 +22,47 @@ fn help_and_version() {
     sandbox.run(&["--version"]).code(0).stdout_is(&format!("gate-check {}\n", env!("CARGO_PKG_VERSION")));
 }
 
+/// The checker and baseline declare their run options once: each still
+/// says them in its own words, and neither takes the other's own options.
+#[test]
+fn the_checker_and_baseline_share_run_options_but_not_their_own() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .run(&["--help"])
+        .code(0)
+        .stdout_contains(
+            "--jobs <N>\n          Rolling concurrency, integer 1..64 (default 1); reports stay in ledger order\n",
+        )
+        .stdout_contains("--show-output\n          After a failed check, print its sanitized output")
+        .stdout_contains("--proof")
+        .stdout_lacks("--unconfined");
+    sandbox
+        .run(&["baseline", "--help"])
+        .code(0)
+        .stdout_contains(
+            "--jobs <N>\n          Rolling concurrency, integer 1..64 (default 1); results stay in ledger order\n",
+        )
+        .stdout_contains("--show-output\n          Print the output of the run that tells most")
+        .stdout_contains(
+            "[FILE]...\n          Explicit ledger files, all honored and only those (as the checker takes them)\n",
+        )
+        .stdout_contains("--unconfined")
+        .stdout_lacks("reports stay in ledger order")
+        .stdout_lacks("--proof");
+    sandbox.run(&["--unconfined"]).code(2).stderr_contains("unexpected argument '--unconfined' found");
+    for own in ["--approve", "--status", "--reverify", "--proof", "--claim"] {
+        sandbox.run(&["baseline", "HEAD", own]).code(2).stderr_contains(&format!("unexpected argument '{own}' found"));
+    }
+    sandbox
+        .run(&["baseline", "HEAD", "--unconfined", "--sandbox"])
+        .code(2)
+        .stderr_contains("the argument '--unconfined' cannot be used with '--sandbox'");
+    sandbox
+        .run(&["baseline", "HEAD", "--sandbox", "--unconfined"])
+        .code(2)
+        .stderr_contains("the argument '--sandbox' cannot be used with '--unconfined'");
+}
+
 #[test]
 fn both_option_spellings_mean_the_same() {
     let sandbox = Sandbox::new();

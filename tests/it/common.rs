@@ -427,3 +427,15 @@ pub fn symlink(target: &Path, link: &Path) -> bool {
     let _ = (target, link);
     cfg!(unix)
 }
+
+/// Runs git in `dir`; its stdout, which must be a success's.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git is needed for these tests");
+    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}

@@ -356,6 +356,32 @@ fn the_agents_own_edits_pass_with_no_output() {
 }
 
 #[test]
+fn without_a_cwd_cursor_paths_start_where_the_stop_hook_judges() {
+    let sandbox = ledger_sandbox();
+    let elsewhere = sandbox.root.parent().unwrap().join("notes");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let tick = |roots: Value| {
+        let mut call = Host::Cursor.payload(
+            &sandbox,
+            "StrReplace",
+            json!({ "path": "GATES.md", "old_string": "- [ ] G1", "new_string": "- [x] G1" }),
+        );
+        let object = call.as_object_mut().unwrap();
+        object.remove("cwd");
+        object.insert("workspace_roots".into(), roots);
+        guard(&sandbox, Host::Cursor, &call)
+    };
+    // The ledger's root named first: its relative path is the ledger.
+    let first = refused(Host::Cursor, tick(json!([sandbox.root, elsewhere])));
+    assert!(first.contains("G1"), "{first}");
+    // Named second, it is still the root that holds the work.
+    assert_eq!(refused(Host::Cursor, tick(json!([elsewhere, sandbox.root]))), first);
+    // Against a root with no ledger, the edit is judged there (and cannot apply).
+    let other = refused(Host::Cursor, tick(json!([elsewhere])));
+    assert!(other.contains(&format!("{}/GATES.md as it is now", elsewhere.display())), "{other}");
+}
+
+#[test]
 fn self_approval_through_the_shell_is_refused_on_every_host() {
     let sandbox = ledger_sandbox();
     for host in HOSTS {

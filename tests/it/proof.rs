@@ -8,18 +8,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::Sandbox;
-
-/// Runs git in `dir`, which must succeed.
-fn git(dir: &Path, args: &[&str]) {
-    let output = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git is needed for these tests");
-    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-}
+use crate::common::{exists, git, Sandbox};
 
 /// Sets `path`'s modification time an hour back, so neither git's index
 /// nor the stat cache treats it as possibly changed within the same tick.
@@ -255,7 +244,7 @@ fn a_receipt_store_or_key_that_is_not_private_is_refused() {
         "gate-check: error: UNLAZY_RECEIPT_DIR must be outside the repository root {}\n",
         sandbox.root.display()
     ));
-    assert!(!crate::common::exists(&inside));
+    assert!(!exists(&inside));
     sandbox.run(&["--status", "--proof"]).code(0).stdout_contains("ALL MET (2 met)");
 }
 
@@ -552,6 +541,32 @@ fn the_receipt_store_stays_bounded() {
     windows,
     ignore = "makes its repository with git, which the wine prefix the Windows tests run in does not have"
 )]
+#[test]
+fn over_its_bound_the_store_drops_the_receipts_of_ledgers_that_are_gone_first() {
+    let sandbox = proven_repository();
+    // The store's bound (10,000 receipts) reached by receipts newer than
+    // G1's and G2's, of a ledger that no longer exists.
+    let template = fs::read_to_string(receipt_of(&sandbox, "G1")).unwrap();
+    let gone = sandbox.root.parent().unwrap().join("gone/GATES.md");
+    let ledger = sandbox.root.join("GATES.md").canonicalize().unwrap();
+    let lost = template.replace(&format!("\"{}\"", ledger.display()), &format!("\"{}\"", gone.display()));
+    assert_ne!(lost, template);
+    for at in 0..10_000 {
+        let path = sandbox.receipts.join(format!("{at:064x}.json"));
+        fs::write(&path, &lost).unwrap();
+        crate::common::make_private_file(&path);
+    }
+    // A run that proves a gate prunes the store.
+    sandbox.run(&["--reverify", "--gate", "G2", "-q"]).code(0).stdout_contains("ALL MET (1 met");
+    assert_eq!(runs(&sandbox), (1, 2));
+    // G1's older receipt is kept: it is still the proof of a ledger.
+    sandbox.run(&["--status", "--proof"]).code(0).stdout_is("GATES.md: 2 gates\nALL MET (2 met)\n");
+    let receipts = fs::read_dir(&sandbox.receipts)
+        .unwrap()
+        .filter(|entry| entry.as_ref().unwrap().path().extension().is_some_and(|extension| extension == "json"));
+    assert_eq!(receipts.count(), 2);
+}
+
 #[test]
 fn neither_the_repositorys_config_nor_its_index_flags_can_hide_a_change() {
     let sandbox = proven_repository();

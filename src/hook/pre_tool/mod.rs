@@ -37,15 +37,12 @@ use crate::ledger::file::LedgerFileError;
 use crate::paths;
 use crate::terminal::{say, warn};
 use call::{FileWrite, ToolCall};
-use judge::{Place, Places, Protected};
+use judge::{Denial, Place, Places, Protected};
 
 /// A pre-tool payload carries a whole file write: a ledger may hold 8 MiB,
 /// which JSON escaping can double. Larger input is let through (a ledger
 /// that large is refused by the checker anyway).
 const MAX_PAYLOAD_BYTES: u64 = 32 * 1024 * 1024;
-
-/// How many links one path is followed through before it is taken as is.
-const MAX_LINKS: usize = 16;
 
 /// Runs the guard on one tool call. It always exits 0: the decision is in
 /// the output. `agent` is the host the installed command names; a payload
@@ -76,36 +73,14 @@ struct Payload {
     call: ToolCall,
 }
 
-/// Why the payload could not be used.
-#[derive(Debug, thiserror::Error)]
-enum PayloadError {
-    #[error(transparent)]
-    Input(#[from] super::InputError),
-    #[error("hook input exceeds {MAX_PAYLOAD_BYTES} bytes")]
-    TooLarge,
-}
-
-fn read_payload() -> Result<Payload, PayloadError> {
-    use super::InputError;
-    let bytes = super::read_input(super::INPUT_DEADLINE, MAX_PAYLOAD_BYTES)?;
-    if bytes.len() as u64 > MAX_PAYLOAD_BYTES {
-        return Err(PayloadError::TooLarge);
-    }
-    let text = String::from_utf8(bytes).map_err(|_| InputError::NotUtf8)?;
-    let value: Value = serde_json::from_str(&text).map_err(InputError::NotJson)?;
-    let object = value.as_object().ok_or(InputError::NotObject)?;
-    let text_field = |name: &'static str| match object.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text.clone()).filter(|text| !text.is_empty())),
-        Some(_) => Err(InputError::NotText(name)),
-    };
-    let workspace_roots = super::workspace_roots(object)?;
+fn read_payload() -> Result<Payload, super::InputError> {
+    let object = super::read_object(MAX_PAYLOAD_BYTES)?;
     Ok(Payload {
-        host: Host::from_payload(object),
-        event: text_field("hook_event_name")?,
-        cwd: text_field("cwd")?,
-        workspace_roots,
-        call: call::read(object),
+        host: Host::from_payload(&object),
+        event: super::text_field(&object, "hook_event_name")?,
+        cwd: super::text_field(&object, "cwd")?,
+        workspace_roots: super::workspace_roots(&object)?,
+        call: call::read(&object),
     })
 }
 
@@ -156,11 +131,23 @@ fn guard(env: Option<&Environment>, agent: Option<Host>) {
         let problem = "gate-check hook pre-tool: cannot read the working directory";
         return fail_open(host, problem, "the guard cannot run here");
     };
-    let world = World::new(env, &payload);
-    let denial = match &payload.call {
-        ToolCall::Files(writes) => judge::files(writes, &world.places(writes)),
+    match judge_call(env, &payload) {
+        Some(denial) => print_json(&host.deny_tool(&denial.reason())),
+        None => allow(host),
+    }
+}
+
+/// Why the call must not run, if it must not.
+fn judge_call(env: &Environment, payload: &Payload) -> Option<Denial> {
+    match &payload.call {
+        ToolCall::Files(writes) => judge::files(writes, &World::new(env, payload).places(writes)),
         ToolCall::Shell { command, directory, patched } => {
             let findings = shell::analyze(command);
+            // Most commands write nowhere: where the stores are is not needed.
+            if findings.writes.is_empty() && patched.is_empty() {
+                return judge::shell(findings.approves, &[]);
+            }
+            let world = World::new(env, payload);
             let directory =
                 directory.as_deref().map_or_else(|| world.start.clone(), |dir| world.resolve(dir, &world.start));
             let written: Vec<(Place, shell::Writer)> = findings
@@ -171,10 +158,6 @@ fn guard(env: Option<&Environment>, agent: Option<Host>) {
             judge::shell(findings.approves, &written).or_else(|| judge::files(patched, &world.places(patched)))
         }
         ToolCall::Other => None,
-    };
-    match denial {
-        Some(denial) => print_json(&host.deny_tool(&denial.reason())),
-        None => allow(host),
     }
 }
 
@@ -182,8 +165,7 @@ fn guard(env: Option<&Environment>, agent: Option<Host>) {
 /// paths start, and where the protected stores are.
 struct World<'a> {
     env: &'a Environment,
-    /// The payload's `cwd`, else Cursor's first workspace root, else the
-    /// hook's own directory.
+    /// Where the session works, as the Stop hook finds it.
     start: PathBuf,
     /// The approval and receipt stores, as named and as resolved.
     stores: Vec<(PathBuf, Protected)>,
@@ -191,11 +173,7 @@ struct World<'a> {
 
 impl<'a> World<'a> {
     fn new(env: &'a Environment, payload: &Payload) -> World<'a> {
-        let start = payload
-            .cwd
-            .as_ref()
-            .or(payload.workspace_roots.first())
-            .map_or_else(|| env.cwd.clone(), |dir| paths::resolve(&env.cwd, Path::new(dir)));
+        let start = super::start_directory(env, payload.cwd.as_deref(), &payload.workspace_roots);
         let mut world = World { env, start, stores: Vec::new() };
         world.stores = world.protected_stores();
         world
@@ -217,7 +195,8 @@ impl<'a> World<'a> {
             stores.push((StateDir::default_approval_store(home), Protected::Approvals));
             stores.push((StateDir::default_receipt_store(home), Protected::Receipts));
         }
-        let real: Vec<(PathBuf, Protected)> = stores.iter().map(|(store, kind)| (real_path(store), *kind)).collect();
+        let real: Vec<(PathBuf, Protected)> =
+            stores.iter().map(|(store, kind)| (paths::real_path(store), *kind)).collect();
         stores.extend(real);
         stores
     }
@@ -244,7 +223,7 @@ impl<'a> World<'a> {
     /// What the guard needs to know of `raw`, without its text.
     fn place(&self, raw: &str, directory: &Path) -> (Place, PathBuf) {
         let lexical = self.resolve(raw, directory);
-        let real = real_path(&lexical);
+        let real = paths::real_path(&lexical);
         let protected = self.protection(&lexical).or_else(|| self.protection(&real));
         let ledger = is_ledger(&lexical) || is_ledger(&real);
         (Place { shown: lexical.display().to_string(), protected, ledger, text: None }, real)
@@ -331,45 +310,13 @@ fn is_ledger(path: &Path) -> bool {
     }
 }
 
-/// Whether `path` lies in a `.unlazy/locks` directory, of any repository.
+/// Whether `path` lies in a `.unlazy/locks` directory, of any repository,
+/// in any letter case (as `is_ledger` judges names).
 fn is_in_locks(path: &Path) -> bool {
+    let named =
+        |part: &Component, name: &str| part.as_os_str().to_str().is_some_and(|part| part.eq_ignore_ascii_case(name));
     let parts: Vec<Component> = path.components().collect();
-    parts.windows(2).any(|pair| pair[0].as_os_str() == STATE_DIR && pair[1].as_os_str() == LOCKS_DIR)
-}
-
-/// `path` with every link in it followed, as far as it exists: the part
-/// that exists is canonicalized, and a dangling link is followed to where a
-/// write through it would land.
-fn real_path(path: &Path) -> PathBuf {
-    let mut path = path.to_path_buf();
-    for _ in 0..MAX_LINKS {
-        match follow(&path) {
-            Ok(real) => return real,
-            Err(Some(next)) => path = next,
-            Err(None) => break,
-        }
-    }
-    path
-}
-
-/// `path` canonicalized as far as it exists (`Ok`), or where the dangling
-/// link in it points (`Err(Some)`), or nothing to follow (`Err(None)`).
-fn follow(path: &Path) -> Result<PathBuf, Option<PathBuf>> {
-    let mut existing = path;
-    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
-    loop {
-        if let Ok(real) = crate::durable::real_path(existing) {
-            return Ok(rest.iter().rev().fold(real, |real, part| real.join(part)));
-        }
-        let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
-            return Err(None);
-        };
-        if let Ok(target) = std::fs::read_link(existing) {
-            return Err(Some(rest.iter().rev().fold(paths::resolve(parent, &target), |next, part| next.join(part))));
-        }
-        rest.push(name);
-        existing = parent;
-    }
+    parts.windows(2).any(|pair| named(&pair[0], STATE_DIR) && named(&pair[1], LOCKS_DIR))
 }
 
 #[cfg(test)]
@@ -396,23 +343,8 @@ mod tests {
     fn lock_directories_are_protected_wherever_they_are() {
         assert!(is_in_locks(Path::new("/r/.unlazy/locks/x.filelock")));
         assert!(is_in_locks(Path::new("/r/sub/.unlazy/locks")));
+        assert!(is_in_locks(Path::new("/r/.UNLAZY/Locks/x.filelock")), "as a case-insensitive file system");
         assert!(!is_in_locks(Path::new("/r/.unlazy/api/locks.md")));
         assert!(!is_in_locks(Path::new("/r/locks/.unlazy")));
-    }
-
-    // Symbolic links: Windows lets only administrators (or Developer Mode)
-    // create one, and wine 8, which runs the Windows tests, creates none.
-    #[cfg(unix)]
-    #[test]
-    fn links_are_followed_even_when_they_dangle() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::create_dir(base.join("real")).unwrap();
-        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
-        assert_eq!(real_path(&base.join("link/new/file")), base.join("real/new/file"));
-        std::os::unix::fs::symlink(base.join("real/later.md"), base.join("dangling")).unwrap();
-        assert_eq!(real_path(&base.join("dangling")), base.join("real/later.md"));
-        std::os::unix::fs::symlink("loop", base.join("loop")).unwrap();
-        assert_eq!(real_path(&base.join("loop")), base.join("loop"), "a link loop ends");
     }
 }

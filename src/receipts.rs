@@ -72,18 +72,33 @@ impl Receipts {
     /// The store as it is, for reading; `None` when there is none yet.
     pub fn open_to_read(&self) -> Result<Option<OpenReceipts>, StoreError> {
         let Some(store) = self.store.open(false)? else { return Ok(None) };
-        let key = read_key(&store)?;
+        let key = settled_key(&store, false)?;
         Ok(Some(OpenReceipts { store, key }))
     }
 
     /// The store for writing: created, with a fresh owner key, when missing.
     pub fn open_to_write(&self) -> Result<OpenReceipts, StoreError> {
         let store = self.store.open(true)?.ok_or_else(|| StoreError::NotReal("receipt store".into(), "directory"))?;
-        let key = match read_key(&store)? {
-            Some(key) => key,
-            None => create_key(&store)?,
-        };
-        Ok(OpenReceipts { store, key: Some(key) })
+        let key = settled_key(&store, true)?;
+        Ok(OpenReceipts { store, key })
+    }
+}
+
+/// The owner key, made once under the store's lock when `create` asks and
+/// there is none. A key read while a concurrent run makes it (linked under
+/// its temp name too, for an instant) is read again once that run's lock
+/// is released, so concurrent first runs share one key.
+fn settled_key(store: &OpenStore, create: bool) -> Result<Option<OwnerKey>, StoreError> {
+    match read_key(store) {
+        Ok(Some(key)) => return Ok(Some(key)),
+        Ok(None) if !create => return Ok(None),
+        Ok(None) | Err(StoreError::Linked(..)) => {}
+        Err(error) => return Err(error),
+    }
+    let _held = locked_directory(store)?;
+    match read_key(store)? {
+        None if create => create_key(store).map(Some),
+        key => Ok(key),
     }
 }
 
@@ -97,9 +112,9 @@ fn read_key(store: &OpenStore) -> Result<Option<OwnerKey>, StoreError> {
     Ok(Some(OwnerKey::new(key)))
 }
 
-/// Creates the owner key once: random, 0600, whole or not at all (a temp
-/// file linked into place), never replacing a key a concurrent run made
-/// first, which is then the key.
+/// Creates the owner key (under the store's lock): random, 0600, whole or
+/// not at all (a temp file linked into place), never replacing a key that
+/// is there, which is then the key.
 fn create_key(store: &OpenStore) -> Result<OwnerKey, StoreError> {
     let path = store.path.join(KEY_FILE);
     let io = |error| StoreError::Io(path.display().to_string(), error);
@@ -111,6 +126,16 @@ fn create_key(store: &OpenStore) -> Result<OwnerKey, StoreError> {
         return Ok(OwnerKey::new(key));
     }
     read_key(store)?.ok_or_else(|| StoreError::NotReal(path.display().to_string(), "owner key"))
+}
+
+/// The store's directory held open, and its lock held.
+fn locked_directory(store: &OpenStore) -> Result<(OpenDirectory, FileLock), StoreError> {
+    let io = |error| StoreError::Io(store.path.display().to_string(), error);
+    let directory = OpenDirectory::open(&store.path).map_err(io)?;
+    let lock = LockFile::at(&store.path.join(LOCK_FILE)).map_err(io)?;
+    let held = lock.acquire().map_err(StoreError::Lock)?;
+    store.assert_unchanged()?;
+    Ok((directory, held))
 }
 
 impl OpenReceipts {
@@ -140,7 +165,7 @@ impl OpenReceipts {
     /// Keeps a batch of a run's receipts and the manifest of the tree they
     /// were proven on (written once: its name is its content's digest).
     pub fn keep(&self, receipts: &[Receipt], manifest: &str) -> Result<(), StoreError> {
-        let directory = self.locked_directory()?;
+        let directory = locked_directory(&self.store)?;
         let manifest_file = manifest_name(&manifest_id(manifest));
         if directory.0.entry(OsStr::new(&manifest_file)).map_err(|error| self.io(&manifest_file, error))?
             == Entry::Missing
@@ -156,23 +181,13 @@ impl OpenReceipts {
     /// At the end of a run that proved gates: keeps each root's stat cache
     /// and prunes the store, never removing the `in_use` manifests.
     pub fn finish(&self, caches: &[(&str, &StatCache)], in_use: &[&str]) -> Result<(), StoreError> {
-        let directory = self.locked_directory()?;
+        let directory = locked_directory(&self.store)?;
         for (root, cache) in caches {
             self.replace(&directory.0, &stat_cache_name(root), cache.to_text().as_bytes())?;
         }
         let in_use: Vec<String> = in_use.iter().map(|id| manifest_name(id)).collect();
         self.prune(&in_use)?;
         self.store.assert_unchanged()
-    }
-
-    /// The store's directory held open, and its lock held.
-    fn locked_directory(&self) -> Result<(OpenDirectory, FileLock), StoreError> {
-        let io = |error| StoreError::Io(self.store.path.display().to_string(), error);
-        let directory = OpenDirectory::open(&self.store.path).map_err(io)?;
-        let lock = LockFile::at(&self.store.path.join(LOCK_FILE)).map_err(io)?;
-        let held = lock.acquire().map_err(StoreError::Lock)?;
-        self.store.assert_unchanged()?;
-        Ok((directory, held))
     }
 
     fn io(&self, name: &str, error: std::io::Error) -> StoreError {

@@ -643,3 +643,30 @@ fn a_repository_reached_through_a_link_has_the_same_proofs() {
     hook.args(["hook", "stop"]).write_stdin(payload.to_string());
     sandbox.run_with(&mut hook).code(0).stdout_is("").stderr_is("");
 }
+
+#[test]
+fn concurrent_first_runs_share_one_owner_key_and_prove_every_gate() {
+    // Each round starts with no receipt store: eight runs make it at once,
+    // and each must find the one owner key, never a key caught mid-creation.
+    let sandbox = Sandbox::new();
+    let ledger: String = (0..8).map(|i| crate::common::gate(&format!("G{i}"), &format!("echo ok-{i}"), "ok")).collect();
+    for round in 0..6 {
+        sandbox.write("GATES.md", &ledger);
+        let store = sandbox.root.parent().unwrap().join(format!("receipts-{round}"));
+        let commands = (0..8).map(|_| {
+            let mut command = sandbox.std_cmd();
+            command.env("UNLAZY_RECEIPT_DIR", &store).args(["--approve", "--jobs", "8", "-q"]);
+            command
+        });
+        for output in crate::common::run_concurrently(commands) {
+            let (code, out, err) = crate::common::outcome(&output);
+            assert_eq!(code, 0, "round {round}: {out}{err}");
+            // (A run may start while another's proofs are being written and
+            // say so; none may find the store unusable or fail to keep one.)
+            assert!(!err.contains("receipts cannot be used") && !err.contains("not kept"), "round {round}: {err}");
+        }
+        let mut status = sandbox.cmd();
+        status.env("UNLAZY_RECEIPT_DIR", &store).args(["--status", "--proof"]);
+        sandbox.run_with(&mut status).code(0).stdout_is("GATES.md: 8 gates\nALL MET (8 met)\n");
+    }
+}

@@ -16,8 +16,13 @@ use yaml_rust2::{Yaml, YamlLoader};
 use crate::common::outcome;
 use crate::common::Sandbox;
 
-const RELEASE_TARGETS: [&str; 4] =
-    ["aarch64-apple-darwin", "aarch64-unknown-linux-musl", "x86_64-apple-darwin", "x86_64-unknown-linux-musl"];
+const RELEASE_TARGETS: [&str; 5] = [
+    "aarch64-apple-darwin",
+    "aarch64-unknown-linux-musl",
+    "x86_64-apple-darwin",
+    "x86_64-pc-windows-msvc",
+    "x86_64-unknown-linux-musl",
+];
 
 fn source(relative: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
@@ -108,6 +113,9 @@ fn workflows_and_the_action_are_well_formed_and_agree_on_release_names() {
     let oses: Vec<&str> =
         ci["jobs"]["test"]["strategy"]["matrix"]["os"].as_vec().unwrap().iter().filter_map(Yaml::as_str).collect();
     assert_eq!(oses, ["ubuntu-latest", "macos-latest"]);
+    assert_eq!(ci["jobs"]["windows"]["runs-on"].as_str(), Some("windows-latest"));
+    let windows_steps = ci["jobs"]["windows"]["steps"].as_vec().unwrap();
+    assert!(windows_steps.iter().any(|s| s["run"].as_str() == Some("cargo test --workspace --locked")));
     assert!(ci["jobs"]["test"]["steps"].as_vec().unwrap().iter().any(|s| s["run"].as_str() == Some("bash .ci/run")));
 
     let release = yaml("release.yml", &source(".github/workflows/release.yml"));
@@ -121,7 +129,10 @@ fn workflows_and_the_action_are_well_formed_and_agree_on_release_names() {
     assert_eq!(built, RELEASE_TARGETS.into_iter().collect());
     let release_text = source(".github/workflows/release.yml");
     assert!(release_text.contains(r#"name="gate-check-${VERSION}-${{ matrix.target }}""#));
-    assert!(release_text.contains(r#""$name.tar.gz.sha256""#) && release_text.contains("SHA256SUMS"));
+    assert!(release_text.contains(r#""$name.$archive.sha256""#) && release_text.contains("SHA256SUMS"));
+    // Windows: a zip holding gate-check.exe, and PowerShell's completion in every archive.
+    assert!(release_text.contains("*-windows-*) exe=.exe archive=zip ;;"));
+    assert!(release_text.contains(r#"completions powershell > "dist/$name/completions/gate-check.ps1""#));
 
     let action = yaml("action.yml", &source("action.yml"));
     assert_eq!(action["runs"]["using"].as_str(), Some("composite"));
@@ -136,7 +147,7 @@ fn workflows_and_the_action_are_well_formed_and_agree_on_release_names() {
         .collect();
     assert_eq!(installed, RELEASE_TARGETS.into_iter().collect(), "action.yml installs what release.yml builds");
     assert!(
-        install.contains(r#"name="gate-check-$version-$target""#) && install.contains("-c \"$name.tar.gz.sha256\"")
+        install.contains(r#"name="gate-check-$version-$target""#) && install.contains("-c \"$name.$archive.sha256\"")
     );
     assert_eq!(action["runs"]["steps"][0]["env"]["GATE_CHECK_REPOSITORY"].as_str(), Some("gate-check/gate-check"));
 
@@ -146,6 +157,9 @@ fn workflows_and_the_action_are_well_formed_and_agree_on_release_names() {
         r#"pkg-url = "{ repo }/releases/download/v{ version }/{ name }-{ version }-{ target }.tar.gz""#,
         r#"bin-dir = "{ name }-{ version }-{ target }/{ bin }{ binary-ext }""#,
         r#"pkg-fmt = "tgz""#,
+        "[package.metadata.binstall.overrides.x86_64-pc-windows-msvc]",
+        r#"pkg-url = "{ repo }/releases/download/v{ version }/{ name }-{ version }-{ target }.zip""#,
+        r#"pkg-fmt = "zip""#,
     ] {
         assert!(manifest.lines().any(|l| l == line), "Cargo.toml lacks {line}");
     }
@@ -448,6 +462,51 @@ fn the_action_installs_its_own_version_checks_pinned_checksums_and_can_only_inst
     assert_eq!(code, 1, "{out}");
     let (code, _, _) = share("");
     assert_eq!(code, 1);
+}
+
+// The install step as a Windows runner's bash runs it: a zip holding
+// gate-check.exe, and paths handed on through cygpath. The stand-in cygpath
+// marks each conversion it makes, so the test sees which form went where.
+#[cfg(unix)]
+#[test]
+fn on_a_windows_runner_the_action_installs_the_zip_and_hands_on_windows_paths() {
+    let sandbox = Sandbox::new();
+    let (work, _, releases, path) = staged_release(&sandbox);
+    let name = "gate-check-0.1.0-x86_64-pc-windows-msvc";
+    let staged = releases.join("v0.1.0").join(name);
+    fs::create_dir_all(&staged).unwrap();
+    // The binary under test stands in for the .exe, so `--version` runs.
+    fs::copy(assert_cmd::cargo::cargo_bin("gate-check"), staged.join("gate-check.exe")).unwrap();
+    let pack = format!(
+        "cd '{dir}' && python3 -m zipfile -c {name}.zip {name}/ && rm -r {name} && sha256sum {name}.zip > {name}.zip.sha256",
+        dir = releases.join("v0.1.0").display()
+    );
+    assert!(std::process::Command::new("sh").arg("-c").arg(&pack).status().unwrap().success(), "{pack}");
+    let cygpath = work.join("bin/cygpath");
+    let stand_in = r#"#!/bin/sh
+case "$1" in -u) printf '%s\n' "$2" ;; *) printf 'cygpath%s %s\n' "$1" "$2" ;; esac
+"#;
+    fs::write(&cygpath, stand_in).unwrap();
+    fs::set_permissions(&cygpath, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+
+    let action = yaml("action.yml", &source("action.yml"));
+    let temp = work.join("windows");
+    fs::create_dir_all(&temp).unwrap();
+    let mut values = install_step_env(&temp, &work.join("no-checkout"), ["0.1.0", "", "v0.1.0"]);
+    values[0].1 = "Windows".to_string();
+    values[1].1 = "X64".to_string();
+    let output = action_step(&action["runs"]["steps"][0], &work, &values, &path);
+    let (code, out, err) = outcome(&output);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("gate-check {}", env!("CARGO_PKG_VERSION"))), "{out}");
+    let unpacked = temp.join("gate-check-0.1.0").join(name);
+    assert_eq!(
+        fs::read_to_string(temp.join("github_path")).unwrap(),
+        format!("cygpath-w {}\n", unpacked.display()),
+        "PATH is given as Windows spells it"
+    );
+    let outputs = fs::read_to_string(temp.join("github_output")).unwrap();
+    assert_eq!(outputs, format!("bin=cygpath-m {}\n", unpacked.join("gate-check.exe").display()), "{outputs}");
 }
 
 // Runs the action's bash steps with a stand-in curl, as on Linux and macOS

@@ -141,6 +141,10 @@ fn assert_owned_and_private(path: &Path, _meta: &fs::Metadata) -> Result<(), Sto
         Err(Exposure::Grants(account)) => {
             Err(StoreError::SharedAccess(shown(), format!("its ACL grants access to {account}")))
         }
+        Err(Exposure::UnknownEntry(kind)) => Err(StoreError::SharedAccess(
+            shown(),
+            format!("its ACL holds an entry of type {kind}, which gate-check cannot judge"),
+        )),
         Err(Exposure::Io(error)) => Err(StoreError::Io(shown(), error)),
     }
 }
@@ -167,10 +171,9 @@ impl OpenStore {
     /// Fails unless the store's path still names the directory validated,
     /// and it is still private.
     pub(crate) fn assert_unchanged(&self) -> Result<(), StoreError> {
-        let now = fs::symlink_metadata(&self.path).map_err(io_error(&self.path))?;
+        let (now, id) = durable::entry_metadata(&self.path).map_err(io_error(&self.path))?;
         assert_private(&self.path, &now, true)?;
-        let named = durable::stat_entry(&self.path).map_err(io_error(&self.path))?;
-        if named.map(|stat| stat.id) != Some(self.id) {
+        if id != self.id {
             return Err(StoreError::DirectoryChanged(self.kind, self.path.display().to_string()));
         }
         Ok(())
@@ -291,6 +294,10 @@ impl Store {
         // Looking records up needs only search permission on the directory,
         // as a path would (see `OpenDirectory`).
         let directory = OpenDirectory::open_no_follow(&canonical).map_err(io_error(&canonical))?;
+        // The directory held is private, as the one its path names is
+        // checked to be below, and is the same one.
+        let held = directory.metadata().map_err(io_error(&canonical))?;
+        assert_private(&canonical, &held, true)?;
         let id = directory.id().map_err(io_error(&canonical))?;
         let store = OpenStore { kind: self.kind, path: canonical, id, directory };
         // The directory held is the one validated.

@@ -26,7 +26,10 @@ use windows_sys::Win32::Security::{
 use windows_sys::Win32::Storage::FileSystem::{
     FILE_ADD_FILE, FILE_ADD_SUBDIRECTORY, FILE_ALL_ACCESS, FILE_GENERIC_EXECUTE, FILE_GENERIC_READ, FILE_GENERIC_WRITE,
 };
-use windows_sys::Win32::System::SystemServices::{ACCESS_ALLOWED_ACE_TYPE, ACCESS_ALLOWED_CALLBACK_ACE_TYPE};
+use windows_sys::Win32::System::SystemServices::{
+    ACCESS_ALLOWED_ACE_TYPE, ACCESS_ALLOWED_CALLBACK_ACE_TYPE, ACCESS_DENIED_ACE_TYPE, ACCESS_DENIED_CALLBACK_ACE_TYPE,
+    ACCESS_DENIED_CALLBACK_OBJECT_ACE_TYPE, ACCESS_DENIED_OBJECT_ACE_TYPE,
+};
 use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
 
 use super::sys::wide;
@@ -36,6 +39,22 @@ use super::sys::wide;
 /// anyway, and which every profile directory (where the default stores
 /// live) grants; a store the Node tool made there inherits them.
 const TRUSTED_ACCOUNTS: [&str; 2] = ["S-1-5-18", "S-1-5-32-544"];
+
+/// CREATOR OWNER: in an inheritable entry, whoever creates the entry that
+/// inherits it.
+const CREATOR_OWNER: &str = "S-1-3-0";
+
+/// The entry types whose SID follows the header and access mask, and which
+/// grant.
+const ALLOWING: [u32; 2] = [ACCESS_ALLOWED_ACE_TYPE, ACCESS_ALLOWED_CALLBACK_ACE_TYPE];
+
+/// The entry types that only take rights away.
+const DENYING: [u32; 4] = [
+    ACCESS_DENIED_ACE_TYPE,
+    ACCESS_DENIED_CALLBACK_ACE_TYPE,
+    ACCESS_DENIED_OBJECT_ACE_TYPE,
+    ACCESS_DENIED_CALLBACK_OBJECT_ACE_TYPE,
+];
 
 /// A security descriptor Windows allocated, freed when dropped.
 struct Descriptor(PSECURITY_DESCRIPTOR);
@@ -255,15 +274,19 @@ pub enum Exposure {
     /// Its DACL grants rights to this account (a SID), which is neither the
     /// user, SYSTEM nor the Administrators group.
     Grants(String),
+    /// Its DACL holds an entry of a type this check cannot judge (an object
+    /// or compound entry), which might grant anything.
+    UnknownEntry(u8),
     /// Its security could not be read.
     Io(io::Error),
 }
 
 /// Checks that the file or directory at `path` is private: owned by this
 /// user, and its DACL grants nothing to any account but the user, SYSTEM
-/// and the Administrators group (inherit-only entries, which apply to
-/// children alone, are left to the children). Denying entries only take
-/// rights away and pass.
+/// and the Administrators group, neither on it nor, through inheritable
+/// entries, on what is made in it (where CREATOR OWNER stands for this
+/// user). Denying entries only take rights away and pass; an entry of any
+/// other type fails closed.
 pub fn check_private(path: &Path) -> Result<(), Exposure> {
     let (user, token_owner) = me().map_err(Exposure::Io)?;
     let (_descriptor, owner, dacl) = owner_and_access_list(path).map_err(Exposure::Io)?;
@@ -284,17 +307,21 @@ pub fn check_private(path: &Path) -> Result<(), Exposure> {
         }
         // SAFETY: every ACE starts with its header.
         let header = unsafe { *ace.cast::<ACE_HEADER>() };
-        if u32::from(header.AceFlags) & INHERIT_ONLY_ACE != 0 {
+        let ace_type = u32::from(header.AceType);
+        if DENYING.contains(&ace_type) {
             continue;
         }
-        let allowing = [ACCESS_ALLOWED_ACE_TYPE, ACCESS_ALLOWED_CALLBACK_ACE_TYPE];
-        if !allowing.contains(&u32::from(header.AceType)) {
-            continue;
+        if !ALLOWING.contains(&ace_type) {
+            return Err(Exposure::UnknownEntry(header.AceType));
         }
         // SAFETY: an allowing ACE: header, access mask, then the SID.
         let (mask, sid) = unsafe { (*ace.cast::<u8>().add(4).cast::<u32>(), ace.cast::<u8>().add(8) as PSID) };
         let account = sid_text(sid).map_err(Exposure::Io)?;
-        let trusted = account == *user || account == *token_owner || TRUSTED_ACCOUNTS.contains(&account.as_str());
+        let inherit_only = u32::from(header.AceFlags) & INHERIT_ONLY_ACE != 0;
+        let trusted = account == *user
+            || account == *token_owner
+            || TRUSTED_ACCOUNTS.contains(&account.as_str())
+            || (inherit_only && account == CREATOR_OWNER);
         if mask != 0 && !trusted {
             return Err(Exposure::Grants(account));
         }

@@ -94,6 +94,11 @@ impl OpenDirectory {
         Ok(OpenDirectory { dir, path: path.to_path_buf() })
     }
 
+    /// This directory's metadata, read through the handle held.
+    pub fn metadata(&self) -> io::Result<std::fs::Metadata> {
+        sys::directory_metadata(&self.dir).map_err(|error| self.error(error))
+    }
+
     /// The identity of this directory.
     pub fn id(&self) -> io::Result<sys::FileId> {
         sys::directory_stat(&self.dir).map(|stat| stat.id).map_err(|error| self.error(error))
@@ -235,6 +240,12 @@ impl OpenDirectory {
 /// The directory holding `path` (`.` for a bare name).
 pub fn parent_directory(path: &Path) -> &Path {
     path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// What `path` names, not following a final link, and its file id, both of
+/// the same file (see `sys::entry_metadata`).
+pub fn entry_metadata(path: &Path) -> io::Result<(std::fs::Metadata, sys::FileId)> {
+    sys::entry_metadata(path)
 }
 
 /// What `path` names (its kind, links and file id), not following a final

@@ -143,6 +143,7 @@ impl LockFile {
     fn acquire_until(self, deadline: Option<Instant>, foreign_wait: Duration) -> io::Result<FileLock> {
         self.remove_crashed_locks();
         let mut foreign_since: Option<(FileId, Instant)> = None;
+        let mut busy_since: Option<Instant> = None;
         loop {
             let staged = self.stage()?;
             match staged.link_as(&self.name) {
@@ -153,7 +154,8 @@ impl LockFile {
                 }
                 // A sweep by another gate-check removed the staging file.
                 Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
-                // Held, or (on Windows) being deleted by its holder.
+                // Held, or (on Windows) denied for a moment: being deleted, or
+                // held open by a scanner.
                 Err(error) if error.kind() == io::ErrorKind::AlreadyExists || is_transient(&error) => {}
                 Err(error) => return Err(with_path(&self.path())(error)),
             }
@@ -161,8 +163,25 @@ impl LockFile {
             let now = Instant::now();
             match self.inspect(&self.name)? {
                 Holder::Gone => continue,
-                Holder::GateCheck | Holder::Busy => foreign_since = None,
+                Holder::GateCheck => (foreign_since, busy_since) = (None, None),
+                // A moment's denial is waited out; one that lasts (an ACL that
+                // denies this user the lock file) is the error it is.
+                Holder::Busy => {
+                    foreign_since = None;
+                    let since = *busy_since.get_or_insert(now);
+                    if now >= since + FOREIGN_LOCK_WAIT {
+                        return Err(io::Error::new(
+                            io::ErrorKind::PermissionDenied,
+                            format!(
+                                "lock {} stayed inaccessible for {} s",
+                                self.path().display(),
+                                FOREIGN_LOCK_WAIT.as_secs()
+                            ),
+                        ));
+                    }
+                }
                 Holder::Foreign { identity, pid } => {
+                    busy_since = None;
                     let since = match foreign_since {
                         Some((seen, since)) if seen == identity => since,
                         _ => now,

@@ -22,7 +22,8 @@ mod update;
 #[cfg(windows)]
 pub use acl::{check_private, make_private, Exposure};
 pub use directory::{
-    parent_directory, present_but_not_real, real_directory_inside, stat_entry, BeneathError, OpenDirectory,
+    entry_metadata, parent_directory, present_but_not_real, real_directory_inside, stat_entry, BeneathError,
+    OpenDirectory,
 };
 pub use lock::{FileLock, LockFile};
 pub use read::{read_stable, ReadRefusal, StableRead};

@@ -180,7 +180,8 @@ pub fn open_no_follow(base: Base<'_>, name: &Path, access: Access) -> io::Result
     let flags = flags | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     match openat(base, name, flags, Mode::from_raw_mode(mode)) {
         Ok(fd) => Ok(Opened::File(File::from(fd))),
-        Err(rustix::io::Errno::NOENT) => Ok(Opened::Missing),
+        // Creating, a missing name means the directory itself is gone: an error.
+        Err(rustix::io::Errno::NOENT) if matches!(access, Access::Read) => Ok(Opened::Missing),
         Err(rustix::io::Errno::LOOP) => Ok(Opened::Link),
         Err(errno) => Err(errno.into()),
     }
@@ -212,6 +213,19 @@ pub fn file_stat_and_metadata(file: &File) -> io::Result<(Stat, fs::Metadata)> {
     };
     let id = FileId { device: metadata.dev(), index: metadata.ino() };
     Ok((Stat { kind, links: metadata.nlink(), id, owner: metadata.uid() }, metadata))
+}
+
+/// The held directory's metadata (one `fstat` of the held descriptor).
+pub fn directory_metadata(dir: &Dir) -> io::Result<fs::Metadata> {
+    File::from(dir.0.try_clone()?).metadata()
+}
+
+/// What `path` names, not following a final link, and its identity, from
+/// one `lstat`, so both describe the same file.
+pub fn entry_metadata(path: &Path) -> io::Result<(fs::Metadata, FileId)> {
+    let metadata = fs::symlink_metadata(path)?;
+    let id = FileId { device: metadata.dev(), index: metadata.ino() };
+    Ok((metadata, id))
 }
 
 /// What the held directory is.
@@ -288,7 +302,7 @@ pub fn keep_attributes(dir: &Dir, from: &OsStr, to: &File, original: &fs::Metada
         let _ = std::os::unix::fs::fchown(to, None, Some(gid));
     }
     // After the chown, which clears set-id bits.
-    to.set_permissions(fs::Permissions::from_mode(original.mode() & 0o7777))?;
+    set_mode(to, original.mode() & 0o7777)?;
     copy_extended_attributes(dir, from, to);
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! (held without delete sharing, it cannot be renamed or removed while it
 //! is held), and a final link is never followed: every open asks for the
 //! reparse point itself (`FILE_FLAG_OPEN_REPARSE_POINT`) and refuses what
-//! it finds to be one. The Node tool on Windows checks names by snapshot
+//! it finds to be a link (see `is_link`). The Node tool on Windows checks names by snapshot
 //! alone (its SECURITY.md says so). Replacement is `MoveFileExW` with
 //! replace-existing and write-through, retried as Node retries it while an
 //! indexer or scanner holds the target open.
@@ -21,12 +21,13 @@ use windows_sys::Win32::Foundation::{
     ERROR_ACCESS_DENIED, ERROR_LOCK_VIOLATION, ERROR_SHARING_VIOLATION, GENERIC_READ, GENERIC_WRITE, STILL_ACTIVE,
 };
 use windows_sys::Win32::Storage::FileSystem::{
-    FileIdInfo, GetFileInformationByHandle, GetFileInformationByHandleEx, LockFileEx, MoveFileExW,
-    BY_HANDLE_FILE_INFORMATION, FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_BACKUP_SEMANTICS,
-    FILE_FLAG_OPEN_REPARSE_POINT, FILE_ID_INFO, FILE_READ_ATTRIBUTES, FILE_SHARE_DELETE, FILE_SHARE_READ,
-    FILE_SHARE_WRITE, LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY, MOVEFILE_REPLACE_EXISTING,
-    MOVEFILE_WRITE_THROUGH, WRITE_DAC,
+    FileAttributeTagInfo, FileIdInfo, GetFileInformationByHandle, GetFileInformationByHandleEx, LockFileEx,
+    MoveFileExW, BY_HANDLE_FILE_INFORMATION, FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT,
+    FILE_ATTRIBUTE_TAG_INFO, FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, FILE_ID_INFO,
+    FILE_READ_ATTRIBUTES, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE, LOCKFILE_EXCLUSIVE_LOCK,
+    LOCKFILE_FAIL_IMMEDIATELY, MOVEFILE_REPLACE_EXISTING, MOVEFILE_WRITE_THROUGH, WRITE_DAC,
 };
+use windows_sys::Win32::System::SystemServices::IO_REPARSE_TAG_APPEXECLINK;
 use windows_sys::Win32::System::Threading::{GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION};
 use windows_sys::Win32::System::IO::OVERLAPPED;
 
@@ -117,7 +118,7 @@ fn stat_of_handle(file: &File) -> io::Result<Stat> {
         let index = (u128::from(info.nFileIndexHigh) << 32) | u128::from(info.nFileIndexLow);
         FileId { device: u64::from(info.dwVolumeSerialNumber), index }
     };
-    let kind = if info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+    let kind = if info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 && is_link(file)? {
         Kind::Other
     } else if info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY != 0 {
         Kind::Directory
@@ -125,6 +126,31 @@ fn stat_of_handle(file: &File) -> io::Result<Stat> {
         Kind::File
     };
     Ok(Stat { kind, links: u64::from(info.nNumberOfLinks), id })
+}
+
+/// Whether the reparse point open as `file` is a link: a name surrogate
+/// (a symbolic link, a junction) or an app execution alias, as libuv reads
+/// them. Other reparse points (cloud placeholders, deduplicated files) are
+/// the files they stand for.
+fn is_link(file: &File) -> io::Result<bool> {
+    /// The tag bit Windows sets on every kind of reparse point that names
+    /// another entry (`IsReparseTagNameSurrogate`).
+    const NAME_SURROGATE: u32 = 0x2000_0000;
+    // SAFETY: an all-zero structure is valid output space.
+    let mut tag: FILE_ATTRIBUTE_TAG_INFO = unsafe { std::mem::zeroed() };
+    // SAFETY: the pointer and size describe `tag`.
+    let read = unsafe {
+        GetFileInformationByHandleEx(
+            file.as_raw_handle(),
+            FileAttributeTagInfo,
+            (&raw mut tag).cast(),
+            std::mem::size_of::<FILE_ATTRIBUTE_TAG_INFO>() as u32,
+        )
+    };
+    if read == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(tag.ReparseTag & NAME_SURROGATE != 0 || tag.ReparseTag == IO_REPARSE_TAG_APPEXECLINK)
 }
 
 /// Opens `path` for its attributes only, directories included.
@@ -171,7 +197,7 @@ pub fn open_child_directory(dir: &Dir, name: &OsStr) -> Result<Dir, ChildError> 
     let path = dir.join(name);
     match open_attributes(&path, false, true) {
         Ok(pin) => match stat_of_handle(&pin) {
-            Ok(stat) if stat.kind == Kind::Directory => Ok(Dir { pin: pin, path }),
+            Ok(stat) if stat.kind == Kind::Directory => Ok(Dir { pin, path }),
             Ok(_) => Err(ChildError::NotReal),
             Err(error) => Err(ChildError::Io(error)),
         },
@@ -262,6 +288,20 @@ pub fn file_stat_and_metadata(file: &File) -> io::Result<(Stat, fs::Metadata)> {
 /// What the held directory is.
 pub fn directory_stat(dir: &Dir) -> io::Result<Stat> {
     stat_of_handle(&dir.pin)
+}
+
+/// The held directory's metadata, read through the handle.
+pub fn directory_metadata(dir: &Dir) -> io::Result<fs::Metadata> {
+    dir.pin.metadata()
+}
+
+/// What `path` names, not following a final link, and its identity. Win32
+/// reads the file id only through a handle, so this is two lookups (the
+/// ACL, read by path, is a third: see `acl::check_private`).
+pub fn entry_metadata(path: &Path) -> io::Result<(fs::Metadata, FileId)> {
+    let metadata = fs::symlink_metadata(path)?;
+    let id = stat_of_handle(&open_attributes(path, false, false)?)?.id;
+    Ok((metadata, id))
 }
 
 /// A NUL-terminated UTF-16 path, as Win32 takes it.

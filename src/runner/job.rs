@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Once, Weak};
 use std::time::{Duration, Instant};
 
 use windows_sys::core::BOOL;
-use windows_sys::Win32::Foundation::{FALSE, INVALID_HANDLE_VALUE, TRUE, WAIT_OBJECT_0};
+use windows_sys::Win32::Foundation::{FALSE, INVALID_HANDLE_VALUE, STATUS_CONTROL_C_EXIT, TRUE, WAIT_OBJECT_0};
 use windows_sys::Win32::System::Console::{
     GetConsoleWindow, SetConsoleCtrlHandler, CTRL_BREAK_EVENT, CTRL_CLOSE_EVENT, CTRL_C_EVENT, CTRL_LOGOFF_EVENT,
     CTRL_SHUTDOWN_EVENT,
@@ -104,8 +104,11 @@ impl Interrupt {
 static HANDLED: Mutex<Vec<Weak<Interrupt>>> = Mutex::new(Vec::new());
 
 /// The console control handler: runs on a thread of its own, so it may
-/// lock and send. True keeps the process alive to end its checks (for the
-/// console closing, logoff and shutdown, Windows ends it soon after).
+/// lock and send. For Ctrl-C and Ctrl-Break, true keeps the process alive
+/// to end its checks. For the console closing, logoff and shutdown, Windows
+/// ends the process as soon as this returns: the checks die with their
+/// jobs (kill-on-close), every file write is atomic, and a lock left held
+/// is taken over as a crashed holder's, but nothing is reported.
 unsafe extern "system" fn on_console_event(event: u32) -> BOOL {
     let interruption = match event {
         CTRL_C_EVENT => Interruption::Interrupt,
@@ -424,6 +427,27 @@ fn resume(pid: u32) -> io::Result<()> {
     }
 }
 
+/// How long a check that died of the console's Ctrl-C waits for
+/// gate-check's own handler to record it: the console calls both at once,
+/// each on a thread of its own, so either may come first.
+const CONSOLE_EVENT_LAG: Duration = Duration::from_millis(500);
+
+/// The run's interruption as the check exits. A check that died of the
+/// console's Ctrl-C (`STATUS_CONTROL_C_EXIT`) before gate-check's handler
+/// ran was interrupted too, and its failure is not its own; one that merely
+/// exits with that code, with no console event, fails as it is.
+fn interruption_at_exit(exit: &Exit, containment: &Containment) -> Option<Interruption> {
+    let died_of_ctrl_c = exit.code == Some(STATUS_CONTROL_C_EXIT);
+    let wait_until = Instant::now() + if died_of_ctrl_c { CONSOLE_EVENT_LAG } else { Duration::ZERO };
+    loop {
+        let interruption = containment.interruption();
+        if interruption.is_some() || Instant::now() >= wait_until {
+            return interruption;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Supervises the check until it has ended and its output is read: each
 /// message is handed to the state machine as it comes.
 pub(super) fn supervise(
@@ -455,7 +479,8 @@ pub(super) fn supervise(
             Event::Closed(stream) => capture.close(stream),
             Event::Exited => {
                 if let (None, Some(exit)) = (supervision.exit, supervision.check.peek_exit()) {
-                    supervision.on_exit(exit, !capture.closed(), containment.interruption(), Instant::now());
+                    let interruption = interruption_at_exit(&exit, containment);
+                    supervision.on_exit(exit, !capture.closed(), interruption, Instant::now());
                 }
             }
             Event::Interrupted => {

@@ -55,3 +55,21 @@ fn checks_inherit_the_environment_gate_check_was_started_with() {
         .code(0)
         .stdout_contains("PASS GATES:G1");
 }
+
+// A file name holding `\` exists on Unix only.
+#[cfg(unix)]
+#[test]
+fn a_shell_named_with_a_backslash_is_a_path_as_in_the_node_tool() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    let shell = sandbox.write("my\\sh", "#!/bin/sh\nexec /bin/sh \"$@\"\n");
+    std::fs::set_permissions(&shell, std::fs::Permissions::from_mode(0o755)).unwrap();
+    sandbox.write("GATES.md", &crate::common::gate("G1", "echo ok", "ok"));
+    // Node's resolveShell takes a value holding `/` or `\` as a path on every
+    // platform: here the file `my\sh` of the working directory, never PATH.
+    sandbox
+        .run_with(sandbox.cmd().env("PATH", "/usr/bin:/bin").args(["--approve", "--shell", "my\\sh", "GATES.md"]))
+        .code(0)
+        .stdout_contains("PASS GATES:G1")
+        .stdout_contains(&format!("    SHELL: {}\n", shell.display()));
+}

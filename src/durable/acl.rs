@@ -294,10 +294,21 @@ pub fn check_private(path: &Path) -> Result<(), Exposure> {
     if owner != *user && owner != *token_owner {
         return Err(Exposure::Owner);
     }
+    // SAFETY: the DACL of a descriptor that lives to the end of this call.
+    unsafe { judge_access_list(dacl, &|account| account == *user || account == *token_owner) }
+}
+
+/// Whether the DACL `dacl` (null: none) grants nothing to any account but
+/// those `own` accepts, SYSTEM and Administrators, on its object or, by
+/// inheritable entries, on what is made in it (see `check_private`).
+///
+/// # Safety
+/// `dacl` is null or points to a valid ACL that outlives the call.
+unsafe fn judge_access_list(dacl: *const ACL, own: &dyn Fn(&str) -> bool) -> Result<(), Exposure> {
     if dacl.is_null() {
         return Err(Exposure::NoAccessList);
     }
-    // SAFETY: a non-null DACL of a valid descriptor.
+    // SAFETY: a non-null, valid ACL (the caller's promise).
     let count = unsafe { (*dacl).AceCount };
     for index in 0..u32::from(count) {
         let mut ace = std::ptr::null_mut();
@@ -318,10 +329,8 @@ pub fn check_private(path: &Path) -> Result<(), Exposure> {
         let (mask, sid) = unsafe { (*ace.cast::<u8>().add(4).cast::<u32>(), ace.cast::<u8>().add(8) as PSID) };
         let account = sid_text(sid).map_err(Exposure::Io)?;
         let inherit_only = u32::from(header.AceFlags) & INHERIT_ONLY_ACE != 0;
-        let trusted = account == *user
-            || account == *token_owner
-            || TRUSTED_ACCOUNTS.contains(&account.as_str())
-            || (inherit_only && account == CREATOR_OWNER);
+        let trusted =
+            own(&account) || TRUSTED_ACCOUNTS.contains(&account.as_str()) || (inherit_only && account == CREATOR_OWNER);
         if mask != 0 && !trusted {
             return Err(Exposure::Grants(account));
         }
@@ -377,4 +386,90 @@ pub fn make_private(path: &Path) -> io::Result<()> {
         return Err(io::Error::from_raw_os_error(status as i32));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use windows_sys::Win32::Security::{
+        AddAccessAllowedAceEx, AddAccessDeniedAce, AddAce, GetLengthSid, InitializeAcl, ACL_REVISION_DS,
+        CONTAINER_INHERIT_ACE, OBJECT_INHERIT_ACE,
+    };
+
+    use super::*;
+
+    /// A SID from its text, allocated by the system (and left to the end of
+    /// the test process, which is short).
+    fn sid(text: &str) -> PSID {
+        let wide: Vec<u16> = text.encode_utf16().chain([0]).collect();
+        let mut sid: PSID = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated SID string; the call allocates `sid`.
+        assert_ne!(unsafe { ConvertStringSidToSidW(wide.as_ptr(), &mut sid) }, 0);
+        sid
+    }
+
+    /// An in-memory ACL built by `build`, judged with `S-1-5-21-1-2-3-1001`
+    /// as the user.
+    fn judged(build: impl Fn(*mut ACL)) -> Result<(), Exposure> {
+        let mut memory = vec![0u64; 128];
+        let acl = memory.as_mut_ptr().cast::<ACL>();
+        // SAFETY: 1 KiB of aligned, writable memory for the ACL.
+        assert_ne!(unsafe { InitializeAcl(acl, 1024, ACL_REVISION_DS) }, 0);
+        build(acl);
+        // SAFETY: the ACL lives in `memory` for the call.
+        unsafe { judge_access_list(acl, &|account| account == "S-1-5-21-1-2-3-1001") }
+    }
+
+    #[test]
+    fn owner_only_entries_pass_and_any_other_grant_fails_closed() {
+        let user = "S-1-5-21-1-2-3-1001";
+        let allow = |acl: *mut ACL, flags: u32, sid: PSID| {
+            // SAFETY: a valid ACL with room, and a valid SID.
+            assert_ne!(unsafe { AddAccessAllowedAceEx(acl, ACL_REVISION_DS, flags, FILE_ALL_ACCESS, sid) }, 0);
+        };
+        // What a profile grants: the user, SYSTEM and Administrators, inherited by all.
+        let inherited = OBJECT_INHERIT_ACE | CONTAINER_INHERIT_ACE;
+        assert!(judged(|acl| {
+            for account in [user, "S-1-5-18", "S-1-5-32-544"] {
+                allow(acl, inherited, sid(account));
+            }
+            // CREATOR OWNER for what is made inside: whoever makes it.
+            allow(acl, INHERIT_ONLY_ACE | inherited, sid(CREATOR_OWNER));
+            // A denial takes rights away from anyone.
+            // SAFETY: as above.
+            assert_ne!(unsafe { AddAccessDeniedAce(acl, ACL_REVISION_DS, FILE_ALL_ACCESS, sid("S-1-1-0")) }, 0);
+        })
+        .is_ok());
+        // Everyone, on the object or only on what is made in it.
+        for flags in [0, INHERIT_ONLY_ACE | OBJECT_INHERIT_ACE] {
+            let verdict = judged(|acl| {
+                allow(acl, 0, sid(user));
+                allow(acl, flags, sid("S-1-1-0"));
+            });
+            assert!(matches!(verdict, Err(Exposure::Grants(ref account)) if account == "S-1-1-0"), "{flags:#x}");
+        }
+        // CREATOR OWNER on the object itself is an account like any other.
+        assert!(judged(|acl| allow(acl, 0, sid(CREATOR_OWNER))).is_err());
+        // An object entry, whose rights this judge cannot read, fails closed.
+        let object = judged(|acl| {
+            allow(acl, 0, sid(user));
+            // An ACCESS_ALLOWED_OBJECT_ACE with no object types, laid out by
+            // hand: header, mask, flags, then the SID.
+            let everyone = sid("S-1-1-0");
+            // SAFETY: a valid SID.
+            let sid_length = unsafe { GetLengthSid(everyone) } as usize;
+            let size = 12 + sid_length;
+            let mut entry = vec![5u8, 0];
+            entry.extend_from_slice(&(size as u16).to_le_bytes());
+            entry.extend_from_slice(&FILE_ALL_ACCESS.to_le_bytes());
+            entry.extend_from_slice(&0u32.to_le_bytes());
+            // SAFETY: the SID is `sid_length` bytes long.
+            entry.extend_from_slice(unsafe { std::slice::from_raw_parts(everyone.cast::<u8>(), sid_length) });
+            // SAFETY: a valid ACL with room, and one whole entry.
+            let added = unsafe { AddAce(acl, ACL_REVISION_DS, u32::MAX, entry.as_ptr().cast(), size as u32) };
+            assert_ne!(added, 0);
+        });
+        assert!(matches!(object, Err(Exposure::UnknownEntry(5))), "{object:?}");
+        // SAFETY: a null ACL is what the judge is told to refuse.
+        assert!(matches!(unsafe { judge_access_list(std::ptr::null(), &|_| true) }, Err(Exposure::NoAccessList)));
+    }
 }

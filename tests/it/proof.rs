@@ -8,7 +8,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{exists, git, Sandbox};
+use crate::common::{git, Sandbox};
 
 /// Sets `path`'s modification time an hour back, so neither git's index
 /// nor the stat cache treats it as possibly changed within the same tick.
@@ -244,7 +244,7 @@ fn a_receipt_store_or_key_that_is_not_private_is_refused() {
         "gate-check: error: UNLAZY_RECEIPT_DIR must be outside the repository root {}\n",
         sandbox.root.display()
     ));
-    assert!(!exists(&inside));
+    assert!(!crate::common::exists(&inside));
     sandbox.run(&["--status", "--proof"]).code(0).stdout_contains("ALL MET (2 met)");
 }
 

@@ -89,6 +89,40 @@ fn a_check_that_times_out_leaves_nothing_it_started_behind() {
 }
 
 #[test]
+fn a_ledger_held_open_by_another_program_is_written_once_it_lets_go() {
+    use std::os::windows::fs::OpenOptionsExt;
+    use windows_sys::Win32::Storage::FileSystem::{FILE_SHARE_READ, FILE_SHARE_WRITE};
+    let sandbox = Sandbox::new();
+    let ledger = gate("G1", &format!("{}& echo ok", sh::touch("done")), "ok");
+    sandbox.write("GATES.md", &ledger);
+    // An indexer's or a scanner's handle: reading and writing shared, but no
+    // delete sharing, so nothing can replace the file while it is open.
+    let held = fs::OpenOptions::new()
+        .read(true)
+        .share_mode(FILE_SHARE_READ | FILE_SHARE_WRITE)
+        .open(sandbox.path("GATES.md"))
+        .unwrap();
+    let mut child = sandbox
+        .std_cmd()
+        .arg("--approve")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The check has run; its result waits for the file, well inside the 2 s
+    // gate-check keeps trying for.
+    assert!(eventually(Duration::from_secs(30), || sandbox.path("done").exists()), "the check never ran");
+    std::thread::sleep(Duration::from_millis(400));
+    assert!(child.try_wait().unwrap().is_none(), "gate-check gave up while the ledger was held");
+    assert_eq!(sandbox.read("GATES.md"), ledger, "written while held open");
+    drop(held);
+    let output = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{out}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(sandbox.read("GATES.md").starts_with("- [x] G1:"), "{}", sandbox.read("GATES.md"));
+}
+
+#[test]
 fn a_crlf_ledger_is_approved_and_run_through_cmd_and_keeps_its_line_endings() {
     let sandbox = Sandbox::new();
     let text = "# Gates\r\n\r\n- [ ] G1: prints ok\r\n  CHECK: echo ok\r\n  EXPECT: ok\r\n  EVIDENCE: pending\r\n\r\nprose\r\n";

@@ -199,3 +199,50 @@ fn a_blocking_stop_hook_leaves_no_lock_file() {
     assert!(sandbox.path(".unlazy-hook-state.json").exists());
     assert_eq!(entries(&sandbox.path(".unlazy/locks")), Vec::<String>::new());
 }
+
+/// Windows: another program holds the lock file open and shares nothing
+/// (a scanner that locks what it reads): a moment of that is waited out;
+/// one that lasts is an error after the Node tool's 30 s, never a wait
+/// without end.
+#[cfg(windows)]
+#[test]
+fn a_lock_file_no_one_may_open_is_waited_out_for_a_while_and_then_an_error() {
+    use std::os::windows::fs::OpenOptionsExt;
+    let sandbox = Sandbox::new();
+    let ledger = ready(&sandbox);
+    let lock = lock_for(&ledger);
+    let record = |pid: u32| {
+        format!(r#"{{"token":"00112233445566778899aabbccddeeff","pid":{pid},"target":"x","at":1,"tool":"gate-check"}}"#)
+    };
+    let (_exited, pid) = exited();
+    create_lock(&lock, &record(pid));
+    let exclusive = || fs::OpenOptions::new().read(true).share_mode(0).open(&lock).unwrap();
+    // Positive first: held for 2 s, then let go; the crashed lock is recovered.
+    let held = exclusive();
+    let child = spawn_waiting(&sandbox, Duration::from_secs(2));
+    drop(held);
+    let output = child.wait_with_output().unwrap();
+    let (code, out, err) = outcome(&output);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(sandbox.read("GATES.md").contains("- [x] G1"));
+
+    sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
+    create_lock(&lock, &record(pid));
+    let _held = exclusive();
+    let started = Instant::now();
+    let mut child =
+        sandbox.std_cmd().stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(90) {
+            child.kill().unwrap();
+            panic!("gate-check still waits for a lock file no one may open after 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (code, out, err) = outcome(&child.wait_with_output().unwrap());
+    assert_eq!(code, 2, "{out}{err}");
+    let name = lock.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(err.contains(&format!("{name} stayed inaccessible for 30 s")), "{err}");
+    assert!(started.elapsed() >= Duration::from_secs(30));
+    assert!(sandbox.read("GATES.md").contains("- [ ] G1"));
+}

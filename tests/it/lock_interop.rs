@@ -44,6 +44,11 @@ fn exited() -> (std::process::Child, u32) {
     (child, pid)
 }
 
+/// A lock record as gate-check writes it, of the process `pid`.
+fn gate_check_record(pid: u32) -> String {
+    format!(r#"{{"token":"00112233445566778899aabbccddeeff","pid":{pid},"target":"x","at":1,"tool":"gate-check"}}"#)
+}
+
 fn entries(directory: &Path) -> Vec<String> {
     let Ok(entries) = fs::read_dir(directory) else {
         return Vec::new();
@@ -118,14 +123,11 @@ fn a_node_lock_of_a_dead_pid_fails_closed_after_the_node_timeout_and_is_kept() {
 fn a_lock_left_by_a_crashed_gate_check_is_recovered() {
     let sandbox = Sandbox::new();
     let ledger = ready(&sandbox);
-    let record = |pid: u32| {
-        format!(r#"{{"token":"00112233445566778899aabbccddeeff","pid":{pid},"target":"x","at":1,"tool":"gate-check"}}"#)
-    };
     // The ledger's own lock, and one for a target this run never asks for.
     let (_first, first) = exited();
     let (_second, second) = exited();
-    create_lock(&lock_for(&ledger), &record(first));
-    create_lock(&sandbox.path(".unlazy/locks/0123456789abcdef01234567.filelock"), &record(second));
+    create_lock(&lock_for(&ledger), &gate_check_record(first));
+    create_lock(&sandbox.path(".unlazy/locks/0123456789abcdef01234567.filelock"), &gate_check_record(second));
     let started = Instant::now();
     sandbox.run_with(&mut sandbox.cmd()).code(0).stdout_contains("\nALL MET (");
     assert!(started.elapsed() < Duration::from_secs(10));
@@ -211,11 +213,8 @@ fn a_lock_file_no_one_may_open_is_waited_out_for_a_while_and_then_an_error() {
     let sandbox = Sandbox::new();
     let ledger = ready(&sandbox);
     let lock = lock_for(&ledger);
-    let record = |pid: u32| {
-        format!(r#"{{"token":"00112233445566778899aabbccddeeff","pid":{pid},"target":"x","at":1,"tool":"gate-check"}}"#)
-    };
     let (_exited, pid) = exited();
-    create_lock(&lock, &record(pid));
+    create_lock(&lock, &gate_check_record(pid));
     let exclusive = || fs::OpenOptions::new().read(true).share_mode(0).open(&lock).unwrap();
     // Positive first: held for 2 s, then let go; the crashed lock is recovered.
     let held = exclusive();
@@ -227,7 +226,7 @@ fn a_lock_file_no_one_may_open_is_waited_out_for_a_while_and_then_an_error() {
     assert!(sandbox.read("GATES.md").contains("- [x] G1"));
 
     sandbox.write("GATES.md", &gate("G1", "echo ok", "ok"));
-    create_lock(&lock, &record(pid));
+    create_lock(&lock, &gate_check_record(pid));
     let _held = exclusive();
     let started = Instant::now();
     let mut child =
